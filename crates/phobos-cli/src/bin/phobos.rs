@@ -1,0 +1,16 @@
+//! `phobos`: check, inspect, emit and run Phobos kernels.
+
+use clap::Parser;
+use phobos_cli::args::{Cli, Command};
+use phobos_cli::cmd;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match &cli.command {
+        Command::Check(a) => cmd::check::run(a),
+        Command::Space(a) => cmd::space::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Emit(a) => cmd::emit::run(a),
+    }
+}

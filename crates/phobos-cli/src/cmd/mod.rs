@@ -1,0 +1,6 @@
+//! One module per `phobos` subcommand.
+
+pub mod check;
+pub mod emit;
+pub mod run;
+pub mod space;

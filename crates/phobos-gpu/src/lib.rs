@@ -1,0 +1,1 @@
+//! The only crate that touches the GPU: NVRTC, module load, launch, events, device query.

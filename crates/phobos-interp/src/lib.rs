@@ -1,0 +1,1 @@
+//! The CPU reference interpreter: the semantics of Phobos.

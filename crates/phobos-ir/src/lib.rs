@@ -1,0 +1,13 @@
+//! The typed tile IR shared by the interpreter and the code generator, element types and
+//! host tensors.
+//!
+//! **This crate holds data, not policy:** it never reports a user error (its input already
+//! passed the checker) and never touches a GPU.
+
+pub mod dtype;
+pub mod host;
+pub mod ir;
+
+pub use dtype::DType;
+pub use host::{relative_error, HostTensor};
+pub use ir::*;

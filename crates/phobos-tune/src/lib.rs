@@ -1,0 +1,1 @@
+//! phobos-kbench's engine: space, prune, compile, verify, time, pick, store.
