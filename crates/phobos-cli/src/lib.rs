@@ -3,4 +3,5 @@
 
 pub mod args;
 pub mod cmd;
+pub mod kbench;
 pub mod render;

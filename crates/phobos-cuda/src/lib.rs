@@ -1,1 +1,142 @@
 //! Typed tile IR to readable CUDA C++ over a prelude of tile primitives; pure, builds without CUDA.
+//!
+//! ```text
+//!  .ph ──lexer──▶ tokens ──parser──▶ AST ──checker──▶ typed IR (phobos_ir::Kernel, one point)
+//!                                                         │
+//!   phobos-cuda (this crate)                              ▼
+//!     gemm_match   recognize GEMM main loops ─────▶ mainloop: strategy per loop (FFMA today)
+//!     plan         tile IR with layouts: a layout per tile local (Blocked, FfmaAcc, strategy
+//!                  accumulators), declaration sites, conversions where layouts differ
+//!     emit         CUDA C++ text: per-thread scalar code as plain C++, tile statements as
+//!                  calls into cuda/phobos_prelude.cuh (+ reduce/dot headers when used),
+//!                  barriers only where shared memory or a stored tensor is reused
+//!                                                         │
+//!                                                         ▼
+//!   phobos-gpu:  CUDA C++ ──NVRTC──▶ PTX ──ptxas/driver──▶ cubin ──load──▶ CUfunction
+//! ```
+//!
+//! **Invariants.** Code generation never reports a user error: its input already passed the
+//! checker, and anything it cannot lower is an [`EmitError::Unsupported`] naming the construct
+//! (a bug to fix or a check the checker must add). The interpreter defines the semantics; the
+//! generated code is judged against it. Nothing here prints or touches a GPU.
+
+pub mod ctype;
+mod emit;
+// The tensor-core main loops' selection (cuda/gemm/ and src/gemm_fast*.rs, kept by their
+// author); `x % n == 0` reads as the formulas of cuda/gemm/README.md there.
+#[allow(clippy::manual_is_multiple_of)]
+pub mod gemm_fast;
+pub mod gemm_match;
+pub mod gemm_split;
+pub mod launch;
+pub mod layout;
+pub mod mainloop;
+pub mod names;
+mod plan;
+pub mod specialize;
+mod visit;
+
+pub use launch::TmaParam;
+pub use specialize::{assume_aligned, problem_alignment, specialize_alignment};
+
+use phobos_ir::{Kernel, ParamId};
+use phobos_syntax::{SourceFile, Span};
+
+/// The prelude: tile type, layouts contract, Blocked, loads/stores, conversions, broadcasts.
+pub const PRELUDE_HEADER: &str = "phobos_prelude.cuh";
+/// Reductions, transpose and tile element reads.
+pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
+/// FFMA dot products and the FFMA GEMM main loop.
+pub const DOT_HEADER: &str = "phobos_dot.cuh";
+
+/// The text of a header the generated code may include, by its include name.
+pub fn header_text(name: &str) -> Option<&'static str> {
+    match name {
+        PRELUDE_HEADER => Some(include_str!("../cuda/phobos_prelude.cuh")),
+        REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
+        DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
+        _ => gemm_fast::headers()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t),
+    }
+}
+
+/// How to emit.
+#[derive(Clone, Debug, Default)]
+pub struct EmitOptions {
+    /// The kernel's source file: `#line` directives map NVRTC messages back to its lines.
+    /// Without it the code has no `#line` directives.
+    pub source: Option<SourceFile>,
+}
+
+/// The architecture the generated code targets when none is given: sm_90a (wgmma and TMA).
+pub const DEFAULT_ARCH: u32 = 90;
+
+/// Which main loops recognized GEMMs may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmPolicy {
+    /// The tensor-core loops of `cuda/gemm/` where one applies, else FFMA (the default).
+    Fastest,
+    /// Every GEMM on the FFMA loop of `phobos_dot.cuh`.
+    FfmaOnly,
+}
+
+/// Generated CUDA C++ for one kernel at one point, and what the launch needs to know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Emitted {
+    /// The translation unit (includes the headers by name).
+    pub source: String,
+    /// The `extern "C"` entry point.
+    pub entry: String,
+    /// Headers to pass to NVRTC as named headers: (include name, text).
+    pub headers: Vec<(String, String)>,
+    /// Dynamic shared memory the launch must provide (above 48 KiB the host raises the limit).
+    pub dynamic_smem_bytes: u32,
+    /// Threads per block (1-D).
+    pub threads: u32,
+    /// `@launch(.., .., max_regs)`: pass as `-maxrregcount` (CUDA does not accept it next to
+    /// `__launch_bounds__` in the source).
+    pub max_regs: Option<u32>,
+    /// Strategy and layout choices, one line each.
+    pub notes: Vec<String>,
+    /// Tensor-map parameters the kernel takes after the runtime-dim ints, in order (one
+    /// `const __grid_constant__ ph::gemm::sm90::TmaDesc` each): what the host encodes per
+    /// launch. Empty unless a GEMM runs the wgmma + TMA main loop.
+    pub tma: Vec<TmaParam>,
+    /// Tensors the host must zero right before every launch (SPLIT_K outputs: the parts add
+    /// into them with atomics), inside any timed region.
+    pub zero_before_launch: Vec<ParamId>,
+    /// Blocks along the grid's z axis (SPLIT_K parts): 1 means the kernel's own grid. Above 1
+    /// the kernel's grid has z = 1 and the launch uses this instead.
+    pub grid_z: u32,
+}
+
+/// Why a kernel could not be lowered.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EmitError {
+    /// A construct the code generator does not handle (yet): a bug, or a check the checker
+    /// must add.
+    #[error("code generation does not support {what}")]
+    Unsupported { what: String, span: Span },
+}
+
+/// Lowers a checked kernel at one point to CUDA C++ for sm_90a ([`DEFAULT_ARCH`]).
+pub fn emit(kernel: &Kernel, opts: &EmitOptions) -> Result<Emitted, EmitError> {
+    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, DEFAULT_ARCH)
+}
+
+/// [`emit`] with a choice of GEMM main loops.
+pub fn emit_with_policy(
+    kernel: &Kernel,
+    opts: &EmitOptions,
+    policy: GemmPolicy,
+) -> Result<Emitted, EmitError> {
+    emit::emit_kernel(kernel, opts, policy, DEFAULT_ARCH)
+}
+
+/// [`emit`] for a target architecture, compute capability times ten (`90` is sm_90a: wgmma and
+/// TMA; below 90 the Hopper main loop is never chosen; below 80 neither is mma.sync).
+pub fn emit_for_arch(kernel: &Kernel, opts: &EmitOptions, arch: u32) -> Result<Emitted, EmitError> {
+    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, arch)
+}

@@ -5,9 +5,14 @@
 //! passed the checker) and never touches a GPU.
 
 pub mod dtype;
+pub mod eval;
 pub mod host;
 pub mod ir;
+pub mod npy;
+pub mod print;
+pub mod walk;
 
 pub use dtype::DType;
 pub use host::{relative_error, HostTensor};
 pub use ir::*;
+pub use print::print_kernel;

@@ -1,8 +1,60 @@
-//! `phobos check`.
+//! `phobos check FILE...`: every diagnostic of every file, then "N errors, M warnings".
+//! Exit 0 when there are no errors (warnings allowed), 1 otherwise (unreadable files included).
 
+use crate::args::CheckArgs;
+use crate::render;
+use phobos_syntax::{Diagnostic, SourceFile};
+use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(_args: &crate::args::CheckArgs) -> ExitCode {
-    eprintln!("error: `phobos check` is not built yet");
-    ExitCode::from(2)
+/// Reads a `.ph` file into a [`SourceFile`] named by its path.
+pub fn read_source(path: &Path) -> Result<SourceFile, String> {
+    std::fs::read_to_string(path)
+        .map(|text| SourceFile::new(path.display().to_string(), text))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Every diagnostic `phobos check` reports for one source file.
+pub fn check_source(file: &SourceFile) -> Vec<Diagnostic> {
+    match phobos_check::load(file.clone()) {
+        Ok(module) => phobos_check::check_module(&module),
+        Err(diags) => diags,
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+pub fn run(args: &CheckArgs) -> ExitCode {
+    let color = render::stderr_color();
+    let (mut errors, mut warnings) = (0usize, 0usize);
+    for path in &args.files {
+        let file = match read_source(path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("error: {e}\n");
+                errors += 1;
+                continue;
+            }
+        };
+        for d in check_source(&file) {
+            if d.is_error() {
+                errors += 1;
+            } else {
+                warnings += 1;
+            }
+            eprintln!("{}\n", render::render(&d, &file, color));
+        }
+    }
+    eprintln!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    );
+    if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

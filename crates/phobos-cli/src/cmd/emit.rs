@@ -1,8 +1,117 @@
-//! `phobos emit`.
+//! `phobos emit`: the generated CUDA C++ of a kernel at one point (default), the PTX NVRTC
+//! makes of it (`--ptx`), or the typed tile IR (`--ir`), on stdout.
 
+use crate::args::EmitArgs;
+use crate::render;
+use phobos_ir::Kernel;
+use phobos_syntax::{Diagnostic, SourceFile};
 use std::process::ExitCode;
 
-pub fn run(_args: &crate::args::EmitArgs) -> ExitCode {
-    eprintln!("error: `phobos emit` is not built yet");
-    ExitCode::from(2)
+/// Why `phobos emit` stopped.
+enum Failure {
+    Diagnostics(Vec<Diagnostic>),
+    Message {
+        message: String,
+        hint: Option<String>,
+    },
+}
+
+fn msg(message: impl Into<String>) -> Failure {
+    Failure::Message {
+        message: message.into(),
+        hint: None,
+    }
+}
+
+/// Runs `phobos emit`; exit 0 on success, 1 on any error (reported on stderr).
+pub fn run(args: &EmitArgs) -> ExitCode {
+    let path = &args.kernel.file;
+    let file = match std::fs::read_to_string(path) {
+        Ok(text) => SourceFile::new(path.display().to_string(), text),
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    };
+    match emit_file(args, &file) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(Failure::Diagnostics(diags)) => {
+            eprintln!(
+                "{}",
+                render::render_all(&diags, &file, render::stderr_color())
+            );
+            ExitCode::from(1)
+        }
+        Err(Failure::Message { message, hint }) => {
+            eprintln!("error: {message}");
+            if let Some(hint) = hint {
+                eprintln!("hint: {hint}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {
+    let module = phobos_check::load(file.clone()).map_err(Failure::Diagnostics)?;
+    let info = module.kernel(args.kernel.kernel.as_deref()).map_err(msg)?;
+    let variant = info
+        .variant(
+            args.kernel.autotune.as_deref(),
+            args.kernel.types.as_deref(),
+            args.kernel.layout.as_deref(),
+        )
+        .map_err(|e| msg(e.to_string()))?;
+    phobos_check::instantiate(&module, info, &variant).map_err(Failure::Diagnostics)
+}
+
+fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
+    let kernel = instantiate(args, file)?;
+    if args.ir {
+        return Ok(phobos_ir::print_kernel(&kernel));
+    }
+    let opts = phobos_cuda::EmitOptions {
+        source: Some(file.clone()),
+    };
+    let emitted = phobos_cuda::emit(&kernel, &opts).map_err(|e| Failure::Message {
+        message: format!("{}: {e}", kernel.name),
+        hint: Some(
+            "this is a compiler bug or a missing check; please report it with the kernel".into(),
+        ),
+    })?;
+    if !args.ptx {
+        let mut out = format!(
+            "// launch: {} threads, {} bytes of dynamic shared memory{}\n",
+            emitted.threads,
+            emitted.dynamic_smem_bytes,
+            emitted
+                .max_regs
+                .map_or(String::new(), |r| format!(", -maxrregcount={r}"))
+        );
+        out.push_str(&emitted.source);
+        return Ok(out);
+    }
+    let mut options = phobos_gpu::CompileOptions {
+        max_registers: emitted.max_regs,
+        cubin: false,
+        ..phobos_gpu::CompileOptions::default()
+    };
+    for (name, text) in &emitted.headers {
+        options = options.header(name.clone(), text.as_str());
+    }
+    match phobos_gpu::compile(&emitted.source, &options) {
+        Ok(compiled) => Ok(compiled.ptx),
+        Err(e) => Err(Failure::Message {
+            message: format!("NVRTC: {}\n{}", e.summary(), e.log),
+            hint: match e.kind {
+                phobos_gpu::CompileErrorKind::NvrtcNotFound(_) => Some(
+                    "put libnvrtc on the library path: eval \"$(scripts/cuda-tools.sh)\"".into(),
+                ),
+                _ => None,
+            },
+        }),
+    }
 }

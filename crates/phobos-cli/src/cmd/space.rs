@@ -1,8 +1,124 @@
-//! `phobos space`.
+//! `phobos space FILE [--kernel K] [--autotune PINS] [--json]`: each kernel's shape
+//! environment (names and choices), its size and its default point. Pins reduce names to one
+//! value. With `--json`, one object per kernel per line:
+//! `{"kernel", "names": [{"name", "choices"}], "size", "default": {name: value}}`.
 
+use crate::args::SpaceArgs;
+use crate::cmd::check::read_source;
+use crate::render;
+use phobos_check::{parse_pins, KernelInfo, Space};
 use std::process::ExitCode;
 
-pub fn run(_args: &crate::args::SpaceArgs) -> ExitCode {
-    eprintln!("error: `phobos space` is not built yet");
-    ExitCode::from(2)
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(1)
+}
+
+/// One kernel's space as a JSON line, names in declaration order.
+pub fn json_line(kernel: &str, space: &Space) -> String {
+    let s = |x: &str| serde_json::to_string(x).unwrap_or_default();
+    let names = space
+        .names
+        .iter()
+        .map(|n| {
+            let choices = n
+                .choices
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            format!("{{\"name\":{},\"choices\":[{choices}]}}", s(&n.name))
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let default = space
+        .default_point()
+        .0
+        .iter()
+        .map(|(n, v)| format!("{}:{v}", s(n)))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "{{\"kernel\":{},\"names\":[{names}],\"size\":{},\"default\":{{{default}}}}}",
+        s(kernel),
+        space.size()
+    )
+}
+
+/// One kernel's space for people.
+pub fn text(kernel: &str, space: &Space) -> String {
+    let width = space
+        .names
+        .iter()
+        .map(|n| n.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let mut out = format!("kernel {kernel}\n");
+    if space.names.is_empty() {
+        out.push_str("  no @autotune names: one point\n");
+    }
+    for n in &space.names {
+        let choices = n
+            .choices
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!("  {:width$}  {choices}\n", n.name));
+    }
+    let size = space.size();
+    out.push_str(&format!(
+        "  {:width$}  {size} point{}\n",
+        "size",
+        if size == 1 { "" } else { "s" }
+    ));
+    let default = space.default_point().to_pins();
+    if !default.is_empty() {
+        out.push_str(&format!("  {:width$}  {default}\n", "default"));
+    }
+    out
+}
+
+pub fn run(args: &SpaceArgs) -> ExitCode {
+    let file = match read_source(&args.file) {
+        Ok(f) => f,
+        Err(e) => return fail(&e),
+    };
+    let module = match phobos_check::load(file.clone()) {
+        Ok(m) => m,
+        Err(diags) => {
+            eprintln!(
+                "{}\n",
+                render::render_all(&diags, &file, render::stderr_color())
+            );
+            return fail(&format!("{} does not load", file.name));
+        }
+    };
+    let kernels: Vec<&KernelInfo> = match &args.kernel {
+        Some(name) => match module.kernel(Some(name)) {
+            Ok(k) => vec![k],
+            Err(e) => return fail(&e),
+        },
+        None => module.kernels.iter().collect(),
+    };
+    let pins = match parse_pins(args.autotune.as_deref().unwrap_or("")) {
+        Ok(p) => p,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let mut lines = Vec::new();
+    for k in kernels {
+        let space = match k.space.pin(&pins) {
+            Ok(s) => s,
+            Err(e) => return fail(&format!("kernel `{}`: {e}", k.name)),
+        };
+        lines.push(if args.json {
+            json_line(&k.name, &space)
+        } else {
+            text(&k.name, &space)
+        });
+    }
+    // Text blocks end with a newline, so joining them leaves a blank line between kernels.
+    println!("{}", lines.join("\n").trim_end());
+    ExitCode::SUCCESS
 }

@@ -1,0 +1,408 @@
+//! The GPU back end of `phobos run`: open the device (driver, device and NVRTC, each absence one
+//! line with a hint), specialize the kernel on the problem's alignment, emit CUDA C++ for the
+//! device's architecture, compile it with NVRTC, load it, upload the bound tensors, poison the
+//! outputs, launch with every call checked and read every tensor back.
+
+use super::Failure;
+use crate::kbench::cuda::{emit_arch, launch_facts};
+use phobos_cuda::{EmitError, EmitOptions, Emitted};
+use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind, CompileOptions, Header};
+use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu, GpuError};
+use phobos_interp::Launch;
+use phobos_ir::{ExprKind, HostTensor, Kernel, ParamId, ParamKind};
+use phobos_syntax::{Diagnostic, SourceFile};
+use std::collections::BTreeSet;
+
+/// The hint under every "nothing to run on" line.
+const INTERPRET_HINT: &str = "run on the CPU reference interpreter with --interpret";
+
+/// An open GPU that NVRTC can compile for.
+pub(super) struct Device {
+    gpu: Gpu,
+    arch: Arch,
+}
+
+/// Opens device 0 (`CUDA_VISIBLE_DEVICES` picks which one that is) and checks NVRTC, in that
+/// order: no driver, no device and no NVRTC are each one line with a hint.
+pub(super) fn open() -> Result<Device, Failure> {
+    let gpu = Gpu::new(0).map_err(open_failure)?;
+    phobos_gpu::probe::nvrtc().map_err(|line| {
+        Failure::hint(
+            line,
+            format!(
+                "NVRTC compiles the kernel for the GPU; or {INTERPRET_HINT} (with the CUDA 13 \
+                 wheels: eval \"$(scripts/cuda-tools.sh)\")"
+            ),
+        )
+    })?;
+    let arch = Arch::for_device(gpu.info().cc);
+    Ok(Device { gpu, arch })
+}
+
+/// The line and hint for a device that cannot be opened.
+fn open_failure(e: GpuError) -> Failure {
+    let hint = match &e {
+        GpuError::DriverNotFound => format!("no GPU here? {INTERPRET_HINT}"),
+        GpuError::Library(_) => format!("update the NVIDIA driver, or {INTERPRET_HINT}"),
+        GpuError::NoDevice(_) | GpuError::BadOrdinal { .. } => {
+            format!("check the GPU with `nvidia-smi` and CUDA_VISIBLE_DEVICES, or {INTERPRET_HINT}")
+        }
+        _ => format!("the GPU cannot be opened; {INTERPRET_HINT}"),
+    };
+    Failure::hint(e.to_string(), hint)
+}
+
+/// Runs a bound launch on the GPU and gives back every tensor parameter after it, in signature
+/// order (as the interpreter does).
+pub(super) fn execute(
+    dev: &Device,
+    launch: &Launch,
+    file: &SourceFile,
+) -> Result<Vec<(String, HostTensor)>, Failure> {
+    // The kernel as the interpreter checked it, specialized on the problem's alignment (the
+    // facts are checked again at launch) so that aligned GEMMs get the fast main loops.
+    let mut specialized = launch.kernel().clone();
+    phobos_cuda::specialize_alignment(&mut specialized, &launch.dims());
+    let kernel = &specialized;
+    let host: Vec<(String, HostTensor)> = kernel
+        .params
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), launch.tensor(&p.name)?.clone())))
+        .collect();
+    // An empty grid runs nothing, on either back end.
+    if launch.grid().iter().any(|&g| g < 1) {
+        return Ok(host);
+    }
+    let emitted = emit(kernel, file, dev.arch)?;
+    check_limits(dev, kernel, &emitted)?;
+    let function = load(dev, kernel, &emitted)?;
+
+    let gpu = &dev.gpu;
+    let write_only = write_only_tensors(kernel);
+    let mut tensors: Vec<Option<DeviceTensor>> = Vec::with_capacity(kernel.params.len());
+    for (id, p) in kernel.params.iter().enumerate() {
+        let t = match (&p.kind, launch.tensor(&p.name)) {
+            (ParamKind::Tensor { order, .. }, Some(h)) => {
+                let t = DeviceTensor::upload(gpu, h, *order).map_err(|e| gpu_failure(kernel, e))?;
+                if write_only.contains(&id) {
+                    t.fill_poison().map_err(|e| gpu_failure(kernel, e))?;
+                }
+                Some(t)
+            }
+            _ => None,
+        };
+        tensors.push(t);
+    }
+    let args: Vec<Arg<'_>> = kernel
+        .params
+        .iter()
+        .zip(&tensors)
+        .map(|(p, t)| match t {
+            Some(t) => t.arg(),
+            None => Arg::Scalar(launch.scalar(&p.name).unwrap_or(0.0)),
+        })
+        .collect();
+    let bound = bind_args(kernel, &args).map_err(|e| {
+        Failure::hint(
+            format!("the problem does not fit `{}`: {e}", kernel.name),
+            "check --dims, --input and --arg against the kernel's signature and attributes",
+        )
+    })?;
+    // LAUNCH-ABI EXTENSIONS of the generated code beyond the IR signature, from `emitted`:
+    // TMA tensor maps encoded from the bound tensors and appended after the runtime dims, the
+    // SPLIT_K grid's z extent, and the outputs zeroed right before the launch (after the
+    // poison, so a split-K sum starts from zero).
+    let prepared = gpu
+        .prepare_launch(kernel, bound, &args, &launch_facts(&emitted))
+        .map_err(|e| gpu_failure(kernel, e))?;
+    gpu.launch_prepared(&function, &prepared, emitted.dynamic_smem_bytes)
+        .and_then(|()| gpu.synchronize())
+        .map_err(|e| gpu_failure(kernel, e))?;
+    let mut out = Vec::with_capacity(host.len());
+    for (p, t) in kernel.params.iter().zip(&tensors) {
+        if let Some(t) = t {
+            out.push((
+                p.name.clone(),
+                t.download().map_err(|e| gpu_failure(kernel, e))?,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The generated CUDA C++ for `arch`; a construct the back end cannot lower points into the
+/// source.
+fn emit(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitted, Failure> {
+    let opts = EmitOptions {
+        source: Some(file.clone()),
+    };
+    phobos_cuda::emit_for_arch(kernel, &opts, emit_arch(arch)).map_err(|e| match e {
+        EmitError::Unsupported { what, span } => Failure::Diagnostics(vec![Diagnostic::error(
+            "",
+            format!("the CUDA back end cannot lower {what}"),
+            span,
+        )
+        .with_note(format!("while generating code for `{}`", kernel.name))
+        .with_help(format!(
+            "the checker should have refused this; {INTERPRET_HINT}"
+        ))]),
+    })
+}
+
+/// Block size and shared memory against the device, before compiling.
+fn check_limits(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<(), Failure> {
+    let info = dev.gpu.info();
+    if e.threads > info.max_threads_per_block {
+        return Err(Failure::hint(
+            format!(
+                "`{}` launches {} threads per block, but {} allows at most {}",
+                kernel.name, e.threads, info.name, info.max_threads_per_block
+            ),
+            "lower the threads in @launch",
+        ));
+    }
+    if e.dynamic_smem_bytes > info.smem_per_block_optin {
+        return Err(Failure::hint(
+            format!(
+                "`{}` at this point needs {} bytes of dynamic shared memory per block, but {} \
+                 allows at most {}",
+                kernel.name, e.dynamic_smem_bytes, info.name, info.smem_per_block_optin
+            ),
+            "pick smaller tiles with --autotune (`phobos space` lists the points)",
+        ));
+    }
+    Ok(())
+}
+
+/// Compiles for the device's architecture and loads the entry point; checks what only the
+/// compiled code knows (static shared memory, registers against the block size).
+fn load(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<phobos_gpu::Function, Failure> {
+    let mut copts = CompileOptions::for_arch(dev.arch);
+    copts.headers = e
+        .headers
+        .iter()
+        .map(|(n, t)| Header::new(n.clone(), t.as_str()))
+        .collect();
+    copts.max_registers = e.max_regs;
+    copts.program_name = format!("{}.cu", kernel.name);
+    let compiled = compile(&e.source, &copts).map_err(|err| {
+        let hint = match err.kind {
+            CompileErrorKind::NvrtcNotFound(_) => INTERPRET_HINT.to_string(),
+            _ => format!(
+                "the generated code does not compile for {}: see it with `phobos emit` (same \
+                 flags), or {INTERPRET_HINT}",
+                dev.arch
+            ),
+        };
+        Failure::hint(format!("NVRTC, `{}`: {}", kernel.name, err.summary()), hint)
+    })?;
+    let module = dev
+        .gpu
+        .load_compiled(&compiled)
+        .map_err(|err| gpu_failure(kernel, err))?;
+    let function = module
+        .function(&e.entry)
+        .map_err(|err| gpu_failure(kernel, err))?;
+    let attrs = function.attributes();
+    let info = dev.gpu.info();
+    if attrs.max_threads_per_block < e.threads {
+        return Err(Failure::hint(
+            format!(
+                "`{}` needs {} registers per thread, so {} runs at most {} threads per block; \
+                 the kernel launches {}",
+                kernel.name, attrs.num_regs, info.name, attrs.max_threads_per_block, e.threads
+            ),
+            "lower the threads in @launch, or cap registers with @launch(threads, min_blocks, \
+             max_regs)",
+        ));
+    }
+    let smem = attrs.static_smem_bytes as u64 + e.dynamic_smem_bytes as u64;
+    if smem > info.smem_per_block_optin as u64 {
+        return Err(Failure::hint(
+            format!(
+                "`{}` at this point needs {smem} bytes of shared memory per block ({} static, \
+                 {} dynamic), but {} allows at most {}",
+                kernel.name,
+                attrs.static_smem_bytes,
+                e.dynamic_smem_bytes,
+                info.name,
+                info.smem_per_block_optin
+            ),
+            "pick smaller tiles with --autotune (`phobos space` lists the points)",
+        ));
+    }
+    Ok(function)
+}
+
+/// A GPU error as one line with what to do about it.
+fn gpu_failure(kernel: &Kernel, e: GpuError) -> Failure {
+    let hint = match &e {
+        GpuError::LaunchRejected { .. } => {
+            "the driver refused this configuration: fewer threads or smaller tiles \
+             (--autotune) may fit"
+        }
+        GpuError::Fault(_) | GpuError::Poisoned(_) => {
+            "the generated code faulted: a bug of the code generator; compare with --interpret \
+             and see the code with `phobos emit`"
+        }
+        GpuError::ModuleLoad { .. } => "the driver refused the compiled code",
+        _ => "",
+    };
+    let message = format!("`{}` on the GPU: {e}", kernel.name);
+    if hint.is_empty() {
+        Failure::msg(message)
+    } else {
+        Failure::hint(message, hint)
+    }
+}
+
+/// Tensors the kernel stores to and never loads from: they are poisoned on the device before
+/// the launch (NaN for floats, `0x7f..` for integers), so an element the kernel fails to write
+/// shows. Tensors it also reads keep their values: the kernel may depend on them.
+pub(super) fn write_only_tensors(kernel: &Kernel) -> BTreeSet<ParamId> {
+    let mut loaded = BTreeSet::new();
+    phobos_ir::walk::exprs(&kernel.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            loaded.insert(*tensor);
+        }
+    });
+    phobos_ir::walk::stored(&kernel.body)
+        .difference(&loaded)
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(src: &str) -> Kernel {
+        let module = phobos_check::load(SourceFile::new("t.ph", src)).expect("checks");
+        let info = module.kernel(None).expect("one kernel");
+        let variant = info.default_variant().expect("a default point");
+        phobos_check::instantiate(&module, info, &variant).expect("instantiates")
+    }
+
+    #[test]
+    fn only_tensors_stored_and_never_loaded_are_poisoned() {
+        let k = kernel(
+            "@grid(cdiv(N, 256))\nkernel k(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N]) {\n  \
+             let i = ctx.block.x * ctx.threads + ctx.thread\n  \
+             Y[i] = X[i] + Z[i]\n  Z[i] = 2.0 * X[i]\n}\n",
+        );
+        // Y is written only; Z is read before it is written; X is only read.
+        assert_eq!(write_only_tensors(&k), BTreeSet::from([1]));
+    }
+
+    #[test]
+    fn a_load_in_an_index_or_a_condition_counts_as_a_read() {
+        let k = kernel(
+            "@grid(cdiv(N, 256))\nkernel k(I: tensor<i32>[N], Y: tensor<f32>[N], F: tensor<i32>[N]) {\n  \
+             let i = ctx.block.x * ctx.threads + ctx.thread\n  \
+             if F[i] > 0 {\n    Y[I[i]] = 1.0\n  }\n  F[i] = 0\n}\n",
+        );
+        assert_eq!(write_only_tensors(&k), BTreeSet::from([1]));
+    }
+
+    /// An example kernel at `pins` and `types`, specialized on `dims`, emitted for sm_90a, its
+    /// launch facts, and the host-side launch plan for tensors at made-up aligned addresses.
+    fn planned(
+        example: &str,
+        pins: Option<&str>,
+        types: Option<&str>,
+        dims: &[(&str, usize)],
+    ) -> (phobos_gpu::LaunchFacts, phobos_gpu::LaunchPlan) {
+        let path = format!("{}/../../examples/{example}", env!("CARGO_MANIFEST_DIR"));
+        let file = SourceFile::new(example, std::fs::read_to_string(path).unwrap());
+        let module = phobos_check::load(file.clone()).unwrap();
+        let info = module.kernel(None).unwrap();
+        let variant = info.variant(pins, types, None).unwrap();
+        let mut k = phobos_check::instantiate(&module, info, &variant).unwrap();
+        let named: Vec<(String, i64)> = dims
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v as i64))
+            .collect();
+        phobos_cuda::specialize_alignment(&mut k, &named);
+        let Ok(e) = emit(&k, &file, Arch::SM_90A) else {
+            panic!("{example} does not emit");
+        };
+        let facts = launch_facts(&e);
+        let size = |n: &str| dims.iter().find(|d| d.0 == n).unwrap().1;
+        let shapes: Vec<Vec<usize>> = [("M", "K"), ("K", "N"), ("M", "N")]
+            .iter()
+            .map(|(r, c)| vec![size(r), size(c)])
+            .collect();
+        let dtypes: Vec<phobos_ir::DType> = k
+            .params
+            .iter()
+            .map(|p| match &p.kind {
+                ParamKind::Tensor { dtype, .. } => *dtype,
+                ParamKind::Scalar { dtype } => *dtype,
+            })
+            .collect();
+        let args: Vec<Arg<'_>> = shapes
+            .iter()
+            .zip(&dtypes)
+            .enumerate()
+            .map(|(i, (shape, dtype))| {
+                Arg::Tensor(phobos_gpu::TensorRef {
+                    ptr: 0x1000_0000 * (i as u64 + 1),
+                    dtype: *dtype,
+                    shape,
+                    order: phobos_ir::MemOrder::RowMajor,
+                })
+            })
+            .collect();
+        let bound = bind_args(&k, &args).unwrap();
+        let plan = phobos_gpu::plan_launch(&facts, &k, &bound, &args).unwrap();
+        (facts, plan)
+    }
+
+    #[test]
+    fn aligned_gemms_get_tensor_maps_that_cover_their_operands() {
+        let dims = [("M", 256), ("N", 384), ("K", 192)];
+        let (facts, plan) = planned("gemm_fast.ph", None, Some("TA=bf16,TB=bf16"), &dims);
+        let covered: Vec<ParamId> = facts.tensor_maps.iter().map(|t| t.tensor).collect();
+        assert_eq!(covered, [0, 1], "A and B through TMA");
+        assert_eq!(plan.maps.len(), 2);
+        // Row-major A is K-contiguous: its map is K x M, innermost first.
+        assert_eq!(plan.maps[0].global_dim, [192, 256]);
+        assert_eq!(plan.maps[0].global_address, 0x1000_0000);
+        assert!(plan.zero.is_empty());
+        // A ragged problem keeps the plain launch: no map, the kernel's own grid.
+        let ragged = [("M", 77), ("N", 45), ("K", 67)];
+        let (facts, plan) = planned("gemm_fast.ph", None, None, &ragged);
+        assert!(facts.tensor_maps.is_empty());
+        assert_eq!(plan.grid[2], 1);
+    }
+
+    #[test]
+    fn split_k_zeroes_c_and_launches_its_parts_along_z() {
+        let dims = [("M", 77), ("N", 65), ("K", 192)];
+        let pins = "TILE_M=64 TILE_N=128 TILE_K=32 SPLIT_K=2";
+        let (facts, plan) = planned("gemm_tuned.ph", Some(pins), None, &dims);
+        assert_eq!(
+            (facts.zero_before_launch.clone(), facts.grid_z),
+            (vec![2], 2)
+        );
+        assert_eq!(plan.zero, vec![(0x3000_0000, 77 * 65 * 4)]);
+        assert_eq!(plan.grid, [2, 1, 2]);
+    }
+
+    #[test]
+    fn missing_driver_is_one_line_with_the_interpreter_hint() {
+        let Failure::Message { message, hint } = open_failure(GpuError::DriverNotFound) else {
+            panic!("a message");
+        };
+        assert_eq!(message, phobos_gpu::probe::DRIVER_NOT_FOUND);
+        assert!(!message.contains('\n'));
+        assert!(hint.unwrap().contains("--interpret"));
+        let Failure::Message { message, hint } =
+            open_failure(GpuError::NoDevice("the driver reports 0 devices".into()))
+        else {
+            panic!("a message");
+        };
+        assert!(message.starts_with("no CUDA device available"), "{message}");
+        assert!(hint.unwrap().contains("nvidia-smi"));
+    }
+}

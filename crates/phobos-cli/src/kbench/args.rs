@@ -1,0 +1,263 @@
+//! `phobos-kbench`'s command line.
+
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Tune a Phobos kernel: compile every point of its `@autotune` space, check each against the
+/// interpreter, time the rest and keep the fastest. GEMM problems come from the command line
+/// or a sizes file; results files are checked (`--check`), benchmarked (`--benchmark`) and
+/// single configurations run (`--config`) without tuning.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "phobos-kbench", version)]
+pub struct KbenchArgs {
+    /// The `.ph` file.
+    #[arg(required_unless_present = "worker")]
+    pub file: Option<PathBuf>,
+    /// Kernel name (needed when the file has several).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Runtime dims, e.g. "M=4096,N=4096,K=4096".
+    #[arg(long)]
+    pub dims: Option<String>,
+    /// Shorthand for the runtime dim M.
+    #[arg(short = 'm')]
+    pub m: Option<i64>,
+    /// Shorthand for the runtime dim N.
+    #[arg(short = 'n')]
+    pub n: Option<i64>,
+    /// Shorthand for the runtime dim K.
+    #[arg(short = 'k')]
+    pub k: Option<i64>,
+    /// A YAML sizes file: one GEMM problem per entry, tuned in turn (the seed's format).
+    #[arg(long, visible_alias = "gemm_size_file", value_name = "FILE")]
+    pub sizes: Option<PathBuf>,
+    /// Tune the good entries of a sizes file and report the bad ones (default: reject the file).
+    #[arg(long)]
+    pub skip_bad_entries: bool,
+    /// Element type of A: fp32 tf32 fp16 bf16 fp8 (e4m3) bf8 (e5m2) int8, or a Phobos name.
+    #[arg(long = "dtype-a", visible_alias = "dtype_a", value_name = "TYPE")]
+    pub dtype_a: Option<String>,
+    /// Element type of B.
+    #[arg(long = "dtype-b", visible_alias = "dtype_b", value_name = "TYPE")]
+    pub dtype_b: Option<String>,
+    /// Element type of C, the output.
+    #[arg(long = "dtype-c", visible_alias = "dtype_c", value_name = "TYPE")]
+    pub dtype_c: Option<String>,
+    /// A is column-major (rowMajorA: 'N').
+    #[arg(long = "col-a", visible_alias = "col_a")]
+    pub col_a: bool,
+    /// B is column-major (rowMajorB: 'N').
+    #[arg(long = "col-b", visible_alias = "col_b")]
+    pub col_b: bool,
+    /// The tensor parameters playing A, B and C of a GEMM (default "A=A,B=B,C=C").
+    #[arg(long, value_name = "A=X,B=W,C=Y")]
+    pub operands: Option<String>,
+    /// Write the best configuration per problem to FILE, itself a valid sizes file.
+    #[arg(short = 'o', long = "output", visible_alias = "o", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Verify the stored configuration of each entry of FILE against the reference (cuBLAS on
+    /// the GPU, the interpreter on --backend interp) without tuning; exit 1 if any fails.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+    /// The seed's spelling of `--check` for the file given with --sizes/--gemm_size_file.
+    #[arg(long = "compare_wo_tuning")]
+    pub compare_wo_tuning: bool,
+    /// Accepted for the seed's scripts: every configuration is checked before it is timed.
+    #[arg(long)]
+    pub compare: bool,
+    /// Time the stored configuration of each entry of FILE (or of the --sizes file) and print
+    /// `trans M N K TFLOPS Efficiency` with cuBLAS side by side.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub benchmark: Option<Option<PathBuf>>,
+    /// The peak TFLOP/s the efficiency column is relative to (default: measured on the device
+    /// once per element types and kept in the results database).
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak: Option<f64>,
+    /// Run one configuration from the config string the tuner prints: compile, verify, time.
+    #[arg(long, visible_alias = "config_str", value_name = "STR")]
+    pub config: Option<String>,
+    /// Pin names of the space and skip their search, e.g. "TILE_M=64 TILE_N=128".
+    #[arg(long)]
+    pub autotune: Option<String>,
+    /// Element-type parameters, e.g. "TA=bf16,TC=f32".
+    #[arg(long)]
+    pub types: Option<String>,
+    /// Tensor memory orders, e.g. "B=col" (row is the default).
+    #[arg(long)]
+    pub layout: Option<String>,
+    /// Scalar argument NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Parallel compiles (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// The results database (default: $XDG_CACHE_HOME/phobos/kbench.sqlite).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Measure again even when the database has results for this problem.
+    #[arg(long)]
+    pub retune: bool,
+    /// `cuda` (the GPU) or `interp` (the CPU interpreter, timed by the wall clock).
+    #[arg(long, default_value = "cuda")]
+    pub backend: String,
+    /// Everything but timing: space, pruning, compiles, resources, one interpreter check.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the table of every point sorted by time, with resources and occupancy.
+    #[arg(long)]
+    pub report: bool,
+    /// One JSON object per problem on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Timing budget per variant in milliseconds of measured time.
+    #[arg(long, default_value_t = 100.0)]
+    pub budget_ms: f64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Keep tiles far larger than the problem (the large-tile heuristic is on by default).
+    #[arg(long)]
+    pub no_prune_large: bool,
+    /// Which GPU to use.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: u32,
+    /// Time on several GPUs at once, one worker per GPU, e.g. "0,1" (compiles stay shared).
+    #[arg(long, visible_alias = "gpu_ids", value_name = "0,1,..")]
+    pub gpus: Option<String>,
+    /// Seconds one worker job may take before the worker is presumed hung and replaced.
+    #[arg(long, default_value_t = 120.0, hide = true)]
+    pub job_timeout_s: f64,
+    /// Internal: run as the worker process (jobs on stdin, results on stdout).
+    #[arg(long, hide = true)]
+    pub worker: bool,
+}
+
+/// The seed's single-dash spellings (`-dtype_a bf8`, `-col_a`), which clap would read as
+/// bundles of short flags, rewritten to their long forms. Only these exact words change.
+pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    const SEED: [(&str, &str); 5] = [
+        ("-dtype_a", "--dtype-a"),
+        ("-dtype_b", "--dtype-b"),
+        ("-dtype_c", "--dtype-c"),
+        ("-col_a", "--col-a"),
+        ("-col_b", "--col-b"),
+    ];
+    args.into_iter()
+        .map(|a| {
+            let Some(s) = a.to_str() else { return a };
+            for (seed, long) in SEED {
+                if s == seed {
+                    return OsString::from(long);
+                }
+                if let Some(v) = s.strip_prefix(seed).and_then(|r| r.strip_prefix('=')) {
+                    return OsString::from(format!("{long}={v}"));
+                }
+            }
+            a
+        })
+        .collect()
+}
+
+impl KbenchArgs {
+    /// Parses the process's arguments (with the seed's spellings).
+    pub fn from_env() -> KbenchArgs {
+        KbenchArgs::parse_from(normalize(std::env::args_os()))
+    }
+
+    /// The file `--benchmark` names, or the sizes file for a bare `--benchmark`.
+    pub fn benchmark_file(&self) -> Option<Result<PathBuf, &'static str>> {
+        Some(match self.benchmark.as_ref()? {
+            Some(b) => Ok(b.clone()),
+            None => self
+                .sizes
+                .clone()
+                .ok_or("--benchmark needs a file: --benchmark FILE, or --sizes FILE --benchmark"),
+        })
+    }
+
+    /// The file to check: `--check FILE`, or the sizes file with `--compare_wo_tuning`.
+    pub fn check_file(&self) -> Option<Result<PathBuf, &'static str>> {
+        if let Some(c) = &self.check {
+            return Some(Ok(c.clone()));
+        }
+        self.compare_wo_tuning.then(|| {
+            self.sizes
+                .clone()
+                .ok_or("--compare_wo_tuning checks the file given with --gemm_size_file/--sizes")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> KbenchArgs {
+        let v: Vec<OsString> = std::iter::once("phobos-kbench")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        KbenchArgs::try_parse_from(normalize(v)).unwrap()
+    }
+
+    #[test]
+    fn the_seed_spellings_are_accepted() {
+        let a = parse(&[
+            "g.ph",
+            "--gemm_size_file",
+            "in.yaml",
+            "-dtype_a",
+            "bf8",
+            "-dtype_b=fp8",
+            "--dtype_c",
+            "fp16",
+            "-col_a",
+            "--col_b",
+            "--gpu_ids",
+            "4,5",
+            "--o",
+            "out.yaml",
+        ]);
+        assert_eq!(a.sizes.as_deref(), Some(std::path::Path::new("in.yaml")));
+        assert_eq!(a.dtype_a.as_deref(), Some("bf8"));
+        assert_eq!(a.dtype_b.as_deref(), Some("fp8"));
+        assert_eq!(a.dtype_c.as_deref(), Some("fp16"));
+        assert!(a.col_a && a.col_b);
+        assert_eq!(a.gpus.as_deref(), Some("4,5"));
+        assert_eq!(a.output.as_deref(), Some(std::path::Path::new("out.yaml")));
+        let b = parse(&["g.ph", "-m", "16", "-n", "16", "-k", "16", "-o", "r.yaml"]);
+        assert_eq!((b.m, b.n, b.k), (Some(16), Some(16), Some(16)));
+        assert!(b.output.is_some());
+    }
+
+    #[test]
+    fn benchmark_and_check_take_a_file_or_the_sizes_file() {
+        let a = parse(&["g.ph", "--benchmark", "r.yaml"]);
+        assert_eq!(a.benchmark_file(), Some(Ok(PathBuf::from("r.yaml"))));
+        let a = parse(&["g.ph", "--gemm_size_file", "r.yaml", "--benchmark"]);
+        assert_eq!(a.benchmark_file(), Some(Ok(PathBuf::from("r.yaml"))));
+        let a = parse(&["g.ph", "--benchmark"]);
+        assert!(matches!(a.benchmark_file(), Some(Err(_))));
+        let a = parse(&["g.ph", "--gemm_size_file", "o.yaml", "--compare_wo_tuning"]);
+        assert_eq!(a.check_file(), Some(Ok(PathBuf::from("o.yaml"))));
+        let a = parse(&["g.ph", "--compare_wo_tuning"]);
+        assert!(matches!(a.check_file(), Some(Err(_))));
+        assert_eq!(parse(&["g.ph"]).check_file(), None);
+        let a = parse(&["g.ph", "--config_str", "M=1_N=1_K=1"]);
+        assert_eq!(a.config.as_deref(), Some("M=1_N=1_K=1"));
+    }
+
+    #[test]
+    fn other_words_are_left_alone() {
+        let v: Vec<OsString> = ["-dtype_ax", "--dtype_a", "-m", "-col_b=1x"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let n = normalize(v);
+        assert_eq!(n[0], "-dtype_ax");
+        assert_eq!(n[1], "--dtype_a");
+        assert_eq!(n[2], "-m");
+        assert_eq!(n[3], "--col-b=1x");
+    }
+}

@@ -1,0 +1,445 @@
+//! The GPU back end: emit and compile with NVRTC in the main process (on the thread pool, with
+//! an on-disk cache), load, launch and time in the worker process.
+//!
+//! The launch facts of the generated code (tensor maps after the runtime dims, SPLIT_K outputs
+//! to zero, the grid's z) are stored in the cache record beside the binary, so the worker
+//! launches exactly what was compiled; zeroing is queued with the launch, inside the timed
+//! region.
+
+use super::cuda_blas;
+use phobos_cuda::{emit_for_arch, EmitOptions, Emitted};
+use phobos_gpu::nvrtc::{compile, nvrtc_version, Arch, CompileOptions, Header};
+use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleImage};
+use phobos_gpu::{Extent, LaunchFacts, PreparedLaunch, TensorMapParam};
+use phobos_ir::{Dim, Kernel, ParamKind};
+use phobos_syntax::SourceFile;
+use phobos_tune::cache::VariantCache;
+use phobos_tune::hash::stable_hash;
+use phobos_tune::prune;
+use phobos_tune::worker::LibrarySpec;
+use phobos_tune::{
+    ArgValue, Artifact, Backend, CompileResult, Compiled, Compiler, Device, DeviceInfo, Failure,
+    Loaded, Problem, Resources, RunError,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the variant cache keeps beside a binary.
+#[derive(Serialize, Deserialize)]
+struct CachedMeta {
+    entry: String,
+    dynamic_smem_bytes: u64,
+    resources: Option<Resources>,
+    /// What the launch needs beyond `bind_args` (absent in records of older versions: none).
+    #[serde(default)]
+    launch: LaunchFacts,
+}
+
+/// The code generator's target for an NVRTC architecture: 90 (wgmma and TMA) only for the
+/// architecture-specific sm_90a, 80 (mma.sync) for any other sm_80 or later.
+pub fn emit_arch(arch: Arch) -> u32 {
+    match (arch.major, arch.specific) {
+        (9, true) => 90,
+        (m, _) if m >= 8 => 80,
+        (m, _) => m * 10 + arch.minor,
+    }
+}
+
+fn extent(d: Dim) -> Extent {
+    match d {
+        Dim::Static(n) => Extent::Static(n.max(0) as u64),
+        Dim::Dyn(id) => Extent::Dim(id),
+    }
+}
+
+/// The launch facts of emitted code, for `Gpu::prepare_launch` (`phobos run` uses it too).
+pub fn launch_facts(e: &Emitted) -> LaunchFacts {
+    LaunchFacts {
+        tensor_maps: e
+            .tma
+            .iter()
+            .map(|t| TensorMapParam {
+                tensor: t.tensor,
+                data_type: t.spec.data_type as u32,
+                elem_bytes: t.spec.elem_bytes,
+                global_dim: [extent(t.global_dim[0]), extent(t.global_dim[1])],
+                line_stride: extent(t.line_stride),
+                box_dim: t.spec.box_dim,
+                element_strides: t.spec.element_strides,
+                interleave: t.spec.interleave,
+                swizzle: t.spec.swizzle,
+                l2_promotion: t.spec.l2_promotion,
+                oob_fill: t.spec.oob_fill,
+            })
+            .collect(),
+        zero_before_launch: e.zero_before_launch.clone(),
+        grid_z: e.grid_z,
+    }
+}
+
+/// NVRTC for one target architecture.
+pub struct CudaCompiler {
+    file: SourceFile,
+    arch: Arch,
+    cache: VariantCache,
+    version: String,
+}
+
+impl CudaCompiler {
+    /// A compiler for `arch` (`sm_90` and the like); fails with one line when NVRTC is missing.
+    pub fn new(file: SourceFile, arch: &str, cache: VariantCache) -> Result<CudaCompiler, String> {
+        let (major, minor) = nvrtc_version()?;
+        let arch = Arch::parse(arch).unwrap_or(Arch::SM_90A);
+        Ok(CudaCompiler {
+            file,
+            arch,
+            cache,
+            version: format!("nvrtc {major}.{minor}"),
+        })
+    }
+}
+
+impl Compiler for CudaCompiler {
+    fn backend(&self) -> Backend {
+        Backend::Cuda
+    }
+
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn compile(&self, kernel: &Kernel, device: &DeviceInfo) -> CompileResult {
+        let start = Instant::now();
+        let opts = EmitOptions {
+            source: Some(self.file.clone()),
+        };
+        let e = match emit_for_arch(kernel, &opts, emit_arch(self.arch)) {
+            Ok(e) => e,
+            Err(err) => return CompileResult::Failed(Failure::from_log(err.to_string())),
+        };
+        let dynamic = e.dynamic_smem_bytes as u64;
+        if let Some(r) = prune::shared_memory(dynamic, device) {
+            return CompileResult::Pruned(r);
+        }
+        let mut copts = CompileOptions::for_arch(self.arch);
+        copts.headers = e
+            .headers
+            .iter()
+            .map(|(n, t)| Header::new(n.clone(), t.as_str()))
+            .collect();
+        copts.max_registers = e.max_regs;
+        copts.program_name = format!("{}.cu", kernel.name);
+        let flags = copts.flags().join(" ");
+        let mut parts: Vec<&[u8]> = vec![
+            e.source.as_bytes(),
+            flags.as_bytes(),
+            self.version.as_bytes(),
+            e.entry.as_bytes(),
+        ];
+        for (n, t) in &e.headers {
+            parts.push(n.as_bytes());
+            parts.push(t.as_bytes());
+        }
+        let key = VariantCache::key(&parts);
+        let done = |bin: &[u8], meta: CachedMeta, from_cache: bool| {
+            let total = meta.resources.as_ref().map_or(dynamic, |r| r.smem_bytes);
+            if let Some(r) = prune::shared_memory(total, device) {
+                return CompileResult::Pruned(r);
+            }
+            CompileResult::Ok(Compiled {
+                binary_hash: stable_hash(&[bin]),
+                artifact: Some(Artifact {
+                    path: self.cache.binary_path(&key),
+                    entry: meta.entry,
+                    dynamic_smem_bytes: meta.dynamic_smem_bytes,
+                }),
+                resources: meta.resources,
+                from_cache,
+                compile_ms: start.elapsed().as_secs_f64() * 1e3,
+            })
+        };
+        if let Some((bin, meta)) = self.cache.get::<CachedMeta>(&key) {
+            return done(&bin, meta, true);
+        }
+        let c = match compile(&e.source, &copts) {
+            Ok(c) => c,
+            Err(err) => {
+                return CompileResult::Failed(Failure {
+                    first_line: err.summary(),
+                    log: format!("{}\nflags: {}", err.log, err.flags.join(" ")),
+                })
+            }
+        };
+        let resources = phobos_gpu::resources::of_compiled(&c, &e.entry)
+            .ok()
+            .map(|r| Resources {
+                registers: r.registers,
+                spill_store_bytes: r.spill_store_bytes,
+                spill_load_bytes: r.spill_load_bytes,
+                smem_bytes: r.static_smem_bytes as u64 + dynamic,
+                threads: e.threads,
+                occupancy: None,
+            });
+        let bin = c
+            .cubin
+            .clone()
+            .unwrap_or_else(|| c.ptx.clone().into_bytes());
+        let meta = CachedMeta {
+            entry: e.entry.clone(),
+            dynamic_smem_bytes: dynamic,
+            resources,
+            launch: launch_facts(&e),
+        };
+        if let Err(err) = self.cache.put(&key, &bin, &meta) {
+            return CompileResult::Failed(Failure::from_log(format!(
+                "cannot write the variant cache {}: {err}",
+                self.cache.dir().display()
+            )));
+        }
+        done(&bin, meta, false)
+    }
+}
+
+fn gpu_error(e: GpuError) -> RunError {
+    RunError {
+        fatal: e.is_fatal(),
+        failure: Failure::from_log(e.to_string()),
+    }
+}
+
+/// Opens the GPU in the worker.
+pub fn open_device(ordinal: u32) -> Result<Box<dyn Device>, Failure> {
+    let gpu = Gpu::new(ordinal as usize).map_err(|e| Failure::from_log(e.to_string()))?;
+    Ok(Box::new(CudaDevice { gpu, blas: None }))
+}
+
+struct CudaDevice {
+    gpu: Gpu,
+    /// cuBLAS, created on first use (a reference check or a baseline timing).
+    blas: Option<Arc<Blas>>,
+}
+
+impl Device for CudaDevice {
+    fn info(&self) -> DeviceInfo {
+        let i = self.gpu.info();
+        DeviceInfo {
+            name: i.name.clone(),
+            driver: i.driver_version_string(),
+            // The architecture-specific target where the chip has one (sm_90a on Hopper):
+            // wgmma and TMA exist only there.
+            arch: Arch::for_device(i.cc).sm(),
+            sm_count: i.sm_count,
+            max_threads_per_block: i.max_threads_per_block,
+            max_smem_per_block: i.smem_per_block_optin as u64,
+            smem_per_sm: i.smem_per_sm as u64,
+            regs_per_sm: i.regs_per_sm,
+            max_warps_per_sm: i.max_warps_per_sm(),
+            max_blocks_per_sm: i.max_blocks_per_sm,
+        }
+    }
+
+    fn load(
+        &mut self,
+        kernel: &Kernel,
+        artifact: Option<&Artifact>,
+        _problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        let a = artifact.ok_or_else(|| RunError::refused("no binary for a GPU launch"))?;
+        let bytes = std::fs::read(&a.path)
+            .map_err(|e| RunError::refused(format!("cannot read {}: {e}", a.path.display())))?;
+        let image = if bytes.starts_with(b"\x7fELF") {
+            ModuleImage::Cubin(bytes)
+        } else {
+            ModuleImage::Ptx(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        // The record beside the binary (`<key>.json`) holds its launch facts.
+        let record = a.path.with_extension("json");
+        let meta: CachedMeta = std::fs::read(&record)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| {
+                RunError::refused(format!(
+                    "cannot read the launch record {}",
+                    record.display()
+                ))
+            })?;
+        let module = self.gpu.load_module(&image).map_err(gpu_error)?;
+        let function = module.function(&a.entry).map_err(gpu_error)?;
+        Ok(Box::new(CudaLoaded {
+            gpu: self.gpu.clone(),
+            kernel: kernel.clone(),
+            function,
+            smem: a.dynamic_smem_bytes as u32,
+            facts: meta.launch,
+            tensors: Vec::new(),
+            prepared: None,
+        }))
+    }
+
+    fn library(
+        &mut self,
+        kernel: &Kernel,
+        spec: &LibrarySpec,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        let call = cuda_blas::plan(kernel, spec, problem).map_err(RunError::refused)?;
+        let blas = match &self.blas {
+            Some(b) => b.clone(),
+            None => {
+                let b = Arc::new(Blas::new(&self.gpu).map_err(gpu_error)?);
+                self.blas = Some(b.clone());
+                b
+            }
+        };
+        Ok(Box::new(cuda_blas::BlasLoaded::new(
+            blas,
+            self.gpu.clone(),
+            call,
+            kernel.clone(),
+        )))
+    }
+}
+
+struct CudaLoaded {
+    gpu: Gpu,
+    kernel: Kernel,
+    function: Function,
+    smem: u32,
+    facts: LaunchFacts,
+    tensors: Vec<Option<DeviceTensor>>,
+    prepared: Option<PreparedLaunch>,
+}
+
+impl CudaLoaded {
+    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.tensors.clear();
+        for (p, a) in self.kernel.params.iter().zip(args) {
+            let t = match (&p.kind, a) {
+                (ParamKind::Tensor { order, .. }, ArgValue::Tensor(h)) => {
+                    Some(DeviceTensor::upload(&self.gpu, h, *order).map_err(gpu_error)?)
+                }
+                _ => None,
+            };
+            self.tensors.push(t);
+        }
+        let refs: Vec<phobos_gpu::Arg<'_>> = self
+            .tensors
+            .iter()
+            .zip(args)
+            .map(|(t, a)| match (t, a) {
+                (Some(t), _) => t.arg(),
+                (None, ArgValue::Scalar(v)) => phobos_gpu::Arg::Scalar(*v),
+                (None, ArgValue::Tensor(_)) => phobos_gpu::Arg::Scalar(0.0),
+            })
+            .collect();
+        let bound = bind_args(&self.kernel, &refs).map_err(|e| RunError::refused(e.to_string()))?;
+        let prepared = self
+            .gpu
+            .prepare_launch(&self.kernel, bound, &refs, &self.facts)
+            .map_err(gpu_error)?;
+        self.prepared = Some(prepared);
+        Ok(())
+    }
+}
+
+impl Loaded for CudaLoaded {
+    fn run(&mut self, args: &mut [ArgValue]) -> Result<(), RunError> {
+        self.upload(args)?;
+        let prepared = self.prepared.as_ref().expect("prepared by upload");
+        self.gpu
+            .launch_prepared(&self.function, prepared, self.smem)
+            .map_err(gpu_error)?;
+        self.gpu.synchronize().map_err(gpu_error)?;
+        for (t, a) in self.tensors.iter().zip(args.iter_mut()) {
+            if let (Some(t), ArgValue::Tensor(h)) = (t, a) {
+                *h = t.download().map_err(gpu_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.upload(args)
+    }
+
+    fn launch_timed(&mut self) -> Result<f64, RunError> {
+        let prepared = self
+            .prepared
+            .as_ref()
+            .ok_or_else(|| RunError::refused("not prepared"))?;
+        // The L2 is flushed before each launch so no variant is timed on a warm cache.
+        self.gpu.flush_l2().map_err(gpu_error)?;
+        let (a, b) = (
+            self.gpu.event().map_err(gpu_error)?,
+            self.gpu.event().map_err(gpu_error)?,
+        );
+        a.record().map_err(gpu_error)?;
+        // SPLIT_K outputs are zeroed here, between the events: part of the variant's cost.
+        self.gpu
+            .launch_prepared(&self.function, prepared, self.smem)
+            .map_err(gpu_error)?;
+        b.record().map_err(gpu_error)?;
+        Ok(a.elapsed_ms(&b).map_err(gpu_error)? as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sm_90a_gets_the_hopper_main_loop() {
+        assert_eq!(emit_arch(Arch::SM_90A), 90);
+        assert_eq!(emit_arch(Arch::SM_90), 80);
+        assert_eq!(emit_arch(Arch::SM_80), 80);
+        assert_eq!(emit_arch(Arch::new(10, 0, true)), 80);
+        assert_eq!(emit_arch(Arch::new(7, 5, false)), 75);
+    }
+
+    /// A wgmma variant's launch facts survive the cache record the worker reads.
+    #[test]
+    fn launch_facts_of_a_wgmma_gemm_round_trip_through_the_record() {
+        let text = "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], SPLIT_K in [2])\n\
+                    @launch(256)\n\
+                    kernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N]) {\n  \
+                    var acc: tile<f32>[TILE_M, TILE_N] = 0.0\n  \
+                    for k in range(0, K, TILE_K) {\n    \
+                    acc += dot(A[ctx.block.x * TILE_M :+ TILE_M, k :+ TILE_K], B[k :+ TILE_K, ctx.block.y * TILE_N :+ TILE_N])\n  }\n  \
+                    C[ctx.block.x * TILE_M :+ TILE_M, ctx.block.y * TILE_N :+ TILE_N] = acc\n}\n";
+        let module = phobos_check::load(SourceFile::new("g.ph", text)).expect("checks");
+        let info = module.kernel(None).expect("one kernel");
+        let v = info.default_variant().expect("variant");
+        let mut k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
+        let dims = [("M", 512), ("N", 256), ("K", 1024)].map(|(n, v)| (n.to_string(), v));
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        let e = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_90A)).unwrap();
+        let facts = launch_facts(&e);
+        assert_eq!(facts.tensor_maps.len(), 2);
+        assert_eq!(facts.tensor_maps[0].data_type, 9);
+        assert_eq!(
+            facts.tensor_maps[0].global_dim,
+            [Extent::Dim(1), Extent::Dim(0)]
+        );
+        assert_eq!(
+            (facts.zero_before_launch.clone(), facts.grid_z),
+            (vec![2], 2)
+        );
+        let meta = CachedMeta {
+            entry: e.entry.clone(),
+            dynamic_smem_bytes: e.dynamic_smem_bytes as u64,
+            resources: None,
+            launch: facts.clone(),
+        };
+        let back: CachedMeta = serde_json::from_slice(&serde_json::to_vec(&meta).unwrap()).unwrap();
+        assert_eq!(back.launch, facts);
+        // A record of an older version has no launch facts: a plain launch.
+        let old: CachedMeta =
+            serde_json::from_str(r#"{"entry":"g","dynamic_smem_bytes":0,"resources":null}"#)
+                .unwrap();
+        assert_eq!(old.launch, LaunchFacts::default());
+        // Below sm_90a the same kernel has no tensor maps.
+        let e80 = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_80)).unwrap();
+        assert!(launch_facts(&e80).tensor_maps.is_empty());
+    }
+}

@@ -1,0 +1,220 @@
+//! Text for people: the space, pruned points, one line per point, the table, the winner.
+
+use phobos_ir::Point;
+use phobos_tune::engine::Summary;
+use phobos_tune::space::Pinned;
+use phobos_tune::{Backend, PointResult, Report, Resources};
+
+fn point_text(p: &Point) -> String {
+    if p.0.is_empty() {
+        "(no @autotune)".into()
+    } else {
+        p.to_pins()
+    }
+}
+
+/// The space before the search.
+pub fn space(kernel: &str, pinned: &Pinned, default_point: &Point) -> String {
+    let mut out = format!(
+        "{kernel}: {} point{}",
+        pinned.size(),
+        if pinned.size() == 1 { "" } else { "s" }
+    );
+    let names: Vec<String> = pinned
+        .declared
+        .names
+        .iter()
+        .map(|n| {
+            let choices: Vec<String> = n.choices.iter().map(i64::to_string).collect();
+            format!("{} in [{}]", n.name, choices.join(", "))
+        })
+        .collect();
+    if !names.is_empty() {
+        out.push_str(&format!(
+            " of {} ({})",
+            pinned.declared.size(),
+            names.join(", ")
+        ));
+    }
+    if !pinned.pins.is_empty() {
+        let pins: Vec<String> = pinned
+            .pins
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        out.push_str(&format!("\n  pinned: {}", pins.join(" ")));
+    }
+    out.push_str(&format!("\n  default: {}", point_text(default_point)));
+    out
+}
+
+/// The time column: milliseconds, labelled when the interpreter's wall clock measured it.
+fn time_text(r: &PointResult, backend: Backend) -> String {
+    match r.outcome.stats() {
+        Some(s) => {
+            let tag = if backend == Backend::Interp {
+                " (interp wall clock)"
+            } else {
+                ""
+            };
+            let early = if s.stopped_early {
+                " (stopped early)"
+            } else {
+                ""
+            };
+            format!(
+                "{:>10.4} ms ±{:.1}%{tag}{early}",
+                s.median_ms,
+                s.spread * 100.0
+            )
+        }
+        None => format!("{:>13}", "-"),
+    }
+}
+
+/// TFLOP/s, or GFLOP/s below 0.1 TFLOP/s.
+pub fn rate(t: f64) -> String {
+    if t >= 0.1 {
+        format!("{t:.2} TFLOP/s")
+    } else {
+        format!("{:.2} GFLOP/s", t * 1e3)
+    }
+}
+
+fn rate_text(r: &PointResult) -> String {
+    if let Some(t) = r.tflops() {
+        rate(t)
+    } else if let Some(g) = r.gbps() {
+        format!("{g:.1} GB/s")
+    } else {
+        String::new()
+    }
+}
+
+fn resources_text(r: &PointResult) -> String {
+    match &r.resources {
+        Some(res) => resources(res),
+        None => String::new(),
+    }
+}
+
+/// Registers, spills, shared memory and occupancy in one line.
+pub fn resources(res: &Resources) -> String {
+    let mut s = format!(
+        "regs {} spill {} smem {}",
+        res.registers,
+        res.spill_bytes(),
+        res.smem_bytes
+    );
+    if let Some(o) = res.occupancy {
+        s.push_str(&format!(
+            " occ {}/{} ({})",
+            o.active_warps_per_sm,
+            o.max_warps_per_sm,
+            o.limiter.name()
+        ));
+    }
+    s
+}
+
+/// One line per finished point.
+pub fn point_line(r: &PointResult, backend: Backend) -> String {
+    let mut parts = vec![
+        format!("{:<28}", point_text(&r.point)),
+        time_text(r, backend),
+    ];
+    let rate = rate_text(r);
+    if !rate.is_empty() {
+        parts.push(rate);
+    }
+    let res = resources_text(r);
+    if !res.is_empty() {
+        parts.push(res);
+    }
+    let mut status = r.outcome.status().to_string();
+    if let Some(reason) = r.outcome.reason() {
+        status.push_str(&format!(": {reason}"));
+    }
+    if r.reused {
+        status.push_str(" (stored)");
+    }
+    parts.push(status);
+    parts.join("  ")
+}
+
+/// `--report`: every point sorted by time, with resources and occupancy.
+pub fn table(report: &Report) -> String {
+    let mut out = format!(
+        "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {}\n",
+        "point", "median ms", "rate", "regs", "spill", "smem", "warps/SM", "limiter", "status"
+    );
+    for r in report.by_time() {
+        let res = r.resources.as_ref();
+        let occ = res.and_then(|x| x.occupancy);
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {}\n",
+            point_text(&r.point),
+            opt(r.outcome.stats().map(|s| format!("{:.4}", s.median_ms))),
+            opt(Some(rate_text(r)).filter(|s| !s.is_empty())),
+            opt(res.map(|x| x.registers.to_string())),
+            opt(res.map(|x| x.spill_bytes().to_string())),
+            opt(res.map(|x| x.smem_bytes.to_string())),
+            opt(occ.map(|o| format!("{}/{}", o.active_warps_per_sm, o.max_warps_per_sm))),
+            opt(occ.map(|o| o.limiter.name().to_string())),
+            match r.outcome.reason() {
+                Some(why) => format!("{}: {why}", r.outcome.status()),
+                None => r.outcome.status().to_string(),
+            }
+        ));
+    }
+    out
+}
+
+/// The closing lines: the winner, its speed-up, how to reproduce it, the summary.
+pub fn ending(report: &Report, reproduce: Option<&str>, summary: &Summary) -> String {
+    let mut out = String::new();
+    let clock = match report.backend {
+        Backend::Interp => " on the CPU interpreter (wall clock, not GPU time)",
+        Backend::Cuda => "",
+    };
+    match &report.winner {
+        Some(w) => {
+            out.push_str(&format!(
+                "best: {}  {:.4} ms{clock}",
+                point_text(&w.point),
+                w.stats.median_ms
+            ));
+            match w.speedup_vs_default {
+                Some(s) => out.push_str(&format!(
+                    ", {s:.2}x the default point ({})\n",
+                    point_text(&report.default_point)
+                )),
+                None => out.push_str(&format!(
+                    " (the default point {} was not timed)\n",
+                    point_text(&report.default_point)
+                )),
+            }
+            if let Some(cmd) = reproduce {
+                out.push_str(&format!("reproduce: {cmd}\n"));
+            }
+        }
+        None if report.dry_run => {
+            if let Some(c) = &report.dry_run_check {
+                match &c.error {
+                    None => out.push_str(&format!(
+                        "interpreter check of {}: ok\n",
+                        point_text(&c.point)
+                    )),
+                    Some(e) => out.push_str(&format!(
+                        "interpreter check of {}: {e}\n",
+                        point_text(&c.point)
+                    )),
+                }
+            }
+        }
+        None => out.push_str("no point ran correctly: there is no winner\n"),
+    }
+    out.push_str(&summary.line());
+    out
+}

@@ -1,0 +1,153 @@
+//! The `phobos` binary: exit codes and output of `check` and `space`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn phobos(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_phobos"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ph"))
+        .map(|p| format!("examples/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_checks_clean() {
+    let files = examples();
+    assert!(files.len() >= 7, "{files:?}");
+    let args: Vec<&str> = std::iter::once("check")
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let out = phobos(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out).trim(), "0 errors, 0 warnings");
+}
+
+#[test]
+fn space_json_of_the_seed_gemm() {
+    let out = phobos(&["space", "examples/gemm.ph", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["kernel"], "gemm");
+    assert_eq!(v["size"], 27);
+    assert_eq!(
+        v["default"],
+        serde_json::json!({"TILE_M": 32, "TILE_N": 32, "TILE_K": 8})
+    );
+    assert_eq!(
+        v["names"][0],
+        serde_json::json!({"name": "TILE_M", "choices": [32, 64, 128]})
+    );
+    assert_eq!(v["names"][2]["choices"], serde_json::json!([8, 16, 32]));
+    // Names keep declaration order in `default` too.
+    assert!(text.find("\"TILE_M\":32").unwrap() < text.find("\"TILE_K\":8").unwrap());
+}
+
+#[test]
+fn space_text_and_pins() {
+    let out = phobos(&[
+        "space",
+        "examples/gemm.ph",
+        "--autotune",
+        "TILE_M=64,TILE_K=16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("TILE_M   64\n"), "{text}");
+    assert!(text.contains("TILE_N   32, 64, 128\n"), "{text}");
+    assert!(text.contains("size     3 points\n"), "{text}");
+    assert!(
+        text.contains("default  TILE_M=64 TILE_N=32 TILE_K=16"),
+        "{text}"
+    );
+}
+
+#[test]
+fn space_rejects_undeclared_pins() {
+    let out = phobos(&["space", "examples/gemm.ph", "--autotune", "M=64"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out)
+            .contains("`M` is not declared in @autotune (declared: TILE_M, TILE_N, TILE_K)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = phobos(&["space", "examples/gemm.ph", "--kernel", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("has no kernel `nope` (kernels: gemm)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_reports_errors_with_exit_1() {
+    let dir = std::env::temp_dir().join(format!("phobos-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.ph");
+    std::fs::write(
+        &bad,
+        "@fast\nkernel k(X: tensor<f32>[N]) {\n  X[0] = y\n}\n",
+    )
+    .unwrap();
+    let out = phobos(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error[E0401]: unknown name `y`"), "{err}");
+    assert!(err.contains("warning[W0001]"), "{err}");
+    assert!(err.trim_end().ends_with("1 error, 1 warning"), "{err}");
+    assert!(
+        !err.contains('\u{1b}'),
+        "no colour when stderr is not a terminal"
+    );
+    let warn_only = dir.join("warn.ph");
+    std::fs::write(
+        &warn_only,
+        "@fast\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 1.0\n}\n",
+    )
+    .unwrap();
+    let out = phobos(&["check", warn_only.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "warnings alone exit 0: {}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unreadable_files_exit_1() {
+    let out = phobos(&["check", "examples/does-not-exist.ph", "examples/gemm.ph"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("error: cannot read examples/does-not-exist.ph"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).trim_end().ends_with("1 error, 0 warnings"));
+    let out = phobos(&["space", "examples/does-not-exist.ph"]);
+    assert_eq!(out.status.code(), Some(1));
+}

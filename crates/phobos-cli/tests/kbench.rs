@@ -1,0 +1,561 @@
+//! `phobos-kbench` end to end on the interpreter back end (no GPU needed), plus `--dry-run`
+//! with NVRTC and the GPU tests (ignored without a GPU; scripts/gpu-check.sh runs them).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test. On the GPU machine the test binaries run from a bundle, away from
+/// the build's paths: `PHOBOS_KBENCH_BIN` (or `.gpu-bundle/bin/phobos-kbench` under the current
+/// folder) names it there.
+fn bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("PHOBOS_KBENCH_BIN") {
+        return PathBuf::from(p);
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_phobos-kbench"));
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from(".gpu-bundle/bin/phobos-kbench")
+    }
+}
+
+/// This crate's folder: where it was built, or `crates/phobos-cli` under the current folder
+/// (the repository root on the GPU machine).
+fn crate_dir() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from("crates/phobos-cli")
+    }
+}
+
+/// A scratch folder removed on drop (the cache and the database of one test).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("kbench-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn db(&self) -> String {
+        self.0.join("kb.sqlite").display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn data(name: &str) -> String {
+    let p = crate_dir().join("tests/kbench").join(name);
+    p.display().to_string()
+}
+
+fn example(name: &str) -> String {
+    let p = crate_dir().join("../../examples").join(name);
+    p.display().to_string()
+}
+
+fn command(s: &Scratch, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .args(["--db", &s.db()])
+        .env("XDG_CACHE_HOME", &s.0)
+        .env_remove(phobos_tune::worker::ABORT_HOOK)
+        .env_remove(phobos_tune::worker::HANG_HOOK);
+    c
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn finish(o: Output) -> Run {
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn kbench(s: &Scratch, args: &[&str]) -> Run {
+    finish(command(s, args).output().unwrap())
+}
+
+/// Runs with `--json` and parses stdout.
+fn kbench_json(s: &Scratch, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let r = kbench(s, &a);
+    assert_eq!(r.code, 0, "stderr:\n{}\nstdout:\n{}", r.stderr, r.stdout);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+}
+
+fn point<'a>(j: &'a Value, config: &str) -> &'a Value {
+    j["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["config"] == config)
+        .unwrap_or_else(|| panic!("no point {config} in {j:#}"))
+}
+
+const INTERP: [&str; 2] = ["--backend", "interp"];
+
+#[test]
+fn json_schema_of_an_interpreter_search() {
+    let s = Scratch::new("json");
+    let f = example("partial_sums.ph");
+    let j = kbench_json(&s, &[&f, "--dims", "N=512", INTERP[0], INTERP[1]]);
+    assert_eq!(j["kernel"], "partial_sums");
+    assert_eq!(j["backend"], "interp");
+    assert_eq!(j["timing"], "cpu interpreter wall clock (not GPU time)");
+    assert_eq!(j["compiler"], "interp");
+    assert_eq!(j["problem"]["dims"]["N"], 512);
+    assert_eq!(j["default_point"]["U"], 1);
+    let points = j["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        assert!(p["point"]["U"].is_i64());
+        assert!(
+            ["ok", "duplicate"].contains(&p["status"].as_str().unwrap()),
+            "{p}"
+        );
+        if p["status"] == "ok" {
+            let t = &p["time"];
+            assert!(t["median_ms"].as_f64().unwrap() > 0.0);
+            assert!(t["min_ms"].as_f64().unwrap() <= t["max_ms"].as_f64().unwrap());
+            assert!(t["reps"].as_u64().unwrap() >= 1);
+        }
+    }
+    let w = &j["winner"];
+    assert!(w["median_ms"].as_f64().unwrap() > 0.0);
+    assert!(w["speedup_vs_default"].as_f64().unwrap() > 0.0);
+    let repro = w["reproduce"].as_str().unwrap();
+    assert!(repro.starts_with("phobos-kbench "), "{repro}");
+    assert!(repro.contains("--kernel partial_sums --dims N=512 --backend interp --autotune \"U="));
+    assert_eq!(j["summary"]["points"], 4);
+}
+
+#[test]
+fn text_output_has_space_lines_winner_and_summary() {
+    let s = Scratch::new("text");
+    let r = kbench(
+        &s,
+        &[
+            &data("where.ph"),
+            "--dims",
+            "N=96",
+            "--backend",
+            "interp",
+            "--report",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r
+        .stderr
+        .contains("backend: interp (times are the CPU interpreter's wall clock"));
+    assert!(
+        r.stderr
+            .contains("scale: 3 points of 3 (B in [16, 32, 64])"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("  pruned B=64: violates @where("),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("(interp wall clock)"));
+    assert!(
+        r.stdout.contains("median ms"),
+        "the --report table: {}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("best: B="));
+    assert!(r.stdout.contains("reproduce: phobos-kbench "));
+    assert!(
+        r.stdout.ends_with("3 points: 2 timed, 1 pruned\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn all_pinned_runs_one_configuration() {
+    let s = Scratch::new("pins");
+    let f = example("partial_sums.ph");
+    let j = kbench_json(
+        &s,
+        &[
+            &f,
+            "--dims",
+            "N=256",
+            "--autotune",
+            "U=2",
+            INTERP[0],
+            INTERP[1],
+        ],
+    );
+    assert_eq!(j["points"].as_array().unwrap().len(), 1);
+    assert_eq!(j["pins"]["U"], 2);
+    assert_eq!(j["winner"]["config"], "U=2");
+}
+
+#[test]
+fn unknown_pins_and_bad_dims_are_clear_errors() {
+    let s = Scratch::new("errors");
+    let f = example("gemm.ph");
+    let r = kbench(
+        &s,
+        &[
+            &f,
+            "--dims",
+            "M=64,N=64,K=64",
+            "--autotune",
+            "TILE_X=4",
+            "--backend",
+            "interp",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "error: `TILE_X` is not declared in @autotune (declared: TILE_M, TILE_N, TILE_K)"
+    );
+    let r = kbench(&s, &[&f, "--dims", "M=64,N=x", "--backend", "interp"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "error: --dims: `N=x` is not a whole number"
+    );
+    let r = kbench(&s, &[&f, "--dims", "M=64,N=64,Q=3", "--backend", "interp"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("`Q` is not a runtime dim of `gemm` (its runtime dims: M, K, N)")
+            || r.stderr.contains("`Q` is not a runtime dim of `gemm`"),
+        "{}",
+        r.stderr
+    );
+    let r = kbench(&s, &[&f, "--dims", "M=64,N=64", "--backend", "interp"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("no value for the runtime dim `K`"),
+        "{}",
+        r.stderr
+    );
+    let r = kbench(
+        &s,
+        &[&f, "-m", "64", "-n", "0", "-k", "64", "--backend", "interp"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("the dim N=0 must be at least 1"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn where_and_large_tiles_are_pruned_with_reasons() {
+    let s = Scratch::new("prune");
+    let j = kbench_json(
+        &s,
+        &[&data("where.ph"), "--dims", "N=96", INTERP[0], INTERP[1]],
+    );
+    let p = point(&j, "B=64");
+    assert_eq!(p["status"], "pruned");
+    assert!(
+        p["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("violates @where("),
+        "{p}"
+    );
+    assert!(p["reason"].as_str().unwrap().contains("N=96"), "{p}");
+
+    // N = 40: a span of 128 is more than twice the extent, 64 is not.
+    let j = kbench_json(
+        &s,
+        &[&data("tiles.ph"), "--dims", "N=40", INTERP[0], INTERP[1]],
+    );
+    let p = point(&j, "B=128");
+    assert_eq!(p["status"], "pruned");
+    let reason = p["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("tile of 128") && reason.contains("extent 40"),
+        "{reason}"
+    );
+    assert!(reason.contains("--no-prune-large"), "{reason}");
+    assert_eq!(point(&j, "B=64")["status"], "ok");
+
+    let j = kbench_json(
+        &s,
+        &[
+            &data("tiles.ph"),
+            "--dims",
+            "N=40",
+            "--no-prune-large",
+            "--retune",
+            INTERP[0],
+            INTERP[1],
+        ],
+    );
+    assert_eq!(point(&j, "B=128")["status"], "ok");
+}
+
+#[test]
+fn a_point_the_checker_rejects_is_skipped_and_logged() {
+    let s = Scratch::new("compile-fail");
+    let mut c = command(
+        &s,
+        &[
+            &data("threads.ph"),
+            "--dims",
+            "N=96",
+            "--backend",
+            "interp",
+            "--json",
+        ],
+    );
+    let r = finish(c.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let p = point(&j, "T=2048");
+    assert_eq!(p["status"], "compile-failed");
+    assert!(
+        p["reason"].as_str().unwrap().contains("2048 threads"),
+        "{p}"
+    );
+    assert!(
+        r.stderr.contains("T=2048") && r.stderr.contains("compile-failed"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(j["summary"]["timed"], 3);
+}
+
+#[test]
+fn a_wrong_variant_is_reported_and_never_wins() {
+    let s = Scratch::new("wrong");
+    let j = kbench_json(
+        &s,
+        &[&data("wrong.ph"), "--dims", "N=300", INTERP[0], INTERP[1]],
+    );
+    let p = point(&j, "U=4");
+    assert_eq!(p["status"], "wrong");
+    let m = &p["outcome"]["detail"];
+    assert_eq!(m["tensor"], "O");
+    assert!(m["error"].as_f64().unwrap() > m["tolerance"].as_f64().unwrap());
+    assert_ne!(j["winner"]["config"], "U=4");
+}
+
+#[test]
+fn the_database_is_reused_unless_retune() {
+    let s = Scratch::new("reuse");
+    let f = example("partial_sums.ph");
+    let args = [f.as_str(), "--dims", "N=256", INTERP[0], INTERP[1]];
+    let first = kbench_json(&s, &args);
+    assert!(first["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["reused"] == false));
+
+    let r = kbench(&s, &[&args[..], &["--json"]].concat());
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("4 points from the results database"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("final round"),
+        "no work on a second run: {}",
+        r.stderr
+    );
+    let second: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(second["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["reused"] == true));
+    assert_eq!(second["winner"]["config"], first["winner"]["config"]);
+    assert_eq!(second["winner"]["median_ms"], first["winner"]["median_ms"]);
+
+    let third = kbench_json(&s, &[&args[..], &["--retune"]].concat());
+    assert!(third["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["reused"] == false));
+    let store = phobos_tune::Store::open(Path::new(&s.db())).unwrap();
+    assert!(store.measurement_count().unwrap() >= 8);
+}
+
+#[test]
+fn two_concurrent_runs_share_one_database() {
+    let s = Scratch::new("concurrent");
+    let f = example("gemm.ph");
+    let spawn = |m: &str| {
+        command(
+            &s,
+            &[
+                &f,
+                "--dims",
+                &format!("M={m},N=32,K=32"),
+                "--backend",
+                "interp",
+                "--json",
+                "--budget-ms",
+                "1",
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let (a, b) = (spawn("32"), spawn("64"));
+    for child in [a, b] {
+        let r = finish(child.wait_with_output().unwrap());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains("locked"), "{}", r.stderr);
+        let j: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(j["points"].as_array().unwrap().len(), 27);
+    }
+    let store = phobos_tune::Store::open(Path::new(&s.db())).unwrap();
+    // Both runs' 27 outcomes each (pruned ones included) plus their final rounds.
+    assert!(
+        store.measurement_count().unwrap() >= 54,
+        "{}",
+        store.measurement_count().unwrap()
+    );
+}
+
+#[test]
+fn an_aborting_worker_is_replaced_and_the_point_recorded_crashed() {
+    let s = Scratch::new("abort");
+    let f = example("partial_sums.ph");
+    let mut c = command(
+        &s,
+        &[&f, "--dims", "N=256", "--backend", "interp", "--json"],
+    );
+    c.env(phobos_tune::worker::ABORT_HOOK, "U=2");
+    let r = finish(c.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let p = point(&j, "U=2");
+    assert_eq!(p["status"], "crashed");
+    assert!(p["reason"].as_str().unwrap().contains("SIGABRT"), "{p}");
+    assert!(j["worker_restarts"].as_u64().unwrap() >= 1);
+    assert_eq!(j["summary"]["timed"], 3);
+    // The crash is stored like any outcome: the next run does not retry it.
+    let j = kbench_json(&s, &[&f, "--dims", "N=256", INTERP[0], INTERP[1]]);
+    assert_eq!(point(&j, "U=2")["status"], "crashed");
+    assert_eq!(point(&j, "U=2")["reused"], true);
+}
+
+#[test]
+fn without_a_gpu_it_says_so_in_one_line() {
+    if std::env::var_os("PHOBOS_HAVE_GPU").is_some() {
+        return;
+    }
+    let s = Scratch::new("nogpu");
+    let r = kbench(&s, &[&example("partial_sums.ph"), "--dims", "N=256"]);
+    assert_eq!(r.code, 1);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(
+        lines[0].starts_with("error: no GPU found ("),
+        "{}",
+        r.stderr
+    );
+    assert!(lines[0].contains("--backend interp") && lines[0].contains("--dry-run"));
+}
+
+fn nvrtc_available() -> bool {
+    let ok = phobos_gpu::nvrtc::nvrtc_version().is_ok();
+    if !ok && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_some() {
+        panic!("NVRTC is required (PHOBOS_REQUIRE_NVRTC) but not found");
+    }
+    ok
+}
+
+#[test]
+fn dry_run_compiles_every_point_of_the_examples_with_nvrtc() {
+    if !nvrtc_available() {
+        eprintln!("skipped: NVRTC not found (eval \"$(scripts/cuda-tools.sh)\")");
+        return;
+    }
+    let s = Scratch::new("dry");
+    for (file, dims, points) in [
+        ("gemm.ph", "M=128,N=128,K=64", 27),
+        ("partial_sums.ph", "N=4096", 4),
+    ] {
+        let j = kbench_json(&s, &[&example(file), "--dims", dims, "--dry-run"]);
+        assert_eq!(j["dry_run"], true);
+        let all = j["points"].as_array().unwrap();
+        assert_eq!(all.len(), points);
+        for p in all {
+            assert!(
+                ["compiled", "duplicate"].contains(&p["status"].as_str().unwrap()),
+                "{p}"
+            );
+            let r = &p["resources"];
+            assert!(r["registers"].as_u64().unwrap() > 0, "{p}");
+            assert!(
+                r["occupancy"]["active_warps_per_sm"].as_u64().unwrap() > 0,
+                "{p}"
+            );
+            assert!(r["occupancy"]["limiter"].is_string());
+        }
+        assert_eq!(j["dry_run_check"]["error"], Value::Null, "{j:#}");
+        assert!(j["compiler"].as_str().unwrap().starts_with("nvrtc "));
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn the_seed_gemm_tunes_on_the_gpu() {
+    let s = Scratch::new("gpu-gemm");
+    let j = kbench_json(&s, &[&example("gemm.ph"), "--dims", "M=512,N=512,K=512"]);
+    assert_eq!(j["backend"], "cuda");
+    let timed = j["summary"]["timed"].as_u64().unwrap();
+    assert!(timed >= 20, "{j:#}");
+    assert_eq!(j["summary"]["wrong"], 0, "{j:#}");
+    assert!(j["winner"]["median_ms"].as_f64().unwrap() > 0.0);
+    for p in j["points"].as_array().unwrap() {
+        if p["status"] == "ok" {
+            assert!(p["resources"]["registers"].as_u64().unwrap() > 0, "{p}");
+            assert!(p["time"]["median_ms"].as_f64().unwrap() > 0.0, "{p}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_launch_the_driver_rejects_is_recorded_and_the_search_goes_on() {
+    // grid.y over 65535 blocks: the driver refuses B = 1 and B = 2 at N = 131072.
+    let s = Scratch::new("gpu-reject");
+    let j = kbench_json(&s, &[&data("grid_y.ph"), "--dims", "N=131072"]);
+    for bad in ["B=1", "B=2"] {
+        let p = point(&j, bad);
+        assert!(
+            ["load-failed", "crashed"].contains(&p["status"].as_str().unwrap()),
+            "{p}"
+        );
+    }
+    assert_eq!(point(&j, "B=4")["status"], "ok");
+    assert_eq!(j["winner"]["config"], "B=4");
+}

@@ -1,0 +1,4 @@
+kernel k(X: tensor<f32>[N]) {
+  let x = X[ctx.thread]
+  X[ctx.thread] = exp(x, 2.0)
+}

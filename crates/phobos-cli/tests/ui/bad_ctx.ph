@@ -1,0 +1,3 @@
+kernel k(X: tensor<f32>[N]) {
+  X[ctx.block.w] = 0.0
+}

@@ -1,0 +1,3 @@
+kernel k(X: tensor<f32>[N]) {
+  X[0] + 1.0 = 2.0
+}

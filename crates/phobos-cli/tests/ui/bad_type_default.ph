@@ -1,0 +1,3 @@
+kernel k<TA = f16, TB = TA>(A: tensor<TA>[N], B: tensor<TB>[N]) {
+  B[0] = TB(A[0])
+}

@@ -1,0 +1,5 @@
+kernel k(A: tensor<i32>[M, K], B: tensor<i32>[K, N], C: tensor<i32>[M, N]) {
+  let a = A[0 :+ 32, 0 :+ 16]
+  let b = B[0 :+ 16, 0 :+ 32]
+  C[0 :+ 32, 0 :+ 32] = dot(a, b)
+}

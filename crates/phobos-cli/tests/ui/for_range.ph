@@ -1,0 +1,5 @@
+kernel k(X: tensor<f32>[N]) {
+  for i in N {
+    X[i] = 0.0
+  }
+}

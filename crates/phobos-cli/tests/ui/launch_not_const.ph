@@ -1,0 +1,4 @@
+@launch(N)
+kernel k(X: tensor<f32>[N]) {
+  X[ctx.thread] = 0.0
+}

@@ -1,0 +1,4 @@
+kernel k(X: tensor<f32>[N]) {
+  var acc: f32
+  X[0] = acc
+}

@@ -1,0 +1,3 @@
+kernel k(X: tensor<f32>[N], alpha: f32) {
+  X[0] = alpha[0]
+}

@@ -1,0 +1,4 @@
+kernel k(X: tensor<f32>[N]) {
+  if true {
+    X[0] = 1.0
+}

@@ -1,0 +1,4 @@
+@lanuch(256)
+kernel k(X: tensor<f32>[N]) {
+  X[0] = 0.0
+}

@@ -1,0 +1,3 @@
+kernel k(X: tensor<i32>[N]) {
+  X[0] = X[1] * 1.5
+}

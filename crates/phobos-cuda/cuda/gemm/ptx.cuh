@@ -1,0 +1,241 @@
+// Thin wrappers over the PTX instructions the GEMM main loops use: cp.async, ldmatrix, mma.sync,
+// mbarrier, the bulk tensor copy (TMA) and the wgmma fences. Each wrapper is one instruction; the
+// main loops own every ordering decision (which barrier, which wait) and say why where they use it.
+// Compiles under NVRTC (no CUDA headers): only built-in types.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define PH_GEMM_HD __host__ __device__
+#define PH_GEMM_DEV __device__ __forceinline__
+#else
+#define PH_GEMM_HD
+#define PH_GEMM_DEV inline
+#endif
+
+namespace ph {
+namespace gemm {
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+/// Element types of GEMM operands, as template arguments.
+enum Dt : int { F16 = 0, BF16 = 1, TF32 = 2, F8E4M3 = 3, F8E5M2 = 4, I8 = 5, F32 = 6 };
+
+/// Bytes of one element of an operand type.
+PH_GEMM_HD constexpr int dt_bytes(int dt) {
+  return (dt == F16 || dt == BF16) ? 2 : (dt == TF32 || dt == F32) ? 4 : 1;
+}
+
+/// Out-of-tile coordinate a layout reports for a register that holds no element. Large enough
+/// that `m0 + OOB >= M` for any real extent, so even a store that only checks the global bounds
+/// drops it; the epilogue should still check `r < L::R && c < L::C`.
+constexpr int OOB = 1 << 30;
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+PH_GEMM_DEV u32 smem_u32(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// ---- cp.async (sm_80+) -------------------------------------------------------------------------
+
+/// 16-byte global->shared copy that reads `src_bytes` (0..16) and zero-fills the rest; .cg skips
+/// L1, which is what streaming tiles want. `src` must be a valid address even when src_bytes is 0.
+PH_GEMM_DEV void cp_async16(u32 dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+/// 8-byte variant (.ca: .cg only exists for 16 bytes).
+PH_GEMM_DEV void cp_async8(u32 dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+/// 4-byte variant.
+PH_GEMM_DEV void cp_async4(u32 dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+template <int BYTES>
+PH_GEMM_DEV void cp_async(u32 dst, const void* src, int src_bytes) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async moves 4, 8 or 16 bytes");
+  if (BYTES == 16) cp_async16(dst, src, src_bytes);
+  else if (BYTES == 8) cp_async8(dst, src, src_bytes);
+  else cp_async4(dst, src, src_bytes);
+}
+PH_GEMM_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+PH_GEMM_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// ---- ldmatrix / mma.sync ----------------------------------------------------------------------
+
+PH_GEMM_DEV void ldsm_x4(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+PH_GEMM_DEV void ldsm_x4_t(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+PH_GEMM_DEV u32 lds32(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+/// One warp-level MMA D += A*B with f32 (or s32) accumulators, m16n8kK, A row / B col fragments.
+/// The instruction shape follows the element type: k16 for f16/bf16, k8 for tf32, k32 for 8-bit.
+template <int DT>
+struct Mma;
+
+template <>
+struct Mma<F16> {
+  static constexpr int K = 16;
+  PH_GEMM_DEV static void run(float* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<BF16> {
+  static constexpr int K = 16;
+  PH_GEMM_DEV static void run(float* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<TF32> {
+  static constexpr int K = 8;
+  PH_GEMM_DEV static void run(float* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<F8E4M3> {
+  static constexpr int K = 32;
+  PH_GEMM_DEV static void run(float* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<F8E5M2> {
+  static constexpr int K = 32;
+  PH_GEMM_DEV static void run(float* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<I8> {
+  static constexpr int K = 32;
+  // s32 accumulators travel in the same registers as floats: the layout is the same, and the
+  // epilogue reads them through the acc tile's element type (int).
+  PH_GEMM_DEV static void run(int* d, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+// ---- mbarrier (sm_90) -------------------------------------------------------------------------
+
+PH_GEMM_DEV void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+PH_GEMM_DEV void mbar_inval(u32 bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+/// Makes initialized barriers visible to the async proxy (the copy engine) and other threads;
+/// a __syncthreads must follow before anyone uses them.
+PH_GEMM_DEV void fence_mbar_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+PH_GEMM_DEV void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+/// Arrives once and raises the phase's expected transaction count by `bytes`.
+PH_GEMM_DEV void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+/// Blocks until the phase with parity `parity` has completed (returns at once for the phase
+/// before the current one, which is how a producer skips its first wait on an empty slot).
+/// Defining PH_GEMM_WAIT_LIMIT (a count of tries, each a bounded hardware wait) turns a wait
+/// that never completes, a pipeline bug, into a trap instead of a hang (development builds).
+PH_GEMM_DEV void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+#ifdef PH_GEMM_WAIT_LIMIT
+  u32 tries = 0;
+#endif
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+#ifdef PH_GEMM_WAIT_LIMIT
+    if (!done && ++tries > (u32)(PH_GEMM_WAIT_LIMIT)) __trap();
+#endif
+  } while (!done);
+}
+
+// ---- bulk tensor copy (TMA, sm_90) ------------------------------------------------------------
+
+/// 2-D tiled TMA load of one box at element coordinates (c0 innermost, c1) into shared memory,
+/// completing `bytes` of transactions on `bar`. Out-of-bounds elements arrive as zeros when the
+/// map was encoded with CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE.
+PH_GEMM_DEV void tma_load_2d(u32 dst, const void* tmap, int c0, int c1, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+/// Orders this thread's earlier generic-proxy accesses of shared memory before later
+/// async-proxy ones (the copy engine's writes, wgmma's reads) once a barrier has joined them.
+PH_GEMM_DEV void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+PH_GEMM_DEV void tma_prefetch_desc(const void* tmap) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tmap) : "memory");
+}
+
+// ---- wgmma fences (sm_90a) --------------------------------------------------------------------
+
+PH_GEMM_DEV void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+PH_GEMM_DEV void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+PH_GEMM_DEV void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Pins accumulator registers across wgmma issue/wait: the compiler may not move reads or writes
+/// of `r` across this point, so no instruction touches an accumulator while a wgmma owns it.
+PH_GEMM_DEV void reg_fence(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+PH_GEMM_DEV void reg_fence(int& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+#endif  // CUDA
+
+}  // namespace gemm
+}  // namespace ph

@@ -1,0 +1,291 @@
+// Tensor-core GEMM main loop in the sm_80 style: mma.sync (m16n8k16 for f16/bf16, m16n8k8 for
+// tf32, m16n8k32 for 8-bit types), fragments through ldmatrix (.trans for M/N-major 16-bit
+// operands), a STAGES-deep cp.async pipeline into XOR-swizzled shared memory with zero-fill at
+// ragged M/N/K edges. Runs on sm_80 and later, sm_90 included.
+#pragma once
+#include "gemm/ptx.cuh"
+
+namespace ph {
+namespace gemm {
+namespace sm80 {
+
+/// Accumulator layout: the block tile BM x BN is split into WARPS_M x WARPS_N warp tiles (warp w
+/// at (w % WARPS_M, w / WARPS_M)); each warp tile is (WM/16) x (WN/8) m16n8 C fragments, register
+/// i = (mi * NI + ni) * 4 + e holding row g + 8*(e/2), column 2*t + (e%2) of fragment (mi, ni),
+/// where g = lane / 4 and t = lane % 4. Pairs (e, e+1) are adjacent columns of one row: VEC = 2.
+template <int BM, int BN, int WARPS_M, int WARPS_N>
+struct AccLayout {
+  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  static constexpr int WM = BM / WARPS_M;
+  static constexpr int WN = BN / WARPS_N;
+  static constexpr int MI = WM / 16;
+  static constexpr int NI = WN / 8;
+  static constexpr int R = BM;
+  static constexpr int C = BN;
+  static constexpr int N = MI * NI * 4;
+  static constexpr int VEC = 2;
+  static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16 x 16");
+  // Branch-free so that, with i a compile-time constant in an unrolled loop, the tid-dependent
+  // part is computed once and each register costs one add per coordinate.
+  PH_GEMM_HD static void coord(int tid, int i, int& r, int& c) {
+    const bool ok = tid >= 0 && tid < THREADS && i >= 0 && i < N;
+    const int warp = tid / 32, lane = tid % 32;
+    const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+    const int e = i % 4, f = i / 4;
+    const int ni = f % NI, mi = f / NI;
+    const int rr = wm * WM + mi * 16 + lane / 4 + 8 * (e / 2);
+    const int cc = wn * WN + ni * 8 + (lane % 4) * 2 + (e % 2);
+    r = ok ? rr : OOB;
+    c = ok ? cc : OOB;
+  }
+};
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+/// One operand's staged tile: ROWS (M or N) x BK elements. K-major operands (A row-major,
+/// B as [N, K]) are stored as ROWS lines of BK elements, M/N-major ones as BK lines of ROWS
+/// elements, exactly as they lie in global memory, so every copy is a straight cp.async of VB
+/// bytes. 16-byte chunks are XOR-swizzled by line so that the 8 line addresses of every ldmatrix
+/// 8x8 matrix fall in 8 different 16-byte bank groups.
+template <int DT, bool KMAJOR, int ROWS, int BK, int THREADS, int VB>
+struct Staged {
+  static constexpr int ES = dt_bytes(DT);
+  static constexpr int LINES = KMAJOR ? ROWS : BK;
+  static constexpr int LINE_BYTES = (KMAJOR ? BK : ROWS) * ES;
+  static constexpr int CPL = LINE_BYTES / 16;  // 16-byte chunks per line
+  static constexpr int BYTES = LINES * LINE_BYTES;
+  static constexpr int PPL = LINE_BYTES / VB;  // copy pieces per line
+  static constexpr int PIECES = LINES * PPL;
+  static constexpr int PER_THREAD = (PIECES + THREADS - 1) / THREADS;
+  static constexpr int EPP = VB / ES;  // elements per piece
+  static_assert(LINE_BYTES % 32 == 0, "a staged line must hold at least two 16-byte chunks");
+  static_assert(VB == 4 || VB == 8 || VB == 16, "copy width");
+  static_assert(VB >= ES, "copy width below one element");
+
+  /// Swizzle of line `l`: XORed into the chunk index. With 128-byte or longer lines the low
+  /// three chunk bits take l % 8; shorter lines share a 128-byte bank row with their neighbours,
+  /// so the pattern advances once per bank row.
+  PH_GEMM_DEV static int sw(int l) {
+    if (CPL >= 8) return l & 7;
+    if (CPL == 4) return (l >> 1) & 3;
+    return (l >> 2) & 1;  // CPL == 2
+  }
+  /// Byte offset of (line, chunk) inside the stage's tile.
+  PH_GEMM_DEV static u32 off(int line, int chunk) {
+    return (u32)(line * LINE_BYTES + ((chunk ^ sw(line)) << 4));
+  }
+
+  // Per-thread copy state, fixed for the whole k loop.
+  u32 soff[PER_THREAD];       // smem byte offset of each piece in a stage
+  const char* gp[PER_THREAD];  // global address of each piece at k = k_begin
+  int fixed_bytes[PER_THREAD];  // bytes valid along the non-k dimension (0 or VB.. / clamp)
+  int kofs[PER_THREAD];        // k offset of the piece inside the tile
+  long long kstep;             // bytes to advance per k tile
+  int k_ext;                   // K extent (elements)
+
+  /// ld: elements between consecutive lines in global memory; r0: first row (m0 or n0);
+  /// r_ext: M or N; X: operand base.
+  PH_GEMM_DEV void init(const void* X, long long ld, int r0, int r_ext, int k_ext_, int k_begin,
+                        int tid) {
+    k_ext = k_ext_;
+    kstep = KMAJOR ? (long long)BK * ES : (long long)BK * ld * ES;
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+      const int q = tid + j * THREADS;
+      const int line = q / PPL;
+      const int byte = (q % PPL) * VB;
+      soff[j] = (u32)(line * LINE_BYTES) + ((((byte >> 4) ^ sw(line)) << 4) | (byte & 15));
+      const int e = byte / ES;  // element offset inside the line
+      long long elem;
+      if (KMAJOR) {
+        // line = row r0 + line, elements along k
+        const int r = r0 + line;
+        fixed_bytes[j] = (q < PIECES && r < r_ext) ? VB : 0;
+        kofs[j] = e;
+        elem = (long long)r * ld + (long long)k_begin + e;
+      } else {
+        // line = k row, elements along rows
+        const int r = r0 + e;
+        int b = (r_ext - r) * ES;
+        b = b < 0 ? 0 : (b > VB ? VB : b);
+        fixed_bytes[j] = q < PIECES ? b : 0;
+        kofs[j] = line;
+        elem = (long long)(k_begin + line) * ld + r;
+      }
+      gp[j] = static_cast<const char*>(X) + elem * ES;
+    }
+  }
+
+  /// Issues the copies of the tile at k (its index relative to k_begin is `t`) into `stage`.
+  /// `full` says the whole tile is inside M/N/K: then every piece copies VB bytes, unchecked.
+  PH_GEMM_DEV void load(u32 stage, const void* X, int t, int k, bool full) const {
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+      if (PIECES % THREADS != 0 && (int)(threadIdx.x + j * THREADS) >= PIECES) continue;
+      const char* src = gp[j] + (long long)t * kstep;
+      int bytes;
+      if (full) {
+        bytes = VB;
+      } else if (KMAJOR) {
+        int b = (k_ext - (k + kofs[j])) * ES;
+        b = b < 0 ? 0 : (b > VB ? VB : b);
+        bytes = fixed_bytes[j] < b ? fixed_bytes[j] : b;
+      } else {
+        bytes = (k + kofs[j] < k_ext) ? fixed_bytes[j] : 0;
+      }
+      // A zero-byte copy still needs a mapped address: the operand base is one.
+      cp_async<VB>(stage + soff[j], bytes > 0 ? (const void*)src : X, bytes);
+    }
+  }
+};
+
+/// The main loop. Template arguments:
+///   DT            operand element type (both operands): F16, BF16, TF32, F8E4M3, F8E5M2, I8
+///   BM, BN, BK    block tile
+///   WARPS_M/N     warp grid (threads = 32 * WARPS_M * WARPS_N, the whole block)
+///   STAGES        cp.async pipeline depth, 2..8
+///   A_KMAJOR      A[m, k] at A[m * lda + k] (row-major A); else at A[k * lda + m]
+///   B_KMAJOR      B[k, n] at B[n * ldb + k] ([N, K] row-major, dot_t); else at B[k * ldb + n]
+///   VA, VB        bytes per cp.async for A and B (16, 8 or 4): the host guarantees base pointers
+///                 and leading dimensions aligned to that many bytes
+template <int DT, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool A_KMAJOR,
+          bool B_KMAJOR, int VA = 16, int VB = 16>
+struct MainLoop {
+  static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
+  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  static constexpr int ES = dt_bytes(DT);
+  static constexpr int KS = Mma<DT>::K;
+  using Layout = AccLayout<BM, BN, WARPS_M, WARPS_N>;
+  using OpA = Staged<DT, A_KMAJOR, BM, BK, THREADS, VA>;
+  using OpB = Staged<DT, B_KMAJOR, BN, BK, THREADS, VB>;
+  static constexpr int STAGE_BYTES = OpA::BYTES + OpB::BYTES;
+  /// Dynamic shared memory the loop needs (base aligned to 128 bytes).
+  static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;
+  static constexpr int MI = Layout::MI, NI = Layout::NI;
+
+  static_assert(STAGES >= 2 && STAGES <= 8, "STAGES in 2..8");
+  static_assert(BK % KS == 0, "BK must be a multiple of the MMA k");
+  static_assert(KS * ES == 32, "one MMA k step is two 16-byte chunks");
+  static_assert(ES == 2 || (A_KMAJOR && B_KMAJOR),
+                "tf32 and 8-bit operands must both be K-major (ldmatrix.trans moves 16-bit data)");
+  static_assert(NI % 2 == 0, "warp tile N must be a multiple of 16");
+  static_assert(OpA::BYTES % 128 == 0 && OpB::BYTES % 128 == 0, "stage alignment");
+
+  /// acc += A[m0 :+ BM, k :+ BK] . B[k :+ BK, n0 :+ BN] for k = k0, k0 + BK, .. < k1, every
+  /// slice masked by its operand's extents (out-of-range elements read as zero).
+  /// acc: the accumulator tile (`v[Layout::N]`: float, or int for I8), updated in place.
+  /// A, B: operand views with the fields of ph::Operand (phobos_dot.cuh): `p` (element
+  /// pointer), `ld` (elements between consecutive m/n lines if K-major, k lines otherwise),
+  /// `mn0` (m0 or n0), `mn_dim` (M or N), `k_dim` (K of that operand), `ok` (false: the
+  /// operand reads as all zeros, so nothing is added).
+  /// smem: at least SMEM_BYTES of dynamic shared memory, 128-byte aligned.
+  /// Called by all THREADS threads; ends with every copy complete and a block barrier, so the
+  /// shared memory is free for the epilogue.
+  template <class Acc, class OA, class OB>
+  PH_GEMM_DEV static void run(Acc& acc, const OA& A, const OB& B, int k0, int k1,
+                              unsigned char* smem) {
+    if (!A.ok || !B.ok) return;  // uniform
+    run_raw(acc, smem, A.p, A.ld, A.mn0, A.mn_dim, A.k_dim, B.p, B.ld, B.mn0, B.mn_dim, B.k_dim,
+            k0, k1);
+  }
+
+  template <class Acc>
+  PH_GEMM_DEV static void run_raw(Acc& acc, void* smem, const void* A, long long lda, int m0,
+                                  int M, int Ka, const void* B, long long ldb, int n0, int N,
+                                  int Kb, int k_begin, int k_end) {
+    const int tid = threadIdx.x;
+    const int lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+    const int KT = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+    if (KT == 0) return;  // uniform: nothing to add
+    const u32 sbase = smem_u32(smem);
+    const bool full_mn = (m0 + BM <= M) && (n0 + BN <= N);
+    const int K = Ka < Kb ? Ka : Kb;  // whole-tile test only; each operand masks by its own
+
+    OpA opa;
+    OpB opb;
+    opa.init(A, lda, m0, M, Ka, k_begin, tid);
+    opb.init(B, ldb, n0, N, Kb, k_begin, tid);
+
+    auto issue = [&](int t) {
+      if (t < KT) {
+        const int k = k_begin + t * BK;
+        const bool full = full_mn && (k + BK <= K);
+        const u32 st = sbase + (u32)((t % STAGES) * STAGE_BYTES);
+        opa.load(st, A, t, k, full);
+        opb.load(st + OpA::BYTES, B, t, k, full);
+      }
+      // Always commit, even an empty group, so that "wait until at most STAGES-2 groups are
+      // pending" below always means "tile t is in".
+      cp_async_commit();
+    };
+
+#pragma unroll 1
+    for (int s = 0; s < STAGES - 1; ++s) issue(s);
+
+    // ldmatrix lane roles (see the header comment of each branch below).
+    const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
+
+#pragma unroll 1
+    for (int t = 0; t < KT; ++t) {
+      // Tile t has landed for this thread; the barrier makes it visible to all, and also
+      // certifies that every warp finished computing on tile t-1, whose stage the next issue
+      // overwrites.
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      issue(t + STAGES - 1);
+
+      const u32 sa = sbase + (u32)((t % STAGES) * STAGE_BYTES);
+      const u32 sb = sa + OpA::BYTES;
+#pragma unroll
+      for (int kk = 0; kk < BK / KS; ++kk) {
+        u32 af[MI][4];
+        u32 bf[NI][2];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          const int mrow = wm * Layout::WM + mi * 16;
+          if (A_KMAJOR) {
+            // matrices (rows 0-7 | 8-15) x (k chunk 0 | 1) -> a0, a1, a2, a3
+            const int row = mrow + l8 + 8 * lb3;
+            const int chunk = kk * 2 + lb4;
+            ldsm_x4(sa + OpA::off(row, chunk), af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
+          } else {
+            // lines are k: matrices (k 0-7 | 8-15) x (m 0-7 | 8-15), transposed on load
+            const int kline = kk * 16 + l8 + 8 * lb4;
+            const int chunk = (mrow + 8 * lb3) / 8;
+            ldsm_x4_t(sa + OpA::off(kline, chunk), af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
+          }
+        }
+#pragma unroll
+        for (int nj = 0; nj < NI / 2; ++nj) {
+          const int ncol = wn * Layout::WN + nj * 16;
+          if (B_KMAJOR) {
+            // matrices (n 0-7, k c0), (n 0-7, k c1), (n 8-15, k c0), (n 8-15, k c1)
+            const int row = ncol + l8 + 8 * lb4;
+            const int chunk = kk * 2 + lb3;
+            ldsm_x4(sb + OpB::off(row, chunk), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0],
+                    bf[2 * nj + 1][1]);
+          } else {
+            // lines are k: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15)
+            const int kline = kk * 16 + l8 + 8 * lb3;
+            const int chunk = (ncol + 8 * lb4) / 8;
+            ldsm_x4_t(sb + OpB::off(kline, chunk), bf[2 * nj][0], bf[2 * nj][1],
+                      bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
+          }
+        }
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < NI; ++ni) Mma<DT>::run(acc.v + (mi * NI + ni) * 4, af[mi], bf[ni]);
+      }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+};
+
+#endif  // CUDA
+
+}  // namespace sm80
+}  // namespace gemm
+}  // namespace ph

@@ -1,0 +1,273 @@
+// Hopper GEMM main loop: wgmma.mma_async (m64nNk16 f16/bf16, k8 tf32, k32 fp8) reading both
+// operands from shared memory, fed by 2-D TMA bulk tensor copies with 128-byte swizzle that
+// complete on mbarriers, STAGES deep. One to four consumer warpgroups; the copies are issued
+// either by thread 0 between its own MMAs or by a dedicated producer warp (PRODUCER_WARP).
+// Ragged M/N/K edges are the tensor maps' zero fill; the epilogue masks the store of C.
+#pragma once
+#include "gemm/ptx.cuh"
+#include "gemm/wgmma_ops.cuh"
+
+namespace ph {
+namespace gemm {
+namespace sm90 {
+
+/// Same size and alignment as the driver's CUtensorMap (NVRTC has no cuda.h): kernels take
+/// `const __grid_constant__ ph::gemm::sm90::TmaDesc` parameters that the host fills with
+/// cuTensorMapEncodeTiled and passes by value.
+struct alignas(64) TmaDesc {
+  unsigned long long opaque[16];
+};
+
+/// Accumulator layout: WG_M x WG_N consumer warpgroups (warpgroup g = tid / 128 at
+/// (g % WG_M, g / WG_M)), each owning a (BM / WG_M) x (BN / WG_N) sub-tile made of MI = (BM/WG_M)/64
+/// wgmma m64 x WGN results. Register i = mi * (WGN/2) + j of thread t (warp w = (t%128)/32, lane
+/// l) holds row mi*64 + 16*w + l/4 + 8*((j/2)%2), column 8*(j/4) + 2*(l%4) + j%2 of that sub-tile.
+/// Threads past the consumers (a producer warp) hold nothing: their coordinates are OOB.
+/// THREADS_ is the block size.
+template <int BM, int BN, int WG_M, int WG_N, int THREADS_>
+struct AccLayout {
+  static constexpr int CONSUMERS = WG_M * WG_N * 128;
+  static constexpr int THREADS = THREADS_;  // the block: consumers, then any producer warp
+  static_assert(THREADS >= CONSUMERS, "the consumer warpgroups are threads 0 .. CONSUMERS-1");
+  static constexpr int WGM = BM / WG_M;
+  static constexpr int WGN = BN / WG_N;
+  static constexpr int MI = WGM / 64;
+  static constexpr int R = BM;
+  static constexpr int C = BN;
+  static constexpr int N = MI * WGN / 2;
+  static constexpr int VEC = 2;
+  static_assert(WGM % 64 == 0, "a warpgroup's rows are whole m64 wgmma tiles");
+  static_assert(WGN % 16 == 0 && WGN <= 256, "wgmma N");
+  // Branch-free: see sm80::AccLayout::coord.
+  PH_GEMM_HD static void coord(int tid, int i, int& r, int& c) {
+    const bool ok = tid >= 0 && tid < CONSUMERS && i >= 0 && i < N;
+    const int g = tid / 128, t = tid % 128;
+    const int wm = g % WG_M, wn = g / WG_M;
+    const int w = t / 32, l = t % 32;
+    const int mi = i / (WGN / 2), j = i % (WGN / 2);
+    const int rr = wm * WGM + mi * 64 + 16 * w + l / 4 + 8 * ((j / 2) % 2);
+    const int cc = wn * WGN + 8 * (j / 4) + 2 * (l % 4) + (j % 2);
+    r = ok ? rr : OOB;
+    c = ok ? cc : OOB;
+  }
+};
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+/// wgmma shared-memory descriptor, 128-byte swizzle: start address, leading and stride byte
+/// offsets (all >> 4), swizzle mode 1 in bits 62-63. Base offset 0: every swizzle atom this
+/// loop addresses starts on a 1024-byte boundary (the in-atom k advance is in the address).
+PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
+  return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((lbo & 0x3FFFF) >> 4) << 16) |
+         ((u64)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+/// The main loop. Template arguments:
+///   DT            F16, BF16, TF32 (f32 data read as tf32), F8E4M3, F8E5M2 (both operands)
+///   BM, BN, BK    block tile; BM/WG_M a multiple of 64 (<= 128 per warpgroup), BN/WG_N a
+///                 multiple of 32 (<= 256); BK a multiple of 128 bytes of elements
+///   WG_M, WG_N    consumer warpgroups along M and N
+///   STAGES        smem pipeline depth (2..8)
+///   A_KMAJOR      A is [M, K] row-major (else M-major: [K, M] in memory; 16-bit types only)
+///   B_KMAJOR      B is [N, K] row-major (dot_t, or [K, N] column-major); else [K, N] row-major
+///                 (N-major, 16-bit types only)
+///   PRODUCER_WARP one extra warp (threads = 128 * WG_M * WG_N + 32) issues all copies; else
+///                 thread 0 issues them between its MMAs (threads = 128 * WG_M * WG_N)
+template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
+          bool B_KMAJOR, bool PRODUCER_WARP>
+struct MainLoop {
+  static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
+  static constexpr int CONSUMERS = WG_M * WG_N * 128;
+  static constexpr int THREADS = CONSUMERS + (PRODUCER_WARP ? 32 : 0);
+  using Layout = AccLayout<BM, BN, WG_M, WG_N, THREADS>;
+  static constexpr int CONSUMER_WARPS = CONSUMERS / 32;
+  static constexpr int ES = dt_bytes(DT);
+  static constexpr int KB = 128 / ES;  // elements per 128-byte swizzle line
+  static constexpr int WGM = Layout::WGM, WGN = Layout::WGN, MI = Layout::MI;
+  static constexpr int TA = A_KMAJOR ? 0 : 1, TB = B_KMAJOR ? 0 : 1;
+  using Op = Wgmma<DT, WGN, TA, TB>;
+  static constexpr int KS = Op::K;
+  static constexpr int A_BYTES = BM * BK * ES;
+  static constexpr int B_BYTES = BN * BK * ES;
+  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+  /// Dynamic shared memory: the stages, 2 mbarriers per stage, and 1024 bytes of slack so the
+  /// loop can align its base to the 1024-byte swizzle atom whatever pointer it is given.
+  static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGES * 16 + 1024;
+  /// Transaction bytes of one stage: TMA counts whole boxes, zero-filled parts included.
+  static constexpr unsigned TX_BYTES = (unsigned)STAGE_BYTES;
+
+  static_assert(DT == F16 || DT == BF16 || DT == TF32 || DT == F8E4M3 || DT == F8E5M2,
+                "wgmma element type");
+  static_assert(ES == 2 || (A_KMAJOR && B_KMAJOR), "tf32/fp8 wgmma needs K-major A and B");
+  static_assert(MI == 1 || MI == 2, "64 or 128 rows per warpgroup");
+  static_assert(BK % KB == 0, "BK must be whole 128-byte lines");
+  static_assert(KS * ES == 32, "one wgmma k step is 32 bytes");
+  static_assert(BM <= 256 && BN <= 256 && BK <= 256, "TMA boxes are at most 256 per dimension");
+  static_assert(A_KMAJOR || BM % KB == 0, "M-major A is loaded in 64-row slabs");
+  static_assert(B_KMAJOR || WGN % KB == 0, "N-major B is read in 64-column slabs per warpgroup");
+  static_assert(STAGES >= 2 && STAGES <= 8, "STAGES in 2..8");
+  static_assert(WG_M * WG_N >= 1 && WG_M * WG_N <= 4, "1..4 consumer warpgroups");
+
+  // Box shapes (elements, innermost first) the host must encode, per operand.
+  static constexpr int A_BOX0 = KB;
+  static constexpr int A_BOX1 = A_KMAJOR ? BM : BK;
+  static constexpr int B_BOX0 = KB;
+  static constexpr int B_BOX1 = B_KMAJOR ? BN : BK;
+
+  PH_GEMM_DEV static void produce(u32 stage, u32 bar, const void* tmA, const void* tmB, int m0,
+                                  int n0, int k) {
+    mbar_arrive_expect_tx(bar, TX_BYTES);
+    if (A_KMAJOR) {
+#pragma unroll
+      for (int s = 0; s < BK / KB; ++s) tma_load_2d(stage + s * (BM * 128), tmA, k + s * KB, m0, bar);
+    } else {
+#pragma unroll
+      for (int s = 0; s < BM / KB; ++s) tma_load_2d(stage + s * (BK * 128), tmA, m0 + s * KB, k, bar);
+    }
+    const u32 sb = stage + A_BYTES;
+    if (B_KMAJOR) {
+#pragma unroll
+      for (int s = 0; s < BK / KB; ++s) tma_load_2d(sb + s * (BN * 128), tmB, k + s * KB, n0, bar);
+    } else {
+#pragma unroll
+      for (int s = 0; s < BN / KB; ++s) tma_load_2d(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar);
+    }
+  }
+
+  /// Descriptor of the A operand of wgmma (mi, kk) of warpgroup row wm in stage `st`.
+  PH_GEMM_DEV static u64 desc_a(u32 st, int wm, int mi, int kk) {
+    const int row = wm * WGM + mi * 64;
+    if (A_KMAJOR) {
+      const int kb = kk * 32;  // byte offset along k
+      return desc_sw128(st + (kb / 128) * (BM * 128) + row * 128 + (kb % 128), 16, 1024);
+    }
+    return desc_sw128(st + (row / 64) * (BK * 128) + kk * KS * 128, BK * 128, 1024);
+  }
+  PH_GEMM_DEV static u64 desc_b(u32 st, int wn, int kk) {
+    const u32 sb = st + A_BYTES;
+    const int col = wn * WGN;
+    if (B_KMAJOR) {
+      const int kb = kk * 32;
+      return desc_sw128(sb + (kb / 128) * (BN * 128) + col * 128 + (kb % 128), 16, 1024);
+    }
+    return desc_sw128(sb + (col / 64) * (BK * 128) + kk * KS * 128, BK * 128, 1024);
+  }
+
+  template <class Acc>
+  PH_GEMM_DEV static void fence_acc(Acc& acc) {
+#pragma unroll
+    for (int i = 0; i < Layout::N; ++i) reg_fence(acc.v[i]);
+  }
+
+  /// acc += A[m0 :+ BM, k :+ BK] . B[k :+ BK, n0 :+ BN] for k = k0, k0 + BK, .. < k1; the
+  /// tensor maps' bounds mask every slice (zero fill).
+  /// A, B: operand views with the fields of ph::Operand; only `mn0` and `ok` are read (the
+  /// pointer, leading dimension and extents are in the tensor maps).
+  /// tmA, tmB: the kernel's `const __grid_constant__ TmaDesc` parameters, by address (see the
+  /// TmaSpec the host encodes them from). smem: SMEM_BYTES of dynamic shared memory.
+  /// Called by all THREADS threads of the block. Ends with all copies and MMAs complete, the
+  /// barriers invalidated and a block barrier, so shared memory is free for the epilogue.
+  template <class Acc, class OA, class OB>
+  PH_GEMM_DEV static void run(Acc& acc, const OA& A, const OB& B, const TmaDesc* tmA,
+                              const TmaDesc* tmB, int k0, int k1, unsigned char* smem) {
+    if (!A.ok || !B.ok) return;  // uniform
+    run_raw(acc, smem, tmA, tmB, A.mn0, B.mn0, k0, k1);
+  }
+
+  template <class Acc>
+  PH_GEMM_DEV static void run_raw(Acc& acc, void* smem, const void* tmA, const void* tmB, int m0,
+                                  int n0, int k_begin, int k_end) {
+    const int tid = threadIdx.x;
+    const int KT = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+    if (KT == 0) return;  // uniform
+    const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
+    const u32 full0 = base + STAGES * STAGE_BYTES;
+    const u32 empty0 = full0 + 8 * STAGES;
+    // Whatever the kernel did with this shared memory before (generic stores) must be ordered
+    // before the copy engine overwrites it: a proxy fence in every thread, then the barrier.
+    fence_proxy_async();
+    if (tid == 0) {
+      tma_prefetch_desc(tmA);
+      tma_prefetch_desc(tmB);
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(full0 + 8 * s, 1);                // the producer's arrive; bytes do the rest
+        mbar_init(empty0 + 8 * s, CONSUMER_WARPS);  // one arrive per consumer warp
+      }
+      fence_mbar_init();
+    }
+    __syncthreads();
+
+    if (PRODUCER_WARP && tid >= CONSUMERS) {
+      if (tid == CONSUMERS) {
+#pragma unroll 1
+        for (int t = 0; t < KT; ++t) {
+          const int s = t % STAGES;
+          // Wait until the consumers released tile t - STAGES from this slot.
+          if (t >= STAGES) mbar_wait(empty0 + 8 * s, ((t / STAGES) - 1) & 1);
+          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, m0, n0, k_begin + t * BK);
+        }
+      }
+      __syncwarp();
+    } else {
+      if (!PRODUCER_WARP && tid == 0) {
+        const int pre = KT < STAGES ? KT : STAGES;
+#pragma unroll 1
+        for (int t = 0; t < pre; ++t)
+          produce(base + t * STAGE_BYTES, full0 + 8 * t, tmA, tmB, m0, n0, k_begin + t * BK);
+      }
+      __syncwarp();
+      const int g = tid / 128;
+      const int wm = g % WG_M, wn = g / WG_M;
+      const int lane = tid & 31;
+#pragma unroll 1
+      for (int t = 0; t < KT; ++t) {
+        const int s = t % STAGES;
+        mbar_wait(full0 + 8 * s, (t / STAGES) & 1);
+        const u32 st = base + s * STAGE_BYTES;
+        fence_acc(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / KS; ++kk) {
+          const u64 db = desc_b(st, wn, kk);
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) Op::run(acc.v + mi * (WGN / 2), desc_a(st, wm, mi, kk), db);
+        }
+        wgmma_commit();
+        fence_acc(acc);
+        // Keep this tile's MMAs in flight; the previous tile's are done after this wait, so its
+        // slot can be handed back to the producer.
+        wgmma_wait<1>();
+        fence_acc(acc);
+        if (t > 0) {
+          const int ps = (t - 1) % STAGES;
+          if (lane == 0) mbar_arrive(empty0 + 8 * ps);
+          if (!PRODUCER_WARP && tid == 0 && t - 1 + STAGES < KT) {
+            mbar_wait(empty0 + 8 * ps, ((t - 1) / STAGES) & 1);
+            produce(base + ps * STAGE_BYTES, full0 + 8 * ps, tmA, tmB, m0, n0,
+                    k_begin + (t - 1 + STAGES) * BK);
+          }
+          __syncwarp();
+        }
+      }
+      wgmma_wait<0>();
+      fence_acc(acc);
+    }
+    // Every tile that was copied was also waited for, so no copy is in flight past this point.
+    __syncthreads();
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_inval(full0 + 8 * s);
+        mbar_inval(empty0 + 8 * s);
+      }
+    }
+    __syncthreads();
+  }
+};
+
+#endif  // CUDA
+
+}  // namespace sm90
+}  // namespace gemm
+}  // namespace ph

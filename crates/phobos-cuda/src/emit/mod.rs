@@ -1,0 +1,338 @@
+//! Kernel assembly and statements: the signature of the launch ABI, declarations, control flow,
+//! and the barrier discipline.
+//!
+//! Barriers: the scratch area of shared memory is reused by every conversion, broadcast,
+//! reduction and dot; a `__syncthreads()` goes before a scratch user only when an earlier one
+//! may still be reading (`scratch_dirty`). Tile statements act as block-wide barriers for
+//! memory, so a tile load of a tensor stored to since the last barrier gets one first, and a
+//! tile store to a tensor that element loads read gets one after it.
+
+mod expr;
+pub(crate) mod ops;
+mod stmt;
+mod tile;
+
+use crate::layout::Layout;
+use crate::names::Names;
+use crate::plan::{plan, Plan};
+use crate::{ctype, EmitError, EmitOptions, Emitted};
+use phobos_ir::{Kernel, ParamId, ParamKind};
+use phobos_syntax::Span;
+use std::collections::BTreeSet;
+
+pub(crate) type Result<T> = std::result::Result<T, EmitError>;
+
+/// The header of the grid-level GEMM knobs (GROUP_M swizzle, SPLIT_K range).
+pub(crate) const SCHED_HEADER: &str = "gemm/sched.cuh";
+/// The swizzled block indices under GROUP_M (`ctx.block.x`, `ctx.block.y`).
+pub(crate) const BX: &str = "ph_bx";
+pub(crate) const BY: &str = "ph_by";
+
+pub(crate) fn unsupported<T>(what: impl Into<String>, span: Span) -> Result<T> {
+    Err(EmitError::Unsupported {
+        what: what.into(),
+        span,
+    })
+}
+
+pub(crate) struct Emitter<'k> {
+    k: &'k Kernel,
+    opts: &'k EmitOptions,
+    names: Names,
+    plan: Plan,
+    lines: Vec<String>,
+    indent: usize,
+    tmp: usize,
+    /// Largest scratch use, in bytes.
+    scratch_bytes: u32,
+    /// A scratch user's reads may still be in flight: the next user needs a barrier first.
+    scratch_dirty: bool,
+    /// Tensors stored to since the last barrier.
+    pending: BTreeSet<ParamId>,
+    /// Tensors read by element loads anywhere in the kernel.
+    element_loaded: BTreeSet<ParamId>,
+    layouts_used: BTreeSet<Layout>,
+    headers: BTreeSet<&'static str>,
+    gemm_smem: u32,
+    notes: Vec<String>,
+    /// The statement being emitted, as in `GemmMatch::path`.
+    path: Vec<(usize, usize)>,
+    last_line: Option<usize>,
+}
+
+pub(crate) fn emit_kernel(
+    k: &Kernel,
+    opts: &EmitOptions,
+    policy: crate::GemmPolicy,
+    arch: u32,
+) -> Result<Emitted> {
+    let mut element_loaded = BTreeSet::new();
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        crate::visit::loaded_tensors(e, false, &mut element_loaded);
+        false
+    });
+    let mut em = Emitter {
+        k,
+        opts,
+        names: Names::new(k),
+        plan: plan(k, policy, arch),
+        lines: Vec::new(),
+        indent: 1,
+        tmp: 0,
+        scratch_bytes: 0,
+        scratch_dirty: false,
+        pending: BTreeSet::new(),
+        element_loaded,
+        layouts_used: BTreeSet::new(),
+        headers: BTreeSet::new(),
+        gemm_smem: 0,
+        notes: Vec::new(),
+        path: Vec::new(),
+        last_line: None,
+    };
+    em.headers.insert(crate::PRELUDE_HEADER);
+    em.notes = em.plan.notes.clone();
+    if em.plan.group_m > 1 {
+        // GROUP_M: the block's (M tile, N tile) indices in swizzled order, read wherever the
+        // kernel reads ctx.block.x/y (a bijection of the grid: blocks never communicate).
+        em.headers.insert(SCHED_HEADER);
+        em.line(format!(
+            "int {BX}, {BY}; ph::gemm::swizzle_block((int)blockIdx.x, (int)blockIdx.y, (int)gridDim.x, (int)gridDim.y, {}, &{BX}, &{BY});",
+            em.plan.group_m
+        ));
+    }
+    em.hoisted_declarations()?;
+    em.block(&k.body, 0)?;
+    em.finish()
+}
+
+impl<'k> Emitter<'k> {
+    pub(crate) fn line(&mut self, s: impl AsRef<str>) {
+        let pad = "  ".repeat(self.indent);
+        self.lines.push(format!("{pad}{}", s.as_ref()));
+    }
+
+    pub(crate) fn fresh(&mut self, base: &str) -> String {
+        self.tmp += 1;
+        format!("ph_{base}{}", self.tmp)
+    }
+
+    pub(crate) fn barrier(&mut self) {
+        self.line("__syncthreads();");
+        self.scratch_dirty = false;
+        self.pending.clear();
+    }
+
+    /// Called before a prelude function that uses the scratch area of `bytes` bytes; returns
+    /// the scratch argument.
+    pub(crate) fn scratch(&mut self, bytes: u32) -> String {
+        if self.scratch_dirty {
+            self.barrier();
+        }
+        self.scratch_bytes = self.scratch_bytes.max(bytes);
+        // The function's own barrier orders everything before it.
+        self.scratch_dirty = true;
+        self.pending.clear();
+        "ph_scratch".into()
+    }
+
+    /// The alias of a layout, recording it for the `using` lines.
+    pub(crate) fn alias(&mut self, l: &Layout) -> String {
+        self.layouts_used.insert(l.clone());
+        l.alias()
+    }
+
+    pub(crate) fn tile_type(&mut self, t: phobos_ir::DType, l: &Layout) -> String {
+        format!("ph::Tile<{}, {}>", ctype::register(t), self.alias(l))
+    }
+
+    /// `#line` directive when a statement starts a new source line.
+    pub(crate) fn source_line(&mut self, span: Span) {
+        let Some(src) = &self.opts.source else {
+            return;
+        };
+        if span.is_empty() && span.lo == 0 {
+            return;
+        }
+        let (line, _) = src.line_col(span.lo);
+        if self.last_line != Some(line) {
+            let name = src.name.replace('\\', "/").replace('"', "'");
+            self.lines.push(format!("#line {line} \"{name}\""));
+            self.last_line = Some(line);
+        }
+    }
+
+    /// Declarations of locals that cannot be declared where first assigned.
+    fn hoisted_declarations(&mut self) -> Result<()> {
+        let in_gemm: BTreeSet<usize> = self
+            .plan
+            .gemms
+            .iter()
+            .flat_map(|(m, _)| [m.k_var])
+            .collect();
+        for (l, local) in self.k.locals.iter().enumerate() {
+            if self.plan.decl_inline.contains_key(&l) || in_gemm.contains(&l) {
+                continue;
+            }
+            if !crate::visit::stmts_touch_local(&self.k.body, l) {
+                continue;
+            }
+            let name = self.names.locals[l].clone();
+            let ty = match &local.ty {
+                phobos_ir::Ty::Scalar(t) => ctype::register(*t).to_string(),
+                phobos_ir::Ty::Tile(t, _) => {
+                    let lay = self.plan.layouts[&l].clone();
+                    self.note_layout(l, &lay);
+                    self.tile_type(*t, &lay)
+                }
+            };
+            self.line(format!("{ty} {name};"));
+        }
+        Ok(())
+    }
+
+    fn signature(&self) -> String {
+        let k = self.k;
+        let mut stored = BTreeSet::new();
+        crate::visit::stored_tensors(&k.body, &mut stored);
+        let mut params = Vec::new();
+        for (i, p) in k.params.iter().enumerate() {
+            let name = &self.names.params[i];
+            params.push(match &p.kind {
+                ParamKind::Tensor { dtype, .. } => {
+                    let c = if stored.contains(&i) { "" } else { "const " };
+                    format!("{c}{}* __restrict__ {name}", ctype::storage(*dtype))
+                }
+                ParamKind::Scalar { dtype } if ctype::is_narrow_float(*dtype) => {
+                    format!("{} {name}_arg", ctype::storage(*dtype))
+                }
+                ParamKind::Scalar { dtype } => format!("{} {name}", ctype::storage(*dtype)),
+            });
+        }
+        for d in &self.names.dims {
+            params.push(format!("int {d}"));
+        }
+        for t in &self.plan.tma {
+            params.push(format!(
+                "const __grid_constant__ ph::gemm::sm90::TmaDesc {}",
+                t.name
+            ));
+        }
+        let bounds = match k.launch.min_blocks_per_sm {
+            Some(m) => format!("{}, {m}", k.launch.threads),
+            None => k.launch.threads.to_string(),
+        };
+        format!(
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",
+            self.names.kernel,
+            params.join(", ")
+        )
+    }
+
+    fn finish(mut self) -> Result<Emitted> {
+        let k = self.k;
+        for (_, ml) in &self.plan.gemms {
+            for h in ml.headers() {
+                self.headers.insert(h);
+            }
+        }
+        let scratch = self.scratch_bytes.div_ceil(16) * 16;
+        let gemm_region = self.gemm_smem.div_ceil(16) * 16;
+        let smem = gemm_region + scratch;
+        let mut out = Vec::new();
+        out.push(format!(
+            "// Phobos kernel `{}` at {}{}, {} threads",
+            k.name,
+            if k.point.0.is_empty() {
+                "its only point".to_string()
+            } else {
+                k.point.to_pins()
+            },
+            type_args(k),
+            k.launch.threads
+        ));
+        for n in &self.notes {
+            out.push(format!("// {n}"));
+        }
+        // The prelude first: the other headers build on it.
+        let mut includes: Vec<&str> = self.headers.iter().copied().collect();
+        includes.sort_by_key(|h| (*h != crate::PRELUDE_HEADER, h.starts_with("gemm/"), *h));
+        for h in includes {
+            out.push(format!("#include \"{h}\""));
+        }
+        out.push(String::new());
+        for l in &self.layouts_used {
+            out.push(format!("using {} = {};", l.alias(), l.cpp()));
+        }
+        if !self.layouts_used.is_empty() {
+            out.push(String::new());
+        }
+        out.push(format!("{} {{", self.signature()));
+        if smem > 0 {
+            out.push(format!(
+                "  extern __shared__ __align__(128) unsigned char ph_smem[];  // {smem} bytes"
+            ));
+        }
+        if scratch > 0 {
+            out.push(format!(
+                "  ph::Scratch<{scratch}> ph_scratch{{ph_smem + {gemm_region}}};  // conversions, broadcasts, reductions"
+            ));
+        }
+        for (i, p) in k.params.iter().enumerate() {
+            if let ParamKind::Scalar { dtype } = p.kind {
+                if ctype::is_narrow_float(dtype) {
+                    let n = &self.names.params[i];
+                    out.push(format!(
+                        "  const float {n} = ph::Reg<{}>::load({n}_arg);",
+                        ctype::storage(dtype)
+                    ));
+                }
+            }
+        }
+        out.append(&mut self.lines);
+        out.push("}".into());
+        let notes = self.notes.clone();
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.to_string(),
+                    crate::header_text(h).unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        // The cuda/gemm headers include each other by name: register all of them.
+        if self.headers.iter().any(|h| h.starts_with("gemm/")) {
+            for (name, text) in crate::gemm_fast::headers() {
+                if !headers.iter().any(|(n, _)| n == name) {
+                    headers.push((name.to_string(), text.to_string()));
+                }
+            }
+        }
+        Ok(Emitted {
+            source: out.join("\n") + "\n",
+            entry: self.names.kernel.clone(),
+            headers,
+            dynamic_smem_bytes: smem,
+            threads: k.launch.threads,
+            max_regs: k.launch.max_regs,
+            notes,
+            tma: self.plan.tma.clone(),
+            zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
+            grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
+        })
+    }
+}
+
+fn type_args(k: &Kernel) -> String {
+    if k.type_args.is_empty() {
+        return String::new();
+    }
+    let a: Vec<String> = k
+        .type_args
+        .iter()
+        .map(|(n, t)| format!("{n}={t}"))
+        .collect();
+    format!(" with {}", a.join(", "))
+}

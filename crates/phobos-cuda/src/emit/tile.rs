@@ -1,0 +1,263 @@
+//! Tile expressions: elementwise trees become one loop over a thread's registers; loads,
+//! conversions, broadcasts, reductions, transposes and dots become prelude calls.
+
+use super::expr::{int_lit, reduce_op};
+use super::ops::{self, Code};
+use super::{Emitter, Result};
+use crate::ctype;
+use crate::layout::{blocked, rc, Layout};
+use crate::mainloop::dot_ld;
+use phobos_ir::{Expr, ExprKind, Index, Lit, ParamId, ReduceOp};
+
+/// The register index of the per-register loops.
+const I: &str = "ph_i";
+
+/// True when two tile expressions have the same layout shape (`[n]` and `[1, n]`).
+fn same_rc(a: &Expr, b: &Expr) -> bool {
+    rc(a.ty.shape().unwrap_or(&[1])) == rc(b.ty.shape().unwrap_or(&[1]))
+}
+
+fn ceil16(x: i64) -> u32 {
+    (x.max(0) as u32).div_ceil(16) * 16
+}
+
+impl<'k> Emitter<'k> {
+    fn natural_layout(&self, e: &Expr) -> Layout {
+        crate::plan::natural(self.k, &self.plan.layouts, e)
+            .unwrap_or_else(|| blocked(e.ty.shape().unwrap_or(&[1]), self.k.launch.threads))
+    }
+
+    /// Scratch bytes of a tile staged row-major (mirrors `ph::smem_tile_bytes`).
+    pub(crate) fn tile_smem_bytes(&self, e: &Expr) -> u32 {
+        let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
+        let ld = if c >= 32 && c % 32 == 0 { c + 1 } else { c };
+        ceil16(r * ld * ctype::register_bytes(e.ty.dtype()) as i64)
+    }
+
+    /// A tile value as a variable: a local, or a temporary in its natural layout.
+    pub(crate) fn as_tile(&mut self, e: &Expr) -> Result<(String, Layout)> {
+        if let ExprKind::Local(l) = e.kind {
+            return Ok((self.names.locals[l].clone(), self.plan.layouts[&l].clone()));
+        }
+        let lay = self.natural_layout(e);
+        let name = self.materialize(e, &lay)?;
+        Ok((name, lay))
+    }
+
+    fn materialize(&mut self, e: &Expr, lay: &Layout) -> Result<String> {
+        let ty = self.tile_type(e.ty.dtype(), lay);
+        if let Some(rhs) = self.tile_rhs(lay, e)? {
+            let name = self.fresh("t");
+            self.line(format!("{ty} {name} = {rhs};"));
+            return Ok(name);
+        }
+        let name = self.fresh("t");
+        self.line(format!("{ty} {name};"));
+        self.tile_into(&name, lay, e)?;
+        Ok(name)
+    }
+
+    /// One C++ expression computing `e` in `lay` when `e` is a single prelude call (the
+    /// statements it needs are emitted first); None for register loops and dots.
+    pub(crate) fn tile_rhs(&mut self, lay: &Layout, e: &Expr) -> Result<Option<String>> {
+        let alias = self.alias(lay);
+        Ok(Some(match &e.kind {
+            ExprKind::Local(x) => {
+                let name = self.names.locals[*x].clone();
+                if &self.plan.layouts[x] == lay {
+                    name
+                } else {
+                    let s = self.scratch(self.tile_smem_bytes(e));
+                    format!("ph::convert<{alias}>({name}, {s})")
+                }
+            }
+            ExprKind::Load { tensor, index } => {
+                let region = self.region(*tensor, index, false)?;
+                format!("ph::load_tile<{alias}>({region})")
+            }
+            ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
+                let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
+                if let ExprKind::Load { tensor, index } = &inner.kind {
+                    let region = self.region(*tensor, index, false)?;
+                    format!("ph::load_tile_bcast<{alias}, {sr}, {sc}>({region})")
+                } else {
+                    let (src, _) = self.as_tile(inner)?;
+                    let s = self.scratch(self.tile_smem_bytes(inner));
+                    format!("ph::broadcast<{alias}>({src}, {s})")
+                }
+            }
+            ExprKind::Reduce {
+                op,
+                axis: Some(_),
+                arg,
+            } if !(*op == ReduceOp::Sum && ctype::is_narrow_float(e.ty.dtype())) => {
+                self.reduce_call(e, *op, arg, &alias)?
+            }
+            ExprKind::Transpose(arg) => {
+                let (src, _) = self.as_tile(arg)?;
+                let (r, c) = rc(arg.ty.shape().unwrap_or(&[1]));
+                let bytes = ceil16(r * (c + 1) * ctype::register_bytes(arg.ty.dtype()) as i64);
+                let s = self.scratch(bytes);
+                self.headers.insert(crate::REDUCE_HEADER);
+                format!("ph::transpose<{alias}>({src}, {s})")
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    fn reduce_call(&mut self, e: &Expr, op: ReduceOp, arg: &Expr, alias: &str) -> Result<String> {
+        let ExprKind::Reduce {
+            axis: Some(axis), ..
+        } = e.kind
+        else {
+            return self.unsupported_expr("a full reduction as a tile", e);
+        };
+        let shape = arg.ty.shape().unwrap_or(&[1]);
+        // A rank-1 tile is laid out as one row: its axis 0 is the layout's columns.
+        let ax = if shape.len() == 1 { 1 } else { axis };
+        let (r, c) = rc(shape);
+        let outputs = if ax == 1 { r } else { c };
+        let (src, _) = self.as_tile(arg)?;
+        let size = ctype::register_bytes(arg.ty.dtype()) as i64;
+        let bytes = self.tile_smem_bytes(arg) + ceil16(outputs * size);
+        let s = self.scratch(bytes);
+        self.headers.insert(crate::REDUCE_HEADER);
+        Ok(format!(
+            "ph::reduce<{}, {ax}, {alias}>({src}, {s})",
+            reduce_op(op)
+        ))
+    }
+
+    /// Assigns `e`, computed in `lay`, to the tile variable `dst`.
+    pub(crate) fn tile_into(&mut self, dst: &str, lay: &Layout, e: &Expr) -> Result<()> {
+        if let Some(rhs) = self.tile_rhs(lay, e)? {
+            self.line(format!("{dst} = {rhs};"));
+            return Ok(());
+        }
+        let alias = self.alias(lay);
+        match &e.kind {
+            ExprKind::Dot { .. } => {
+                let zero = ctype::literal(Lit::Int(0), e.ty.dtype()).0;
+                self.line("#pragma unroll");
+                self.line(format!(
+                    "for (int {I} = 0; {I} < {alias}::N; ++{I}) {dst}.v[{I}] = {zero};"
+                ));
+                self.dot_into(dst, lay, e)
+            }
+            ExprKind::Reduce { op, arg, .. } => {
+                // A sum of a narrow float type: accumulated in float, rounded once.
+                let call = self.reduce_call(e, *op, arg, &alias)?;
+                self.line(format!("{dst} = {call};"));
+                let r = ctype::rounder(e.ty.dtype()).unwrap_or("");
+                self.line("#pragma unroll");
+                self.line(format!(
+                    "for (int {I} = 0; {I} < {alias}::N; ++{I}) {dst}.v[{I}] = {r}({dst}.v[{I}]);"
+                ));
+                Ok(())
+            }
+            _ => {
+                let v = self.elem(e, lay)?;
+                self.line("#pragma unroll");
+                self.line(format!(
+                    "for (int {I} = 0; {I} < {alias}::N; ++{I}) {dst}.v[{I}] = {};",
+                    v.full()
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    /// `dst += a @ b` (or `a @ b^T`) for a dot expression.
+    pub(crate) fn dot_into(&mut self, dst: &str, _lay: &Layout, dot: &Expr) -> Result<()> {
+        let ExprKind::Dot { a, b, trans_b, .. } = &dot.kind else {
+            return self.unsupported_expr("a dot", dot);
+        };
+        let (an, _) = self.as_tile(a)?;
+        let (bn, _) = self.as_tile(b)?;
+        let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
+        let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
+        let size = ctype::register_bytes(dot.ty.dtype()) as i64;
+        let bytes = ceil16((k * dot_ld(m) + k * dot_ld(n)) * size);
+        let s = self.scratch(bytes);
+        self.headers.insert(crate::DOT_HEADER);
+        self.line(format!("ph::dot_acc<{trans_b}>({dst}, {an}, {bn}, {s});"));
+        Ok(())
+    }
+
+    /// The value of tile expression `e` at register `ph_i` of layout `lay`.
+    fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
+        if !e.ty.is_tile() {
+            return self.scalar(e);
+        }
+        let t = e.ty.dtype();
+        Ok(match &e.kind {
+            ExprKind::Local(x) if &self.plan.layouts[x] == lay => {
+                Code::atom(format!("{}.v[{I}]", self.names.locals[*x]))
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.elem(a, lay)?;
+                ops::unary(*op, t, &a)
+            }
+            ExprKind::Binary(op, a, b) => {
+                let ot = a.ty.dtype();
+                let blit = int_lit(b);
+                let (a, b) = (self.elem(a, lay)?, self.elem(b, lay)?);
+                ops::binary(*op, ot, &a, &b, blit)
+            }
+            ExprKind::Math(f, a) => {
+                let c = self.elem(a, lay)?;
+                match ops::math(*f, t, &c) {
+                    Some(c) => c,
+                    None => return self.unsupported_expr(&format!("{f:?} on {t}"), e),
+                }
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (self.elem(c, lay)?, self.elem(a, lay)?, self.elem(b, lay)?);
+                ops::select(&c, &a, &b)
+            }
+            ExprKind::Cast(a) => {
+                let from = a.ty.dtype();
+                let c = self.elem(a, lay)?;
+                ops::cast(from, t, &c)
+            }
+            ExprKind::Broadcast(a) if !a.ty.is_tile() => self.scalar(a)?,
+            // `[n]` to `[1, n]`: the same layout shape, nothing moves.
+            ExprKind::Broadcast(a) if same_rc(a, e) => self.elem(a, lay)?,
+            ExprKind::Arange(_) => {
+                let alias = self.alias(lay);
+                Code::atom(format!("ph::col_of<{alias}>({I})"))
+            }
+            _ => {
+                let name = self.materialize(e, lay)?;
+                Code::atom(format!("{name}.v[{I}]"))
+            }
+        })
+    }
+
+    /// A tile store: from the value's own layout (no conversion for locals).
+    pub(crate) fn store_tile(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<()> {
+        let (name, _) = self.as_tile(value)?;
+        let region = self.region(tensor, index, true)?;
+        self.line(format!("ph::store_tile({region}, {name});"));
+        Ok(())
+    }
+
+    /// The SPLIT_K epilogue: adds the stored tile into f32 `tensor` with atomics (the host
+    /// zeroed it before the launch; every part adds its partial sum).
+    pub(crate) fn atomic_add_tile(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<()> {
+        let (name, _) = self.as_tile(value)?;
+        let region = self.region(tensor, index, true)?;
+        self.line(format!("ph::atomic_add_tile({region}, {name});"));
+        Ok(())
+    }
+}

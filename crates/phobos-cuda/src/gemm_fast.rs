@@ -1,0 +1,532 @@
+//! Fast GEMM main loops: which strategy of `cuda/gemm/` a recognized GEMM at one point uses,
+//! with which template arguments, how much shared memory, and what the emitter writes to call
+//! it. Three strategies, tried in this order where the element type allows:
+//!
+//! - [`Strategy::Sm90`]: wgmma from shared memory fed by TMA (f16, bf16, tf32, fp8; sm_90a).
+//! - [`Strategy::Sm80`]: mma.sync + ldmatrix + cp.async pipeline (f16, bf16, tf32, fp8, i8).
+//! - [`Strategy::Ffma`]: register-tiled exact fp32 on FFMA.
+//!
+//! Every configuration [`plan_for`] returns satisfies the headers' static_asserts (mirrored in
+//! `gemm_fast_cfg`), so it compiles; `cuda/gemm/README.md` has the formulas and the contract.
+
+#[path = "gemm_fast_cfg.rs"]
+pub mod cfg;
+#[path = "gemm_fast_knobs.rs"]
+pub mod knobs;
+#[path = "gemm_fast_tma.rs"]
+pub mod tma;
+
+use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
+pub use knobs::{Knobs, KNOB_NAMES};
+use phobos_ir::DType;
+pub use tma::{TmaEncodeArgs, TmaError, TmaOperand, TmaSpec};
+
+/// The headers of the strategies, as NVRTC named headers: (include name, text). The generated
+/// source includes `gemm/sm90.cuh`, `gemm/sm80.cuh`, `gemm/ffma.cuh` and `gemm/sched.cuh` by
+/// these names; they include each other by the same names.
+pub fn headers() -> [(&'static str, &'static str); 7] {
+    [
+        ("gemm/ptx.cuh", include_str!("../cuda/gemm/ptx.cuh")),
+        (
+            "gemm/wgmma_ops.cuh",
+            include_str!("../cuda/gemm/wgmma_ops.cuh"),
+        ),
+        ("gemm/sm90.cuh", include_str!("../cuda/gemm/sm90.cuh")),
+        ("gemm/sm80.cuh", include_str!("../cuda/gemm/sm80.cuh")),
+        ("gemm/ffma.cuh", include_str!("../cuda/gemm/ffma.cuh")),
+        ("gemm/sched.cuh", include_str!("../cuda/gemm/sched.cuh")),
+        (
+            "gemm/epilogue.cuh",
+            include_str!("../cuda/gemm/epilogue.cuh"),
+        ),
+    ]
+}
+
+/// A main-loop strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    Sm90,
+    Sm80,
+    Ffma,
+}
+
+/// What the emitter knows about a recognized GEMM (from `GemmMatch` and the kernel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmRequest {
+    /// Element type of A and B.
+    pub dtype: DType,
+    /// The dot may run in TF32 (`GemmMatch::tf32`).
+    pub tf32: bool,
+    /// A's k axis is contiguous (`GemmOperand::k_inner`): row-major `[M, K]`.
+    pub a_k_major: bool,
+    /// B's k axis is contiguous: `[N, K]` as `dot_t` reads it, or a column-major `[K, N]`.
+    pub b_k_major: bool,
+    /// The loop's tile: TILE_M, TILE_N and its k step.
+    pub tile_m: u32,
+    pub tile_n: u32,
+    pub tile_k: u32,
+    /// Threads per block (`@launch`).
+    pub threads: u32,
+    /// Elements that each operand's base pointer and leading dimension are known to be
+    /// multiples of (1 when nothing is known; from `@aligned` or a launch-time check).
+    pub align_a: u32,
+    pub align_b: u32,
+    /// The loop is `range(0, K, TK)` with K the k extent of both operands: the main loop may
+    /// then step k by its own tile (a multiple of 128 bytes on sm90) instead of TK.
+    pub k_whole: bool,
+    /// Both operands are whole 2-D tensors (no batch index): required for tensor maps.
+    pub plain_2d: bool,
+    /// Target compute capability times ten: 90 means sm_90a (wgmma and TMA), 80 sm_80.
+    pub arch: u32,
+}
+
+/// A chosen main loop and what calling it takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmPlan {
+    pub strategy: Strategy,
+    /// The C++ main-loop type; its accumulator layout is `<mainloop>::Layout`.
+    pub mainloop: String,
+    /// The accumulator tile's register type: `float`, or `int` for i8.
+    pub acc_ctype: &'static str,
+    /// Header to include (NVRTC name); see [`headers`] for the set to register.
+    pub header: &'static str,
+    /// Threads the block must have (equal to the request's).
+    pub threads: u32,
+    /// Suggested `__launch_bounds__` minimum blocks per multiprocessor.
+    pub min_blocks: u32,
+    /// Dynamic shared memory the main loop needs (the host raises the limit above 48 KiB).
+    pub smem_bytes: u32,
+    /// The main loop's own k step (the loop's TK unless `k_whole` let it choose).
+    pub tile_k: u32,
+    pub group_m: u32,
+    pub split_k: u32,
+    /// sm90: the tensor maps of A and B the host encodes per launch.
+    pub tma: Option<(TmaSpec, TmaSpec)>,
+}
+
+/// The C++ expressions a main-loop call is made of.
+#[derive(Clone, Copy, Debug)]
+pub struct CallArgs<'a> {
+    /// The accumulator tile (`ph::Tile<T, L>`).
+    pub acc: &'a str,
+    /// `ph::Operand` values of A and B.
+    pub a: &'a str,
+    pub b: &'a str,
+    /// The loop's bounds; with SPLIT_K, the block's part from [`GemmPlan::split_k_stmt`].
+    pub k0: &'a str,
+    pub k1: &'a str,
+    /// `unsigned char*` to the main loop's dynamic shared memory.
+    pub smem: &'a str,
+    /// sm90: the kernel's two `TmaDesc` parameter names (A, B).
+    pub tma: Option<(&'a str, &'a str)>,
+}
+
+/// Why no fast main loop applies; the emitter falls back to its generic strategy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Reject {
+    #[error("{0:?}: {1}")]
+    Strategy(Strategy, String),
+    #[error("no fast main loop: {}", .0.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("; "))]
+    None(Vec<Reject>),
+}
+
+fn rej(s: Strategy, why: impl Into<String>) -> Reject {
+    Reject::Strategy(s, why.into())
+}
+
+/// The fastest strategy that applies, trying them in the order of the module doc.
+pub fn select(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
+    let mut why = Vec::new();
+    for s in [Strategy::Sm90, Strategy::Sm80, Strategy::Ffma] {
+        match plan_for(s, req, knobs) {
+            Ok(p) => return Ok(p),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(Reject::None(why))
+}
+
+/// The plan of one strategy, or why it does not apply.
+pub fn plan_for(s: Strategy, req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
+    if let Some(v) = [(knobs.tile_m, req.tile_m), (knobs.tile_n, req.tile_n)]
+        .iter()
+        .find(|(k, t)| k.is_some_and(|k| k != *t))
+    {
+        return Err(rej(
+            s,
+            format!("the loop's tile {} differs from the knob {:?}", v.1, v.0),
+        ));
+    }
+    let split_k = knobs.split_k();
+    if split_k > 1 && req.dtype == DType::I8 {
+        return Err(rej(
+            s,
+            "SPLIT_K reduces with f32 atomics; i8 accumulates in i32",
+        ));
+    }
+    match s {
+        Strategy::Sm90 => plan_sm90(req, knobs),
+        Strategy::Sm80 => plan_sm80(req, knobs),
+        Strategy::Ffma => plan_ffma(req, knobs),
+    }
+    .map(|mut p| {
+        p.group_m = knobs.group_m();
+        p.split_k = split_k;
+        p
+    })
+}
+
+/// The main loop's k step: the loop's TK when it is a multiple of `unit`, else (only when the
+/// loop covers the whole K, so that the main loop's tiles mask exactly like the loop's) the
+/// smallest multiple of `unit` at least `pref`. The TILE_K knob is the loop's TK already.
+fn main_tile_k(req: &GemmRequest, unit: u32, pref: u32) -> Option<u32> {
+    let tk = req.tile_k;
+    if tk > 0 && tk % unit == 0 {
+        Some(tk)
+    } else if req.k_whole {
+        Some(pref.max(unit).div_ceil(unit) * unit)
+    } else {
+        None
+    }
+}
+
+fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
+    let s = Strategy::Sm90;
+    if req.arch < 90 {
+        return Err(rej(s, "needs sm_90a"));
+    }
+    let dt = match req.dtype {
+        DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 => dt_cpp(req.dtype, false),
+        DType::F32 | DType::Tf32 if req.tf32 || req.dtype == DType::Tf32 => {
+            dt_cpp(DType::Tf32, true)
+        }
+        _ => None,
+    }
+    .ok_or_else(|| rej(s, format!("no wgmma for {}", req.dtype)))?;
+    let es = req.dtype.size_bytes() as u32;
+    if !req.plain_2d {
+        return Err(rej(
+            s,
+            "tensor maps need whole 2-D operands (no batch index)",
+        ));
+    }
+    if !req.k_whole {
+        return Err(rej(
+            s,
+            "the copy engine masks k only at the tensor's K: the loop must cover it",
+        ));
+    }
+    if (req.align_a * es) % 16 != 0 || (req.align_b * es) % 16 != 0 {
+        return Err(rej(
+            s,
+            "tensor maps need 16-byte aligned bases and leading dimensions",
+        ));
+    }
+    let (consumers, producer_warp) = match req.threads % 128 {
+        0 => (req.threads / 128, false),
+        32 => (req.threads / 128, true),
+        _ => {
+            return Err(rej(
+                s,
+                "threads must be 128 per warpgroup (+32 for a producer warp)",
+            ))
+        }
+    };
+    let kb = 128 / es;
+    let bk =
+        main_tile_k(req, kb, kb).ok_or_else(|| rej(s, "TILE_K is not whole 128-byte lines"))?;
+    let (bm, bn) = (req.tile_m, req.tile_n);
+    // WARP_M x WARP_N is a warpgroup's tile when it splits the block into exactly the
+    // consumer warpgroups; otherwise (e.g. the warp tiles of mma.sync or FFMA points of the same
+    // space) it does not apply here and the default split holds: along M while warpgroups get
+    // at least 64 rows, then along N.
+    let knob_wg_n = knobs.warp_n.filter(|&wn| {
+        let wg_n = if wn > 0 && bn % wn == 0 { bn / wn } else { 0 };
+        let wg_m_ok = knobs
+            .warp_m
+            .is_none_or(|wm| wm > 0 && bm % wm == 0 && (bm / wm) * wg_n == consumers);
+        wg_n > 0 && consumers % wg_n == 0 && wg_m_ok
+    });
+    let wg_n = match knob_wg_n {
+        Some(wn) => bn / wn,
+        None if bm / 64 < consumers && consumers > 0 => consumers / (bm / 64).max(1),
+        None => 1,
+    };
+    if wg_n == 0 || consumers % wg_n != 0 {
+        return Err(rej(s, "consumer warpgroups do not tile the block"));
+    }
+    let mut c = Sm90Cfg {
+        dt,
+        elem_bytes: es,
+        bm,
+        bn,
+        bk,
+        wg_m: consumers / wg_n,
+        wg_n,
+        stages: 2,
+        a_k: req.a_k_major,
+        b_k: req.b_k_major,
+        producer_warp,
+    };
+    c.stages = match knobs.stages {
+        Some(st) => st,
+        None => ((SM90_SMEM_LIMIT - 1024) / (c.stage_bytes() + 16)).clamp(2, 6),
+    };
+    c.validate().map_err(|e| rej(s, e))?;
+    let tma = (
+        TmaSpec::new(TmaOperand::A, req.dtype, c.a_k, if c.a_k { bm } else { bk }),
+        TmaSpec::new(TmaOperand::B, req.dtype, c.b_k, if c.b_k { bn } else { bk }),
+    );
+    let (Some(ta), Some(tb)) = tma else {
+        return Err(rej(s, "no tensor map type"));
+    };
+    Ok(GemmPlan {
+        strategy: s,
+        mainloop: c.cpp(),
+        acc_ctype: "float",
+        header: "gemm/sm90.cuh",
+        threads: c.threads(),
+        min_blocks: 1,
+        smem_bytes: c.smem_bytes(),
+        tile_k: bk,
+        group_m: 1,
+        split_k: 1,
+        tma: Some((ta, tb)),
+    })
+}
+
+/// (WARPS_M, WARPS_N) for `warps` warps over a bm x bn tile: the knobs' warp tile if given,
+/// else the most square warp tile whose sides are multiples of `quantum`.
+fn warp_grid(bm: u32, bn: u32, warps: u32, knobs: &Knobs, quantum: u32) -> Option<(u32, u32)> {
+    if let (Some(wm), Some(wn)) = (knobs.warp_m, knobs.warp_n) {
+        return (bm % wm == 0 && bn % wn == 0 && (bm / wm) * (bn / wn) == warps)
+            .then_some((bm / wm, bn / wn));
+    }
+    (1..=warps)
+        .filter(|m| warps % m == 0)
+        .map(|m| (m, warps / m))
+        .filter(|&(m, n)| {
+            bm % m == 0 && bn % n == 0 && (bm / m) % quantum == 0 && (bn / n) % quantum == 0
+        })
+        .min_by_key(|&(m, n)| (bm / m).abs_diff(bn / n))
+}
+
+fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
+    let s = Strategy::Sm80;
+    if req.arch < 80 {
+        return Err(rej(s, "needs sm_80"));
+    }
+    let tf32 = req.tf32 || req.dtype == DType::Tf32;
+    let dt = match req.dtype {
+        DType::F32 | DType::Tf32 if tf32 => dt_cpp(DType::Tf32, true),
+        DType::F32 | DType::Tf32 => None,
+        d => dt_cpp(d, false),
+    }
+    .ok_or_else(|| rej(s, format!("no mma.sync for {}", req.dtype)))?;
+    let es = req.dtype.size_bytes() as u32;
+    let ks = cfg::mma_k(es);
+    // 64-byte staged lines by default: BK = 32 f16, 16 tf32, 64 for 8-bit types.
+    let bk = main_tile_k(req, ks, 2 * ks)
+        .ok_or_else(|| rej(s, "TILE_K is not a multiple of the MMA k"))?;
+    if req.threads % 32 != 0 {
+        return Err(rej(s, "threads must be whole warps"));
+    }
+    let (warps_m, warps_n) = warp_grid(req.tile_m, req.tile_n, req.threads / 32, knobs, 16)
+        .ok_or_else(|| rej(s, "no warp grid with 16 x 16-multiple warp tiles"))?;
+    let width = |align: u32| (align * es).min(16);
+    let mut c = Sm80Cfg {
+        dt,
+        elem_bytes: es,
+        bm: req.tile_m,
+        bn: req.tile_n,
+        bk,
+        warps_m,
+        warps_n,
+        stages: 2,
+        a_k: req.a_k_major,
+        b_k: req.b_k_major,
+        va: width(req.align_a),
+        vb: width(req.align_b),
+    };
+    if ![4, 8, 16].contains(&c.va) || ![4, 8, 16].contains(&c.vb) {
+        return Err(rej(s, "operands aligned to under 4 bytes"));
+    }
+    c.stages = match knobs.stages {
+        Some(st) => st,
+        None => (SM90_SMEM_LIMIT / c.smem_bytes().max(1) * 2).clamp(2, 4),
+    };
+    c.validate().map_err(|e| rej(s, e))?;
+    Ok(GemmPlan {
+        strategy: s,
+        mainloop: c.cpp(),
+        acc_ctype: if req.dtype == DType::I8 {
+            "int"
+        } else {
+            "float"
+        },
+        header: "gemm/sm80.cuh",
+        threads: c.threads(),
+        min_blocks: 1,
+        smem_bytes: c.smem_bytes(),
+        tile_k: bk,
+        group_m: 1,
+        split_k: 1,
+        tma: None,
+    })
+}
+
+fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
+    let s = Strategy::Ffma;
+    if req.dtype != DType::F32 || req.tf32 {
+        return Err(rej(s, "FFMA main loop is exact f32 only"));
+    }
+    let bk = req.tile_k;
+    if req.threads % 32 != 0 || req.threads == 0 {
+        return Err(rej(s, "threads must be whole warps"));
+    }
+    let per_thread = req.tile_m * req.tile_n / req.threads;
+    let (tm, tn) = match (knobs.tile_tm, knobs.tile_tn) {
+        (Some(a), Some(b)) => (a, b),
+        _ => match per_thread {
+            64 => (8, 8),
+            32 => (8, 4),
+            16 => (4, 4),
+            _ => return Err(rej(s, format!("{per_thread} elements per thread"))),
+        },
+    };
+    let warps = req.threads / 32;
+    let (warps_m, warps_n) = match (knobs.warp_m, knobs.warp_n) {
+        (Some(_), Some(_)) => warp_grid(req.tile_m, req.tile_n, warps, knobs, 4),
+        _ => (1..=warps)
+            .filter(|m| warps % m == 0)
+            .map(|m| (m, warps / m))
+            .filter(|&(m, n)| {
+                let (wm, wn) = (req.tile_m / m, req.tile_n / n);
+                req.tile_m % m == 0
+                    && req.tile_n % n == 0
+                    && wm % tm == 0
+                    && wn % tn == 0
+                    && (wm / tm) * (wn / tn) == 32
+            })
+            .min_by_key(|&(m, n)| (req.tile_m / m).abs_diff(req.tile_n / n)),
+    }
+    .ok_or_else(|| rej(s, "no warp grid of 32 thread tiles per warp"))?;
+    let width = |align: u32, contiguous: u32| {
+        [4u32, 2, 1]
+            .into_iter()
+            .find(|v| align % v == 0 && contiguous % v == 0)
+            .unwrap_or(1)
+    };
+    let c = FfmaCfg {
+        bm: req.tile_m,
+        bn: req.tile_n,
+        bk,
+        warps_m,
+        warps_n,
+        tm,
+        tn,
+        a_k: req.a_k_major,
+        b_k: req.b_k_major,
+        va: width(req.align_a, if req.a_k_major { bk } else { req.tile_m }),
+        vb: width(req.align_b, if req.b_k_major { bk } else { req.tile_n }),
+    };
+    c.validate().map_err(|e| rej(s, e))?;
+    Ok(GemmPlan {
+        strategy: s,
+        mainloop: c.cpp(),
+        acc_ctype: "float",
+        header: "gemm/ffma.cuh",
+        threads: c.threads(),
+        min_blocks: if c.threads() <= 256 {
+            65536 / (c.threads() * 128)
+        } else {
+            1
+        },
+        smem_bytes: c.smem_bytes(),
+        tile_k: bk,
+        group_m: 1,
+        split_k: 1,
+        tma: None,
+    })
+}
+
+impl GemmPlan {
+    /// The accumulator layout type (for `Layout::External`).
+    pub fn layout(&self) -> String {
+        format!("typename {}::Layout", self.mainloop)
+    }
+
+    /// The statement that replaces the loop (see [`CallArgs`]).
+    pub fn call(&self, c: &CallArgs<'_>) -> String {
+        let CallArgs {
+            acc,
+            a,
+            b,
+            k0,
+            k1,
+            smem,
+            ..
+        } = c;
+        match (self.strategy, c.tma) {
+            (Strategy::Sm90, Some((ta, tb))) => format!(
+                "{}::run({acc}, {a}, {b}, &{ta}, &{tb}, {k0}, {k1}, {smem});",
+                self.mainloop
+            ),
+            _ => format!(
+                "{}::run({acc}, {a}, {b}, {k0}, {k1}, {smem});",
+                self.mainloop
+            ),
+        }
+    }
+
+    /// Declarations of the block's (pm, pn) tile indices under GROUP_M (from blockIdx.x/y as
+    /// M-tile/N-tile indices); `None` when GROUP_M is 1.
+    pub fn swizzle_stmt(&self, pm: &str, pn: &str) -> Option<String> {
+        (self.group_m > 1).then(|| {
+            format!(
+                "int {pm}, {pn}; ph::gemm::swizzle_block(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, {}, &{pm}, &{pn});",
+                self.group_m
+            )
+        })
+    }
+
+    /// Declarations of this block's k range under SPLIT_K (blockIdx.z of gridDim.z =
+    /// SPLIT_K parts); `None` when SPLIT_K is 1.
+    pub fn split_k_stmt(&self, k0: &str, k1: &str, kb: &str, ke: &str) -> Option<String> {
+        (self.split_k > 1).then(|| {
+            format!(
+                "int {kb}, {ke}; ph::gemm::split_k_range({k0}, {k1}, {}, {}, blockIdx.z, &{kb}, &{ke});",
+                self.tile_k, self.split_k
+            )
+        })
+    }
+}
+
+/// Mirror of `ph::gemm::swizzle_block` (grid-level remap; a bijection of the grid).
+pub fn swizzle_block(bx: u32, by: u32, grid_m: u32, grid_n: u32, group_m: u32) -> (u32, u32) {
+    if group_m <= 1 || grid_m == 0 || grid_n == 0 {
+        return (bx, by);
+    }
+    let pid = by as u64 * grid_m as u64 + bx as u64;
+    let per_group = group_m as u64 * grid_n as u64;
+    let first_m = (pid / per_group) as u32 * group_m;
+    let rows = (grid_m - first_m).min(group_m);
+    let in_group = (pid % per_group) as u32;
+    (first_m + in_group % rows, in_group / rows)
+}
+
+/// Mirror of `ph::gemm::split_k_range`: part `z` of `split_k` of [k_lo, k_hi) in whole tiles.
+pub fn split_k_range(k_lo: i64, k_hi: i64, tile_k: i64, split_k: i64, z: i64) -> (i64, i64) {
+    if split_k <= 1 {
+        return (k_lo, k_hi);
+    }
+    let span = (k_hi - k_lo).max(0);
+    let tiles = (span + tile_k - 1) / tile_k;
+    let per = (tiles + split_k - 1) / split_k;
+    let b = k_lo + z * per * tile_k;
+    (b.min(k_hi), (b + per * tile_k).min(k_hi))
+}
+
+#[cfg(test)]
+#[path = "gemm_fast_tests.rs"]
+mod tests;

@@ -1,0 +1,367 @@
+//! The template arguments of each main loop in `cuda/gemm/`, their constraints (the headers'
+//! static_asserts, checked here first so a chosen configuration always compiles), shared-memory
+//! formulas, and Rust mirrors of their accumulator layouts.
+
+use phobos_ir::DType;
+
+/// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB).
+pub const SM90_SMEM_LIMIT: u32 = 232_448;
+
+/// The `ph::gemm::Dt` enumerator of an operand type as a main loop reads it.
+pub fn dt_cpp(dtype: DType, tf32: bool) -> Option<&'static str> {
+    Some(match dtype {
+        DType::F16 => "ph::gemm::F16",
+        DType::BF16 => "ph::gemm::BF16",
+        DType::F32 if tf32 => "ph::gemm::TF32",
+        DType::Tf32 => "ph::gemm::TF32",
+        DType::F8E4M3 => "ph::gemm::F8E4M3",
+        DType::F8E5M2 => "ph::gemm::F8E5M2",
+        DType::I8 => "ph::gemm::I8",
+        _ => return None,
+    })
+}
+
+/// The k extent of one MMA instruction step for the element size: always 32 bytes of k.
+pub fn mma_k(elem_bytes: u32) -> u32 {
+    32 / elem_bytes
+}
+
+fn b(x: bool) -> &'static str {
+    if x {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+/// `ph::gemm::sm90::MainLoop<DT, BM, BN, BK, WG_M, WG_N, STAGES, A_KMAJOR, B_KMAJOR, PRODUCER_WARP>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sm90Cfg {
+    pub dt: &'static str,
+    pub elem_bytes: u32,
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub wg_m: u32,
+    pub wg_n: u32,
+    pub stages: u32,
+    pub a_k: bool,
+    pub b_k: bool,
+    pub producer_warp: bool,
+}
+
+impl Sm90Cfg {
+    pub fn consumers(&self) -> u32 {
+        self.wg_m * self.wg_n * 128
+    }
+    pub fn threads(&self) -> u32 {
+        self.consumers() + if self.producer_warp { 32 } else { 0 }
+    }
+    pub fn stage_bytes(&self) -> u32 {
+        (self.bm + self.bn) * self.bk * self.elem_bytes
+    }
+    /// `MainLoop::SMEM_BYTES`: stages, two 8-byte barriers per stage, 1024 bytes of alignment slack.
+    pub fn smem_bytes(&self) -> u32 {
+        self.stages * self.stage_bytes() + self.stages * 16 + 1024
+    }
+    /// Accumulator registers per consumer thread.
+    pub fn acc_regs(&self) -> u32 {
+        (self.bm / self.wg_m) * (self.bn / self.wg_n) / 128
+    }
+    pub fn cpp(&self) -> String {
+        format!(
+            "ph::gemm::sm90::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+            self.dt,
+            self.bm,
+            self.bn,
+            self.bk,
+            self.wg_m,
+            self.wg_n,
+            self.stages,
+            b(self.a_k),
+            b(self.b_k),
+            b(self.producer_warp)
+        )
+    }
+    /// The header's static_asserts plus what this crate requires to avoid spills.
+    pub fn validate(&self) -> Result<(), String> {
+        let es = self.elem_bytes;
+        let kb = 128 / es;
+        let (wgm, wgn) = (self.bm / self.wg_m.max(1), self.bn / self.wg_n.max(1));
+        let checks: [(bool, &str); 12] = [
+            (
+                es == 2 || (self.a_k && self.b_k),
+                "tf32/fp8 wgmma needs K-major A and B",
+            ),
+            (
+                (1..=4).contains(&(self.wg_m * self.wg_n)),
+                "1..4 consumer warpgroups",
+            ),
+            (
+                self.bm % self.wg_m == 0 && (wgm == 64 || wgm == 128),
+                "64 or 128 rows per warpgroup",
+            ),
+            (
+                self.bn % self.wg_n == 0 && wgn % 32 == 0 && wgn <= 256,
+                "warpgroup N a multiple of 32, at most 256",
+            ),
+            (self.bk % kb == 0, "BK must be whole 128-byte lines"),
+            (
+                self.bm <= 256 && self.bn <= 256 && self.bk <= 256,
+                "TMA boxes are at most 256 per dimension",
+            ),
+            (
+                self.a_k || self.bm % kb == 0,
+                "M-major A is loaded in 64-row slabs",
+            ),
+            (
+                self.b_k || wgn % kb == 0,
+                "N-major B is read in 64-column slabs",
+            ),
+            ((2..=8).contains(&self.stages), "STAGES in 2..8"),
+            (
+                self.smem_bytes() <= SM90_SMEM_LIMIT,
+                "shared memory over 227 KiB",
+            ),
+            (
+                self.acc_regs() <= 128,
+                "more than 128 accumulators per thread",
+            ),
+            (
+                // A producer warp rounds the block to 3 warpgroups' worth of registers (168
+                // per thread): two m64 rows of 128 accumulators no longer fit.
+                !self.producer_warp || wgm == 64 || self.acc_regs() <= 64,
+                "a producer warp leaves 168 registers: use 64 rows per warpgroup",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why.to_string()),
+            None => Ok(()),
+        }
+    }
+    /// Mirror of `AccLayout::coord`.
+    pub fn coord(&self, tid: u32, i: u32) -> Option<(u32, u32)> {
+        let (wgm, wgn) = (self.bm / self.wg_m, self.bn / self.wg_n);
+        let n = (wgm / 64) * wgn / 2;
+        if tid >= self.consumers() || i >= n {
+            return None;
+        }
+        let (g, t) = (tid / 128, tid % 128);
+        let (wm, wn) = (g % self.wg_m, g / self.wg_m);
+        let (w, l) = (t / 32, t % 32);
+        let (mi, j) = (i / (wgn / 2), i % (wgn / 2));
+        Some((
+            wm * wgm + mi * 64 + 16 * w + l / 4 + 8 * ((j / 2) % 2),
+            wn * wgn + 8 * (j / 4) + 2 * (l % 4) + j % 2,
+        ))
+    }
+    pub fn regs_per_thread(&self) -> u32 {
+        self.acc_regs()
+    }
+}
+
+/// `ph::gemm::sm80::MainLoop<DT, BM, BN, BK, WARPS_M, WARPS_N, STAGES, A_KMAJOR, B_KMAJOR, VA, VB>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sm80Cfg {
+    pub dt: &'static str,
+    pub elem_bytes: u32,
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub stages: u32,
+    pub a_k: bool,
+    pub b_k: bool,
+    /// Bytes per cp.async of A and B (16, 8 or 4).
+    pub va: u32,
+    pub vb: u32,
+}
+
+impl Sm80Cfg {
+    pub fn threads(&self) -> u32 {
+        self.warps_m * self.warps_n * 32
+    }
+    /// `MainLoop::SMEM_BYTES`.
+    pub fn smem_bytes(&self) -> u32 {
+        self.stages * (self.bm + self.bn) * self.bk * self.elem_bytes
+    }
+    pub fn acc_regs(&self) -> u32 {
+        self.bm * self.bn / self.threads()
+    }
+    pub fn cpp(&self) -> String {
+        format!(
+            "ph::gemm::sm80::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+            self.dt,
+            self.bm,
+            self.bn,
+            self.bk,
+            self.warps_m,
+            self.warps_n,
+            self.stages,
+            b(self.a_k),
+            b(self.b_k),
+            self.va,
+            self.vb
+        )
+    }
+    pub fn validate(&self) -> Result<(), String> {
+        let es = self.elem_bytes;
+        let ks = mma_k(es);
+        let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
+        let line_ok = |kmajor: bool, rows: u32, v: u32| {
+            let line = if kmajor { self.bk } else { rows } * es;
+            line % 32 == 0 && line % v == 0 && (rows * self.bk * es) % 128 == 0
+        };
+        let checks: [(bool, &str); 9] = [
+            (
+                es == 2 || (self.a_k && self.b_k),
+                "tf32 and 8-bit operands must both be K-major",
+            ),
+            (self.bk % ks == 0, "BK must be a multiple of the MMA k"),
+            (
+                self.bm % self.warps_m == 0 && self.bn % self.warps_n == 0,
+                "warps divide the tile",
+            ),
+            (
+                wm % 16 == 0 && wn % 16 == 0,
+                "warp tile must be a multiple of 16 x 16",
+            ),
+            ((2..=8).contains(&self.stages), "STAGES in 2..8"),
+            (
+                [4, 8, 16].contains(&self.va)
+                    && [4, 8, 16].contains(&self.vb)
+                    && self.va >= es
+                    && self.vb >= es,
+                "copy width 4, 8 or 16 bytes, at least one element",
+            ),
+            (
+                line_ok(self.a_k, self.bm, self.va) && line_ok(self.b_k, self.bn, self.vb),
+                "staged lines must be whole 32-byte pairs of chunks",
+            ),
+            (
+                self.smem_bytes() <= SM90_SMEM_LIMIT,
+                "shared memory over 227 KiB",
+            ),
+            (
+                self.acc_regs() <= 128,
+                "more than 128 accumulators per thread",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why.to_string()),
+            None => Ok(()),
+        }
+    }
+    /// Mirror of `AccLayout::coord`.
+    pub fn coord(&self, tid: u32, i: u32) -> Option<(u32, u32)> {
+        let (wm_, wn_) = (self.bm / self.warps_m, self.bn / self.warps_n);
+        let ni_n = wn_ / 8;
+        let n = (wm_ / 16) * ni_n * 4;
+        if tid >= self.threads() || i >= n {
+            return None;
+        }
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (wm, wn) = (warp % self.warps_m, warp / self.warps_m);
+        let (e, f) = (i % 4, i / 4);
+        let (ni, mi) = (f % ni_n, f / ni_n);
+        Some((
+            wm * wm_ + mi * 16 + lane / 4 + 8 * (e / 2),
+            wn * wn_ + ni * 8 + (lane % 4) * 2 + e % 2,
+        ))
+    }
+}
+
+/// `ph::gemm::ffma::MainLoop<BM, BN, BK, WARPS_M, WARPS_N, TM, TN, A_KMAJOR, B_KMAJOR, VA, VB>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FfmaCfg {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub tm: u32,
+    pub tn: u32,
+    pub a_k: bool,
+    pub b_k: bool,
+    /// Global load width in floats (4, 2 or 1).
+    pub va: u32,
+    pub vb: u32,
+}
+
+impl FfmaCfg {
+    pub fn threads(&self) -> u32 {
+        self.warps_m * self.warps_n * 32
+    }
+    /// `MainLoop::SMEM_BYTES`: two buffers of BK lines of (BM + 4) and (BN + 4) floats.
+    pub fn smem_bytes(&self) -> u32 {
+        2 * (self.bk * (self.bm + 4) + self.bk * (self.bn + 4)) * 4
+    }
+    pub fn cpp(&self) -> String {
+        format!(
+            "ph::gemm::ffma::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+            self.bm,
+            self.bn,
+            self.bk,
+            self.warps_m,
+            self.warps_n,
+            self.tm,
+            self.tn,
+            b(self.a_k),
+            b(self.b_k),
+            self.va,
+            self.vb
+        )
+    }
+    pub fn validate(&self) -> Result<(), String> {
+        let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
+        let fits = |kmajor: bool, rows: u32, v: u32| (if kmajor { self.bk } else { rows }) % v == 0;
+        let checks: [(bool, &str); 6] = [
+            (
+                [4, 8].contains(&self.tm) && [4, 8].contains(&self.tn),
+                "thread tile of 4 or 8 per side",
+            ),
+            (
+                self.bm % self.warps_m == 0 && self.bn % self.warps_n == 0,
+                "warps divide the tile",
+            ),
+            (
+                wm % self.tm == 0 && wn % self.tn == 0 && (wm / self.tm) * (wn / self.tn) == 32,
+                "a warp tile is 32 thread tiles",
+            ),
+            (
+                [1, 2, 4].contains(&self.va) && [1, 2, 4].contains(&self.vb),
+                "load width 1, 2 or 4 floats",
+            ),
+            (
+                fits(self.a_k, self.bm, self.va) && fits(self.b_k, self.bn, self.vb),
+                "load width divides the staged lines",
+            ),
+            (
+                self.smem_bytes() <= SM90_SMEM_LIMIT,
+                "shared memory over 227 KiB",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why.to_string()),
+            None => Ok(()),
+        }
+    }
+    /// Mirror of `AccLayout::coord`.
+    pub fn coord(&self, tid: u32, i: u32) -> Option<(u32, u32)> {
+        let (wm_, wn_) = (self.bm / self.warps_m, self.bn / self.warps_n);
+        let ln_n = wn_ / self.tn;
+        let (gm, gn) = (self.tm / 4, self.tn / 4);
+        if tid >= self.threads() || i >= self.tm * self.tn {
+            return None;
+        }
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (wm, wn) = (warp % self.warps_m, warp / self.warps_m);
+        let (lm, ln) = (lane / ln_n, lane % ln_n);
+        let (ri, ci) = (i / self.tn, i % self.tn);
+        Some((
+            wm * wm_ + (ri / 4) * (wm_ / gm) + lm * 4 + ri % 4,
+            wn * wn_ + (ci / 4) * (wn_ / gn) + ln * 4 + ci % 4,
+        ))
+    }
+}

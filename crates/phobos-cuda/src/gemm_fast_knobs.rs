@@ -1,0 +1,97 @@
+//! The `@autotune` names a GEMM kernel may declare to steer its main loop, read from one
+//! point of the shape environment.
+
+use phobos_ir::Point;
+
+/// Every name the fast main loops read, in the order the README documents them.
+pub const KNOB_NAMES: [&str; 10] = [
+    "TILE_M", "TILE_N", "TILE_K", "WARP_M", "WARP_N", "TILE_TM", "TILE_TN", "STAGES", "GROUP_M",
+    "SPLIT_K",
+];
+
+/// The knobs of one point. `None`: the kernel does not declare the name; the strategy picks.
+///
+/// TILE_M/N/K are the block tile; the matched loop's slices already fix them, so they are
+/// read here only to cross-check. WARP_M/WARP_N: the warp tile (sm80, FFMA) or, on sm90,
+/// WARP_N < TILE_N splits N across consumer warpgroups. TILE_TM/TILE_TN: the FFMA thread tile.
+/// STAGES: shared-memory pipeline depth. GROUP_M: block swizzle group (1 = none). SPLIT_K: k
+/// range split across blockIdx.z (1 = none). On sm90 the kernel's thread count picks the copy
+/// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Knobs {
+    pub tile_m: Option<u32>,
+    pub tile_n: Option<u32>,
+    pub tile_k: Option<u32>,
+    pub warp_m: Option<u32>,
+    pub warp_n: Option<u32>,
+    pub tile_tm: Option<u32>,
+    pub tile_tn: Option<u32>,
+    pub stages: Option<u32>,
+    pub group_m: Option<u32>,
+    pub split_k: Option<u32>,
+}
+
+impl Knobs {
+    /// Reads the recognized names from a point; other names are ignored, and values that are
+    /// not positive 32-bit integers read as absent (the checker has already validated them).
+    pub fn from_point(p: &Point) -> Knobs {
+        let get = |n: &str| {
+            p.get(n)
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v > 0)
+        };
+        Knobs {
+            tile_m: get("TILE_M"),
+            tile_n: get("TILE_N"),
+            tile_k: get("TILE_K"),
+            warp_m: get("WARP_M"),
+            warp_n: get("WARP_N"),
+            tile_tm: get("TILE_TM"),
+            tile_tn: get("TILE_TN"),
+            stages: get("STAGES"),
+            group_m: get("GROUP_M"),
+            split_k: get("SPLIT_K"),
+        }
+    }
+
+    /// GROUP_M, 1 when absent.
+    pub fn group_m(&self) -> u32 {
+        self.group_m.unwrap_or(1)
+    }
+
+    /// SPLIT_K, 1 when absent.
+    pub fn split_k(&self) -> u32 {
+        self.split_k.unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(v: &[(&str, i64)]) -> Point {
+        Point(v.iter().map(|&(n, x)| (n.to_string(), x)).collect())
+    }
+
+    #[test]
+    fn reads_declared_names_only() {
+        let k = Knobs::from_point(&point(&[
+            ("TILE_M", 128),
+            ("STAGES", 4),
+            ("GROUP_M", 8),
+            ("BLOCK", 64),
+        ]));
+        assert_eq!(k.tile_m, Some(128));
+        assert_eq!(k.stages, Some(4));
+        assert_eq!(k.group_m(), 8);
+        assert_eq!(k.split_k(), 1);
+        assert_eq!(k.tile_n, None);
+    }
+
+    #[test]
+    fn nonpositive_values_read_as_absent() {
+        let k = Knobs::from_point(&point(&[("SPLIT_K", 0), ("TILE_K", -8)]));
+        assert_eq!(k.split_k, None);
+        assert_eq!(k.tile_k, None);
+    }
+}

@@ -1,0 +1,411 @@
+use super::cfg::{FfmaCfg, Sm80Cfg, Sm90Cfg};
+use super::*;
+use proptest::prelude::{prop_assert, prop_assert_eq, proptest, ProptestConfig};
+use std::collections::HashSet;
+
+fn req(dtype: DType, a_k: bool, b_k: bool, tile: (u32, u32, u32), threads: u32) -> GemmRequest {
+    GemmRequest {
+        dtype,
+        tf32: false,
+        a_k_major: a_k,
+        b_k_major: b_k,
+        tile_m: tile.0,
+        tile_n: tile.1,
+        tile_k: tile.2,
+        threads,
+        align_a: 16,
+        align_b: 16,
+        k_whole: true,
+        plain_2d: true,
+        arch: 90,
+    }
+}
+
+#[test]
+fn f16_row_major_picks_wgmma_with_producer_warp() {
+    let p = select(
+        &req(DType::F16, true, false, (128, 256, 64), 288),
+        &Knobs::default(),
+    )
+    .unwrap();
+    assert_eq!(p.strategy, Strategy::Sm90);
+    assert_eq!(
+        p.mainloop,
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, true>"
+    );
+    // 4 stages of (128 + 256) x 64 halves, 8 barriers, 1024 bytes of alignment slack.
+    assert_eq!(p.smem_bytes, 4 * 49152 + 64 + 1024);
+    let (a, b) = p.tma.clone().unwrap();
+    assert_eq!((a.box_dim, a.k_major), ([64, 128], true));
+    assert_eq!((b.box_dim, b.k_major), ([64, 64], false));
+    assert_eq!(
+        p.call(&CallArgs { acc: "acc", a: "A", b: "B", k0: "0", k1: "K", smem: "smem", tma: Some(("tmA", "tmB")) }),
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, true>::run(acc, A, B, &tmA, &tmB, 0, K, smem);"
+    );
+}
+
+#[test]
+fn thread_count_picks_the_copy_issuer_and_warpgroups() {
+    let p = select(
+        &req(DType::BF16, true, true, (128, 256, 64), 256),
+        &Knobs::default(),
+    )
+    .unwrap();
+    assert!(
+        p.mainloop.ends_with("2, 1, 4, true, true, false>"),
+        "{}",
+        p.mainloop
+    );
+    // 64 rows per warpgroup with 128 rows and 4 warpgroups: split N.
+    let p = select(
+        &req(DType::F16, true, false, (128, 256, 64), 512),
+        &Knobs::default(),
+    )
+    .unwrap();
+    assert!(p.mainloop.contains(", 64, 2, 2, "), "{}", p.mainloop);
+    // 96 threads: no warpgroup; sm80 takes 3 warps only if a warp grid fits (it does not).
+    assert!(plan_for(
+        Strategy::Sm90,
+        &req(DType::F16, true, false, (128, 128, 64), 96),
+        &Knobs::default()
+    )
+    .is_err());
+}
+
+#[test]
+fn small_tile_k_is_widened_only_when_the_loop_covers_k() {
+    let mut r = req(DType::F16, true, false, (128, 128, 32), 256);
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!((p.strategy, p.tile_k), (Strategy::Sm90, 64));
+    r.k_whole = false;
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!((p.strategy, p.tile_k), (Strategy::Sm80, 32));
+}
+
+#[test]
+fn tf32_and_fp8_need_k_major_operands() {
+    let mut r = req(DType::F32, true, false, (128, 256, 32), 288);
+    r.tf32 = true;
+    assert!(matches!(
+        select(&r, &Knobs::default()),
+        Err(Reject::None(_))
+    ));
+    r.b_k_major = true;
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert!(p
+        .mainloop
+        .starts_with("ph::gemm::sm90::MainLoop<ph::gemm::TF32, 128, 256, 32,"));
+    let p = select(
+        &req(DType::F8E4M3, true, true, (128, 256, 128), 288),
+        &Knobs::default(),
+    )
+    .unwrap();
+    assert_eq!(p.smem_bytes, 4 * 49152 + 64 + 1024);
+    assert_eq!(p.tma.unwrap().0.box_dim, [128, 128]);
+    assert!(select(
+        &req(DType::F8E4M3, true, false, (128, 256, 128), 288),
+        &Knobs::default()
+    )
+    .is_err());
+}
+
+#[test]
+fn exact_f32_goes_to_ffma() {
+    let mut r = req(DType::F32, true, false, (128, 128, 8), 256);
+    r.align_a = 4;
+    r.align_b = 4;
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!(p.strategy, Strategy::Ffma);
+    assert_eq!(
+        p.mainloop,
+        "ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4>"
+    );
+    assert_eq!(p.smem_bytes, 2 * (8 * 132 * 2) * 4);
+    assert_eq!(p.min_blocks, 2);
+    r.align_b = 1;
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert!(p.mainloop.ends_with("4, 1>"));
+}
+
+#[test]
+fn misaligned_operands_lose_the_copy_engines() {
+    let mut r = req(DType::F16, true, false, (128, 128, 32), 256);
+    r.align_b = 2; // 4 bytes: no TMA, cp.async of 4 bytes
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!(p.strategy, Strategy::Sm80);
+    assert!(p.mainloop.ends_with("16, 4>"), "{}", p.mainloop);
+    r.align_b = 1;
+    assert!(select(&r, &Knobs::default()).is_err());
+}
+
+#[test]
+fn knobs_steer_and_cross_check() {
+    let r = req(DType::F16, true, false, (128, 128, 32), 256);
+    let k = Knobs {
+        stages: Some(3),
+        group_m: Some(8),
+        split_k: Some(4),
+        warp_m: Some(64),
+        warp_n: Some(32),
+        ..Knobs::default()
+    };
+    let p = plan_for(Strategy::Sm80, &r, &k).unwrap();
+    assert_eq!(
+        p.mainloop,
+        "ph::gemm::sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 3, true, false, 16, 16>"
+    );
+    assert_eq!(
+        p.swizzle_stmt("pm", "pn").unwrap(),
+        "int pm, pn; ph::gemm::swizzle_block(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, 8, &pm, &pn);"
+    );
+    assert_eq!(
+        p.split_k_stmt("0", "K", "kb", "ke").unwrap(),
+        "int kb, ke; ph::gemm::split_k_range(0, K, 32, 4, blockIdx.z, &kb, &ke);"
+    );
+    let bad = Knobs {
+        tile_m: Some(64),
+        ..Knobs::default()
+    };
+    assert!(plan_for(Strategy::Sm80, &r, &bad).is_err());
+    let k = Knobs {
+        split_k: Some(2),
+        ..Knobs::default()
+    };
+    assert!(plan_for(
+        Strategy::Sm80,
+        &req(DType::I8, true, true, (128, 128, 64), 256),
+        &k
+    )
+    .is_err());
+}
+
+#[test]
+fn sm90_reads_warp_knobs_only_as_a_split_into_its_warpgroups() {
+    let r = req(DType::F16, true, false, (128, 256, 64), 256);
+    // mma.sync warp tiles of the same space (8 warps of 64 x 32): not a warpgroup split.
+    let warps = Knobs {
+        warp_m: Some(64),
+        warp_n: Some(32),
+        ..Knobs::default()
+    };
+    let p = plan_for(Strategy::Sm90, &r, &warps).unwrap();
+    assert!(
+        p.mainloop.contains("128, 256, 64, 2, 1, "),
+        "{}",
+        p.mainloop
+    );
+    // 128 x 128 per warpgroup: two warpgroups side by side along N.
+    let split_n = Knobs {
+        warp_m: Some(128),
+        warp_n: Some(128),
+        ..Knobs::default()
+    };
+    let p = plan_for(Strategy::Sm90, &r, &split_n).unwrap();
+    assert!(
+        p.mainloop.contains("128, 256, 64, 1, 2, "),
+        "{}",
+        p.mainloop
+    );
+    // WARP_N alone splitting N in two.
+    let n_only = Knobs {
+        warp_n: Some(128),
+        ..Knobs::default()
+    };
+    let p = plan_for(Strategy::Sm90, &r, &n_only).unwrap();
+    assert!(
+        p.mainloop.contains("128, 256, 64, 1, 2, "),
+        "{}",
+        p.mainloop
+    );
+}
+
+/// The configurations bench/gemm_dev/harness.cu instantiates: all valid here too.
+fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
+    let s90 = |dt, es, bm, bn, bk, wg_m, st, a_k, b_k, pw| Sm90Cfg {
+        dt,
+        elem_bytes: es,
+        bm,
+        bn,
+        bk,
+        wg_m,
+        wg_n: 1,
+        stages: st,
+        a_k,
+        b_k,
+        producer_warp: pw,
+    };
+    let s80 = |dt, es, bm, bn, bk, wm, wn, st, a_k, b_k, v| Sm80Cfg {
+        dt,
+        elem_bytes: es,
+        bm,
+        bn,
+        bk,
+        warps_m: wm,
+        warps_n: wn,
+        stages: st,
+        a_k,
+        b_k,
+        va: v,
+        vb: v,
+    };
+    let ff = |bm, bn, bk, wm, wn, tm, tn, a_k, b_k, v| FfmaCfg {
+        bm,
+        bn,
+        bk,
+        warps_m: wm,
+        warps_n: wn,
+        tm,
+        tn,
+        a_k,
+        b_k,
+        va: v,
+        vb: v,
+    };
+    let (f16, bf16, tf32, e4, e5) = (
+        "ph::gemm::F16",
+        "ph::gemm::BF16",
+        "ph::gemm::TF32",
+        "ph::gemm::F8E4M3",
+        "ph::gemm::F8E5M2",
+    );
+    (
+        vec![
+            s90(f16, 2, 128, 256, 64, 2, 4, true, false, true),
+            s90(f16, 2, 128, 256, 64, 2, 4, true, false, false),
+            s90(f16, 2, 128, 256, 64, 2, 3, true, false, true),
+            s90(f16, 2, 128, 256, 64, 2, 4, true, true, true),
+            s90(f16, 2, 128, 256, 64, 2, 4, false, false, true),
+            s90(f16, 2, 256, 128, 64, 2, 4, true, false, false),
+            s90(f16, 2, 128, 128, 64, 2, 6, true, false, false),
+            s90(f16, 2, 128, 128, 64, 1, 6, true, false, false),
+            s90(f16, 2, 128, 128, 64, 2, 3, true, false, false),
+            s90(f16, 2, 128, 128, 64, 2, 3, true, false, true),
+            s90(bf16, 2, 128, 128, 64, 2, 3, true, false, false),
+            s90(bf16, 2, 128, 256, 64, 2, 4, true, false, true),
+            s90(tf32, 4, 128, 256, 32, 2, 4, true, true, true),
+            s90(tf32, 4, 128, 128, 32, 2, 6, true, true, false),
+            s90(e4, 1, 128, 256, 128, 2, 4, true, true, true),
+            s90(e5, 1, 128, 128, 128, 2, 6, true, true, false),
+        ],
+        vec![
+            s80(f16, 2, 128, 256, 32, 2, 4, 3, true, false, 16),
+            s80(f16, 2, 128, 128, 32, 2, 2, 4, true, false, 16),
+            s80(f16, 2, 128, 128, 32, 2, 4, 4, true, true, 16),
+            s80(f16, 2, 128, 128, 32, 2, 4, 4, false, false, 16),
+            s80(f16, 2, 128, 128, 32, 2, 4, 3, true, false, 4),
+            s80(bf16, 2, 128, 128, 64, 2, 4, 3, true, false, 16),
+            s80(tf32, 4, 128, 128, 32, 2, 4, 3, true, true, 16),
+            s80(e4, 1, 128, 128, 64, 2, 4, 4, true, true, 16),
+        ],
+        vec![
+            ff(128, 128, 8, 2, 4, 8, 8, true, false, 4),
+            ff(128, 128, 8, 2, 4, 8, 8, true, true, 4),
+            ff(128, 128, 16, 2, 4, 8, 8, true, false, 4),
+            ff(128, 128, 8, 4, 2, 8, 8, true, false, 4),
+            ff(128, 64, 8, 2, 2, 8, 8, true, false, 4),
+            ff(128, 128, 8, 2, 4, 8, 8, false, false, 4),
+            ff(128, 128, 8, 2, 4, 8, 8, true, false, 1),
+            ff(64, 64, 16, 2, 2, 4, 8, true, false, 4),
+        ],
+    )
+}
+
+/// Every in-tile element held by exactly one (thread, register) pair.
+fn covers_tile(
+    r: u32,
+    c: u32,
+    threads: u32,
+    n: u32,
+    coord: impl Fn(u32, u32) -> Option<(u32, u32)>,
+) {
+    let mut seen = HashSet::new();
+    for t in 0..threads {
+        for i in 0..n {
+            if let Some((rr, cc)) = coord(t, i) {
+                assert!(rr < r && cc < c, "({rr}, {cc}) outside {r} x {c}");
+                assert!(seen.insert((rr, cc)), "({rr}, {cc}) held twice");
+            }
+        }
+    }
+    assert_eq!(seen.len() as u32, r * c);
+}
+
+#[test]
+fn harness_configurations_are_valid_and_their_layouts_cover_the_tile() {
+    let (s90, s80, ff) = harness_cfgs();
+    for c in &s90 {
+        c.validate().unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
+        covers_tile(c.bm, c.bn, c.threads(), c.acc_regs(), |t, i| c.coord(t, i));
+    }
+    for c in &s80 {
+        c.validate().unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
+        covers_tile(c.bm, c.bn, c.threads(), c.acc_regs(), |t, i| c.coord(t, i));
+    }
+    for c in &ff {
+        c.validate().unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
+        covers_tile(c.bm, c.bn, c.threads(), c.tm * c.tn, |t, i| c.coord(t, i));
+    }
+}
+
+#[test]
+fn invalid_configurations_say_why() {
+    let (s90, s80, _) = harness_cfgs();
+    let mut c = s90[0].clone();
+    c.stages = 5; // 5 x 48 KiB does not fit
+    assert_eq!(c.validate().unwrap_err(), "shared memory over 227 KiB");
+    let mut c = s90[5].clone(); // 256 x 128: two m64 rows per warpgroup
+    c.producer_warp = true;
+    assert!(c.validate().unwrap_err().contains("producer warp"));
+    let mut c = s80[6].clone();
+    c.b_k = false;
+    assert!(c.validate().unwrap_err().contains("K-major"));
+}
+
+#[test]
+fn headers_include_only_each_other() {
+    let names: HashSet<&str> = headers().iter().map(|(n, _)| *n).collect();
+    for (name, text) in headers() {
+        for line in text.lines().filter(|l| l.starts_with("#include")) {
+            let inc = line
+                .split('"')
+                .nth(1)
+                .unwrap_or_else(|| panic!("{name}: {line}"));
+            assert!(
+                names.contains(inc),
+                "{name} includes {inc}, not a registered header"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
+
+    #[test]
+    fn swizzle_is_a_bijection(grid_m in 1u32..40, grid_n in 1u32..40, group_m in 1u32..12) {
+        let mut seen = HashSet::new();
+        for by in 0..grid_n {
+            for bx in 0..grid_m {
+                let (pm, pn) = swizzle_block(bx, by, grid_m, grid_n, group_m);
+                prop_assert!(pm < grid_m && pn < grid_n);
+                prop_assert!(seen.insert((pm, pn)));
+            }
+        }
+    }
+
+    #[test]
+    fn split_k_parts_tile_the_range(lo in 0i64..100, span in 0i64..5000, tk in 1i64..130, split in 1i64..9) {
+        let hi = lo + span;
+        let mut next = lo;
+        for z in 0..split {
+            let (b, e) = split_k_range(lo, hi, tk, split, z);
+            prop_assert!(b <= e);
+            if b < e {
+                prop_assert_eq!(b, next);
+                prop_assert_eq!((b - lo) % tk, 0);
+                next = e;
+            }
+        }
+        prop_assert_eq!(next, hi);
+    }
+}

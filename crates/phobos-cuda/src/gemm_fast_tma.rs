@@ -1,0 +1,239 @@
+//! The host side of the Hopper main loop's operands: what the runtime must encode with
+//! `cuTensorMapEncodeTiled` for each operand and pass by value as a `__grid_constant__`
+//! kernel parameter (`ph::gemm::sm90::TmaDesc`, the same 128 bytes as `CUtensorMap`).
+
+use phobos_ir::DType;
+use std::fmt;
+
+/// Which operand a tensor map describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TmaOperand {
+    /// A, `[M, K]` logically.
+    A,
+    /// B, `[K, N]` logically.
+    B,
+}
+
+/// `CUtensorMapDataType` values the maps use (numeric values of the CUDA 12/13 enum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TmaDataType {
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT8` (0): fp8 bytes, copied unchanged.
+    Uint8 = 0,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` (6).
+    Float16 = 6,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` (7): tf32 operands are f32 in memory; the MMA reads
+    /// their tf32 bits.
+    Float32 = 7,
+    /// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` (9).
+    Bfloat16 = 9,
+}
+
+/// The swizzle every map of the main loop uses: `CU_TENSOR_MAP_SWIZZLE_128B` (3).
+pub const TMA_SWIZZLE_128B: u32 = 3;
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE` (0).
+pub const TMA_INTERLEAVE_NONE: u32 = 0;
+/// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` (3).
+pub const TMA_L2_PROMOTION_256B: u32 = 3;
+/// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (0): out-of-bounds elements read as zeros, which is
+/// how the ragged M/N/K edges of every tile become zeros.
+pub const TMA_OOB_FILL_ZERO: u32 = 0;
+
+/// Everything the runtime needs to encode one operand's tensor map, except the launch-time
+/// values (base address, extents, leading dimension), which [`TmaSpec::encode_args`] combines
+/// with it.
+///
+/// The map is rank 2. Its innermost dimension (`globalDim[0]`) is the operand's contiguous
+/// axis: K for a K-major operand (A row-major `[M, K]`; B `[N, K]` as `dot_t` reads it, or a
+/// column-major `[K, N]`), M or N otherwise (a column-major A, a row-major `[K, N]` B).
+/// `globalStrides[0]` is the leading dimension in bytes and must be a multiple of 16; the base
+/// address must be 16-byte aligned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaSpec {
+    pub operand: TmaOperand,
+    pub data_type: TmaDataType,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// True when k is the contiguous (innermost) axis.
+    pub k_major: bool,
+    /// `boxDim`: {128 / elem_bytes, rows}, innermost first: one 128-byte swizzle line wide.
+    pub box_dim: [u32; 2],
+    /// `elementStrides`: always {1, 1}.
+    pub element_strides: [u32; 2],
+    pub interleave: u32,
+    pub swizzle: u32,
+    pub l2_promotion: u32,
+    pub oob_fill: u32,
+}
+
+/// The arguments of `cuTensorMapEncodeTiled` for one launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaEncodeArgs {
+    pub data_type: u32,
+    pub rank: u32,
+    pub global_address: u64,
+    pub global_dim: [u64; 2],
+    pub global_strides: [u64; 1],
+    pub box_dim: [u32; 2],
+    pub element_strides: [u32; 2],
+    pub interleave: u32,
+    pub swizzle: u32,
+    pub l2_promotion: u32,
+    pub oob_fill: u32,
+}
+
+/// Why a launch's operand cannot be described by its map.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TmaError {
+    #[error("TMA operand {0:?}: base address {1:#x} is not 16-byte aligned")]
+    Misaligned(TmaOperand, u64),
+    #[error("TMA operand {0:?}: leading dimension of {1} bytes is not a multiple of 16")]
+    Stride(TmaOperand, u64),
+    #[error("TMA operand {0:?}: extent {1} is out of range (1 ..= 2^32)")]
+    Extent(TmaOperand, u64),
+}
+
+impl TmaDataType {
+    /// The map type of a main-loop operand type (`None`: no TMA path for it).
+    pub fn of(dtype: DType) -> Option<TmaDataType> {
+        match dtype {
+            DType::F16 => Some(TmaDataType::Float16),
+            DType::BF16 => Some(TmaDataType::Bfloat16),
+            DType::F32 | DType::Tf32 => Some(TmaDataType::Float32),
+            DType::F8E4M3 | DType::F8E5M2 => Some(TmaDataType::Uint8),
+            _ => None,
+        }
+    }
+}
+
+impl TmaSpec {
+    /// The spec of an operand whose box is 128 bytes wide and `rows` long.
+    pub fn new(operand: TmaOperand, dtype: DType, k_major: bool, rows: u32) -> Option<TmaSpec> {
+        let data_type = TmaDataType::of(dtype)?;
+        let elem_bytes = dtype.size_bytes() as u32;
+        Some(TmaSpec {
+            operand,
+            data_type,
+            elem_bytes,
+            k_major,
+            box_dim: [128 / elem_bytes, rows],
+            element_strides: [1, 1],
+            interleave: TMA_INTERLEAVE_NONE,
+            swizzle: TMA_SWIZZLE_128B,
+            l2_promotion: TMA_L2_PROMOTION_256B,
+            oob_fill: TMA_OOB_FILL_ZERO,
+        })
+    }
+
+    /// `cuTensorMapEncodeTiled` arguments for an operand at `address` with extents `mn_dim`
+    /// (M for A, N for B) and `k_dim`, and `ld` elements between consecutive lines of its
+    /// contiguous axis.
+    pub fn encode_args(
+        &self,
+        address: u64,
+        mn_dim: u64,
+        k_dim: u64,
+        ld: u64,
+    ) -> Result<TmaEncodeArgs, TmaError> {
+        if address % 16 != 0 {
+            return Err(TmaError::Misaligned(self.operand, address));
+        }
+        let stride = ld * self.elem_bytes as u64;
+        if stride % 16 != 0 || stride >= 1 << 40 {
+            return Err(TmaError::Stride(self.operand, stride));
+        }
+        for d in [mn_dim, k_dim] {
+            if d == 0 || d > 1 << 32 {
+                return Err(TmaError::Extent(self.operand, d));
+            }
+        }
+        let global_dim = if self.k_major {
+            [k_dim, mn_dim]
+        } else {
+            [mn_dim, k_dim]
+        };
+        Ok(TmaEncodeArgs {
+            data_type: self.data_type as u32,
+            rank: 2,
+            global_address: address,
+            global_dim,
+            global_strides: [stride],
+            box_dim: self.box_dim,
+            element_strides: self.element_strides,
+            interleave: self.interleave,
+            swizzle: self.swizzle,
+            l2_promotion: self.l2_promotion,
+            oob_fill: self.oob_fill,
+        })
+    }
+
+    /// Bytes one box brings into shared memory.
+    pub fn box_bytes(&self) -> u32 {
+        self.box_dim[0] * self.box_dim[1] * self.elem_bytes
+    }
+}
+
+impl fmt::Display for TmaSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?}: {:?}, inner={}, box={}x{}, swizzle 128B, oob zero",
+            self.operand,
+            self.data_type,
+            if self.k_major { "K" } else { "MN" },
+            self.box_dim[0],
+            self.box_dim[1]
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_k_major_a_box_is_one_swizzle_line() {
+        let s = TmaSpec::new(TmaOperand::A, DType::F16, true, 128).unwrap();
+        assert_eq!(s.box_dim, [64, 128]);
+        assert_eq!(s.box_bytes(), 16384);
+        let a = s.encode_args(0x1000, 4096, 1000, 1000).unwrap();
+        assert_eq!(a.global_dim, [1000, 4096]);
+        assert_eq!(a.global_strides, [2000]);
+        assert_eq!(a.data_type, 6);
+        assert_eq!((a.swizzle, a.oob_fill, a.interleave), (3, 0, 0));
+    }
+
+    #[test]
+    fn mn_major_b_puts_n_innermost() {
+        let s = TmaSpec::new(TmaOperand::B, DType::BF16, false, 64).unwrap();
+        let a = s.encode_args(0, 392, 336, 392).unwrap();
+        assert_eq!(a.global_dim, [392, 336]);
+        assert_eq!(a.box_dim, [64, 64]);
+        assert_eq!(a.data_type, 9);
+    }
+
+    #[test]
+    fn fp8_and_tf32_types() {
+        let s = TmaSpec::new(TmaOperand::A, DType::F8E4M3, true, 128).unwrap();
+        assert_eq!((s.data_type as u32, s.box_dim), (0, [128, 128]));
+        let s = TmaSpec::new(TmaOperand::B, DType::Tf32, true, 256).unwrap();
+        assert_eq!((s.data_type as u32, s.box_dim), (7, [32, 256]));
+        assert!(TmaSpec::new(TmaOperand::A, DType::I8, true, 64).is_none());
+    }
+
+    #[test]
+    fn rejects_what_the_driver_would() {
+        let s = TmaSpec::new(TmaOperand::A, DType::F16, true, 128).unwrap();
+        assert_eq!(
+            s.encode_args(8, 10, 16, 16),
+            Err(TmaError::Misaligned(TmaOperand::A, 8))
+        );
+        assert_eq!(
+            s.encode_args(0, 10, 12, 12),
+            Err(TmaError::Stride(TmaOperand::A, 24))
+        );
+        assert_eq!(
+            s.encode_args(0, 0, 16, 16),
+            Err(TmaError::Extent(TmaOperand::A, 0))
+        );
+    }
+}

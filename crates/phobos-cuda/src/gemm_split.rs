@@ -1,0 +1,186 @@
+//! SPLIT_K: whether a recognized GEMM may split its k loop over `blockIdx.z`.
+//!
+//! With SPLIT_K = S the launch has S blocks along z; block z runs the main loop over its part
+//! of the k range (`ph::gemm::split_k_range`: whole tiles of the main loop's step, so the parts'
+//! iterations are exactly the unsplit loop's) and adds its partial tile into C with atomics;
+//! the host zeroes C right before the launch. The sum is the unsplit one grouped in S parts:
+//! the same function up to the f32 summation order. That holds only when
+//!
+//! - the kernel has one recognized GEMM, at the top level of its body, accumulating in f32
+//!   from zero (every other assignment of the accumulator is a literal 0);
+//! - its epilogue is one tile store into an f32 tensor C, linear in the accumulator: `acc`,
+//!   `s * acc` or `acc * s` with `s` a uniform scalar (identity casts allowed);
+//! - C is read nowhere and that store is the kernel's only store (anything else would run S
+//!   times, or read a C the other parts are still adding to);
+//! - the kernel's own grid has z = 1 and nothing reads `ctx.block.z` or `ctx.grid.z`.
+//!
+//! Otherwise the loop stays whole and the notes say why.
+
+use crate::gemm_match::GemmMatch;
+use crate::visit::{any_in_stmts, bodies, loaded_tensors, stmt_exprs};
+use phobos_ir::{
+    BinOp, Ctx, DType, Expr, ExprKind, Kernel, Lit, LocalId, ParamId, ParamKind, Stmt, StmtKind,
+};
+use std::collections::BTreeSet;
+
+/// A GEMM whose k loop is split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitK {
+    /// SPLIT_K: blocks along z.
+    pub parts: u32,
+    /// The epilogue store (a top-level statement index of the kernel body).
+    pub store: usize,
+    /// The f32 output the parts add into.
+    pub c: ParamId,
+}
+
+/// The split of `gemms[0]` into `parts`, or why the loop must stay whole.
+pub fn plan_split(k: &Kernel, gemms: &[&GemmMatch], parts: u32) -> Result<SplitK, String> {
+    let [m] = gemms else {
+        return Err(format!(
+            "SPLIT_K needs exactly one recognized GEMM, the kernel has {}",
+            gemms.len()
+        ));
+    };
+    if m.path.len() != 1 {
+        return Err("SPLIT_K needs the GEMM loop at the top level of the kernel".into());
+    }
+    if m.acc_dtype != DType::F32 {
+        return Err(format!(
+            "SPLIT_K adds f32 partial sums; this GEMM accumulates in {}",
+            m.acc_dtype
+        ));
+    }
+    let loop_at = m.path[0].1;
+    if !zero_initialized(&k.body, loop_at, m.acc) {
+        return Err("SPLIT_K needs the accumulator to start at 0 (each part adds it)".into());
+    }
+    let [store] = m.epilogue.as_slice() else {
+        return Err(format!(
+            "SPLIT_K needs an epilogue of one store of the accumulator, found {} statements \
+             using it",
+            m.epilogue.len()
+        ));
+    };
+    let StmtKind::Store { tensor, value, .. } = &k.body[*store].kind else {
+        return Err("SPLIT_K needs the epilogue to be a store of the accumulator".into());
+    };
+    if !linear_in(value, m.acc) {
+        return Err(
+            "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
+             `acc`): a bias, an activation or a narrowing cast cannot be split"
+                .into(),
+        );
+    }
+    match &k.params[*tensor].kind {
+        ParamKind::Tensor {
+            dtype: DType::F32, ..
+        } => {}
+        ParamKind::Tensor { dtype, .. } => {
+            return Err(format!(
+                "SPLIT_K adds into C with f32 atomics; `{}` holds {dtype}",
+                k.params[*tensor].name
+            ))
+        }
+        ParamKind::Scalar { .. } => return Err("the store target is not a tensor".into()),
+    }
+    let mut loaded = BTreeSet::new();
+    any_in_stmts(&k.body, &mut |e| {
+        loaded_tensors(e, true, &mut loaded);
+        loaded_tensors(e, false, &mut loaded);
+        false
+    });
+    if loaded.contains(tensor) {
+        return Err(format!(
+            "SPLIT_K: `{}` is also read, while other parts add into it",
+            k.params[*tensor].name
+        ));
+    }
+    if count_stores(&k.body) != 1 {
+        return Err("SPLIT_K needs the epilogue store to be the kernel's only store".into());
+    }
+    let reads_z = any_in_stmts(&k.body, &mut |e| {
+        matches!(
+            e.kind,
+            ExprKind::Ctx(Ctx::Block(2)) | ExprKind::Ctx(Ctx::Grid(2))
+        )
+    });
+    let grid_z_one = matches!(k.grid[2].kind, ExprKind::Lit(Lit::Int(1)));
+    if reads_z || !grid_z_one {
+        return Err("SPLIT_K takes the grid's z axis, which the kernel uses".into());
+    }
+    Ok(SplitK {
+        parts,
+        store: *store,
+        c: *tensor,
+    })
+}
+
+/// True when every assignment of `acc` outside the statement at `loop_at` (the GEMM loop)
+/// assigns a literal zero.
+fn zero_initialized(body: &[Stmt], loop_at: usize, acc: LocalId) -> bool {
+    fn all(stmts: &[Stmt], acc: LocalId) -> bool {
+        stmts.iter().all(|s| {
+            let own = match &s.kind {
+                StmtKind::Assign { local, value } if *local == acc => is_zero(value),
+                _ => true,
+            };
+            own && bodies(s).into_iter().all(|b| all(b, acc))
+        })
+    }
+    body.iter()
+        .enumerate()
+        .all(|(i, s)| i == loop_at || all(std::slice::from_ref(s), acc))
+}
+
+fn is_zero(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Lit(Lit::Int(0)) => true,
+        ExprKind::Lit(Lit::Float(v)) => *v == 0.0,
+        ExprKind::Broadcast(a) | ExprKind::Cast(a) => is_zero(a),
+        _ => false,
+    }
+}
+
+/// `acc`, `s * acc`, `acc * s` (s a uniform scalar not reading acc), through identity casts.
+fn linear_in(e: &Expr, acc: LocalId) -> bool {
+    let scalar = |x: &Expr| {
+        let x = match &x.kind {
+            ExprKind::Broadcast(inner) => inner,
+            _ => x,
+        };
+        !x.ty.is_tile() && x.uniform && !crate::visit::expr_reads_local(x, acc)
+    };
+    match &e.kind {
+        ExprKind::Local(l) => *l == acc,
+        ExprKind::Cast(a) => a.ty == e.ty && linear_in(a, acc),
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            (scalar(a) && linear_in(b, acc)) || (scalar(b) && linear_in(a, acc))
+        }
+        _ => false,
+    }
+}
+
+fn count_stores(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .map(|s| {
+            usize::from(matches!(s.kind, StmtKind::Store { .. }))
+                + bodies(s).into_iter().map(count_stores).sum::<usize>()
+        })
+        .sum()
+}
+
+/// Whether statement expressions mention `ctx.block.x`/`ctx.block.y` (GROUP_M remaps them).
+pub fn reads_block_xy(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| {
+        stmt_exprs(s).into_iter().any(|e| {
+            crate::visit::any_expr(e, &mut |x| {
+                matches!(
+                    x.kind,
+                    ExprKind::Ctx(Ctx::Block(0)) | ExprKind::Ctx(Ctx::Block(1))
+                )
+            })
+        }) || bodies(s).into_iter().any(reads_block_xy)
+    })
+}

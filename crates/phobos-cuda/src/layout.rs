@@ -1,0 +1,393 @@
+//! Register layouts of tiles: which thread holds which element. Mirrors the C++ layouts of
+//! the prelude (the same formulas), so layout choices and shared-memory sizes are decided here
+//! and unit-tested without a GPU.
+
+use phobos_ir::Point;
+
+/// A register layout of an `[r, c]` tile (a rank-1 tile `[n]` is `[1, n]`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layout {
+    /// `ph::Blocked<R, C, THREADS, VEC>`: coalesced, row-major order.
+    Blocked {
+        r: i64,
+        c: i64,
+        threads: u32,
+        vec: i64,
+    },
+    /// `ph::FfmaAcc<..>`: the register-tiled FFMA accumulator.
+    Ffma(FfmaAcc),
+    /// A layout provided by a main-loop strategy's header (tensor-core accumulators): its C++
+    /// type and shape. It follows the same contract, so every generic operation accepts it.
+    External {
+        cpp: String,
+        alias: String,
+        r: i64,
+        c: i64,
+    },
+}
+
+/// The parameters of `ph::FfmaAcc<BM, BN, THREADS, TM, TN, WM, WN>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FfmaAcc {
+    pub bm: i64,
+    pub bn: i64,
+    pub threads: u32,
+    pub tm: i64,
+    pub tn: i64,
+    pub wm: i64,
+    pub wn: i64,
+}
+
+/// `[r, c]` of a tile shape.
+pub fn rc(shape: &[i64]) -> (i64, i64) {
+    match shape {
+        [n] => (1, *n),
+        [r, c] => (*r, *c),
+        _ => (1, shape.iter().product()),
+    }
+}
+
+/// The Blocked vector width: 4, 2 or 1, dividing `c`, and only as wide as keeps every thread
+/// of the block busy (a tile of 256 elements over 256 threads gets 1).
+pub fn blocked_vec(r: i64, c: i64, threads: u32) -> i64 {
+    let t = threads as i64;
+    if c % 4 == 0 && r * c >= 4 * t {
+        4
+    } else if c % 2 == 0 && r * c >= 2 * t {
+        2
+    } else {
+        1
+    }
+}
+
+/// The Blocked layout of a tile shape.
+pub fn blocked(shape: &[i64], threads: u32) -> Layout {
+    let (r, c) = rc(shape);
+    Layout::Blocked {
+        r,
+        c,
+        threads,
+        vec: blocked_vec(r, c, threads),
+    }
+}
+
+fn vec_of(t: i64) -> i64 {
+    if t % 4 == 0 {
+        4
+    } else if t % 2 == 0 {
+        2
+    } else {
+        1
+    }
+}
+
+impl FfmaAcc {
+    /// Valid when the tiles nest exactly: one warp tile per warp, 32 thread tiles per warp tile.
+    pub fn is_valid(&self) -> bool {
+        let FfmaAcc {
+            bm,
+            bn,
+            threads,
+            tm,
+            tn,
+            wm,
+            wn,
+        } = *self;
+        let pos = [bm, bn, tm, tn, wm, wn].iter().all(|&x| x >= 1);
+        pos && threads % 32 == 0
+            && wm % tm == 0
+            && wn % tn == 0
+            && bm % wm == 0
+            && bn % wn == 0
+            && (wm / tm) * (wn / tn) == 32
+            && (bm / wm) * (bn / wn) * 32 == threads as i64
+            // The register array of a thread tile is unrolled: keep it in registers.
+            && tm * tn <= 256
+    }
+
+    /// The FFMA accumulator for a `[bm, bn]` dot result: TILE_TM/TILE_TN/WARP_M/WARP_N from the
+    /// point when it defines them and they fit, otherwise the default rule:
+    /// `E = bm * bn / threads` elements per thread, `TM = 2^ceil(log2(E) / 2)`, `TN = E / TM`;
+    /// lanes along n as many as fit (`min(32, bn / TN)`), the rest along m. None when no
+    /// valid FFMA layout exists (small or odd tiles): the dot then accumulates in Blocked.
+    pub fn choose(bm: i64, bn: i64, threads: u32, point: &Point) -> Option<FfmaAcc> {
+        let pinned = |name: &str| point.get(name);
+        let (tm, tn) = match (pinned("TILE_TM"), pinned("TILE_TN")) {
+            (Some(tm), Some(tn)) => (tm, tn),
+            _ => default_thread_tile(bm, bn, threads)?,
+        };
+        let mut cands = Vec::new();
+        if let (Some(wm), Some(wn)) = (pinned("WARP_M"), pinned("WARP_N")) {
+            cands.push(FfmaAcc {
+                bm,
+                bn,
+                threads,
+                tm,
+                tn,
+                wm,
+                wn,
+            });
+        }
+        if tm >= 1 && tn >= 1 {
+            let lanes_n = (bn / tn).clamp(1, 32);
+            let lanes_n = if 32 % lanes_n == 0 { lanes_n } else { 1 };
+            let lanes_m = 32 / lanes_n;
+            cands.push(FfmaAcc {
+                bm,
+                bn,
+                threads,
+                tm,
+                tn,
+                wm: lanes_m * tm,
+                wn: lanes_n * tn,
+            });
+        }
+        if let Some(found) = cands.into_iter().find(FfmaAcc::is_valid) {
+            return Some(found);
+        }
+        // Pinned values that do not fit this shape fall back to the default rule.
+        let (tm, tn) = default_thread_tile(bm, bn, threads)?;
+        let lanes_n = (bn / tn).clamp(1, 32);
+        let lanes_m = 32 / lanes_n;
+        let acc = FfmaAcc {
+            bm,
+            bn,
+            threads,
+            tm,
+            tn,
+            wm: lanes_m * tm,
+            wn: lanes_n * tn,
+        };
+        acc.is_valid().then_some(acc)
+    }
+
+    pub fn n(&self) -> i64 {
+        self.tm * self.tn
+    }
+
+    pub fn vec(&self) -> i64 {
+        vec_of(self.tn)
+    }
+
+    /// The element register `i` of thread `tid` holds (mirrors `FfmaAcc::coord`).
+    pub fn coord(&self, tid: i64, i: i64) -> (i64, i64) {
+        let (vm, vn) = (vec_of(self.tm), vec_of(self.tn));
+        let (lanes_m, lanes_n) = (self.wm / self.tm, self.wn / self.tn);
+        let warps_n = self.bn / self.wn;
+        let (w, l) = (tid / 32, tid % 32);
+        let row0 = w / warps_n * self.wm + l / lanes_n * vm;
+        let col0 = w % warps_n * self.wn + l % lanes_n * vn;
+        let (ti, tj) = (i / self.tn, i % self.tn);
+        (
+            row0 + ti / vm * (lanes_m * vm) + ti % vm,
+            col0 + tj / vn * (lanes_n * vn) + tj % vn,
+        )
+    }
+}
+
+fn default_thread_tile(bm: i64, bn: i64, threads: u32) -> Option<(i64, i64)> {
+    let t = threads as i64;
+    if bm * bn < t || (bm * bn) % t != 0 {
+        return None;
+    }
+    let e = bm * bn / t;
+    if !(e as u64).is_power_of_two() {
+        return None;
+    }
+    let log = e.trailing_zeros() as i64;
+    let tm = (1i64 << ((log + 1) / 2)).min(bm);
+    let tn = e / tm;
+    Some((tm, tn))
+}
+
+impl Layout {
+    pub fn shape(&self) -> (i64, i64) {
+        match self {
+            Layout::Blocked { r, c, .. } => (*r, *c),
+            Layout::Ffma(f) => (f.bm, f.bn),
+            Layout::External { r, c, .. } => (*r, *c),
+        }
+    }
+
+    pub fn is_blocked(&self) -> bool {
+        matches!(self, Layout::Blocked { .. })
+    }
+
+    /// The C++ type.
+    pub fn cpp(&self) -> String {
+        match self {
+            Layout::Blocked { r, c, threads, vec } => {
+                format!("ph::Blocked<{r}, {c}, {threads}, {vec}>")
+            }
+            Layout::Ffma(f) => format!(
+                "ph::FfmaAcc<{}, {}, {}, {}, {}, {}, {}>",
+                f.bm, f.bn, f.threads, f.tm, f.tn, f.wm, f.wn
+            ),
+            Layout::External { cpp, .. } => cpp.clone(),
+        }
+    }
+
+    /// The alias the generated code names it by (`Blk32x8`, `Acc32x32`).
+    pub fn alias(&self) -> String {
+        match self {
+            Layout::Blocked { r, c, .. } => format!("Blk{r}x{c}"),
+            Layout::Ffma(f) => format!("Acc{}x{}", f.bm, f.bn),
+            Layout::External { alias, .. } => alias.clone(),
+        }
+    }
+
+    /// Elements per thread (Blocked and FfmaAcc; external layouts report none).
+    pub fn n(&self) -> Option<i64> {
+        match self {
+            Layout::Blocked { r, c, threads, vec } => {
+                let groups = r * c / vec;
+                Some((groups + *threads as i64 - 1) / *threads as i64 * vec)
+            }
+            Layout::Ffma(f) => Some(f.n()),
+            Layout::External { .. } => None,
+        }
+    }
+
+    /// The element register `i` of thread `tid` holds (mirrors the C++ `coord`); rows >= R
+    /// are padding.
+    pub fn coord(&self, tid: i64, i: i64) -> Option<(i64, i64)> {
+        match self {
+            Layout::Blocked {
+                c, threads, vec, ..
+            } => {
+                let e = ((i / vec) * *threads as i64 + tid) * vec + i % vec;
+                Some((e / c, e % c))
+            }
+            Layout::Ffma(f) => Some(f.coord(tid, i)),
+            Layout::External { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every in-tile element held exactly once; padding only past the last row.
+    fn covers_exactly_once(l: &Layout, threads: u32) {
+        let (r, c) = l.shape();
+        let n = l.n().unwrap();
+        let mut seen = vec![0u32; (r * c) as usize];
+        for tid in 0..threads as i64 {
+            for i in 0..n {
+                let (rr, cc) = l.coord(tid, i).unwrap();
+                assert!(cc < c && cc >= 0 && rr >= 0, "{l:?} tid {tid} i {i}");
+                if rr < r {
+                    seen[(rr * c + cc) as usize] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1), "{l:?}: {seen:?}");
+    }
+
+    /// Registers i..i+VEC-1 (i % VEC == 0) hold consecutive columns of one row.
+    fn vec_groups_are_rows(l: &Layout, threads: u32) {
+        let n = l.n().unwrap();
+        let vec = match l {
+            Layout::Blocked { vec, .. } => *vec,
+            Layout::Ffma(f) => f.vec(),
+            _ => 1,
+        };
+        for tid in 0..threads as i64 {
+            for i in (0..n).step_by(vec as usize) {
+                let (r0, c0) = l.coord(tid, i).unwrap();
+                assert_eq!(c0 % vec, 0);
+                for v in 1..vec {
+                    assert_eq!(l.coord(tid, i + v).unwrap(), (r0, c0 + v), "{l:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_covers_every_element_once() {
+        for threads in [32u32, 64, 128, 256] {
+            for shape in [
+                [1, 1],
+                [1, 7],
+                [3, 5],
+                [32, 8],
+                [8, 32],
+                [64, 64],
+                [1, 256],
+                [128, 128],
+                [5, 12],
+            ] {
+                let l = blocked(&shape, threads);
+                covers_exactly_once(&l, threads);
+                vec_groups_are_rows(&l, threads);
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_vec_keeps_threads_busy() {
+        assert_eq!(blocked_vec(32, 8, 256), 1);
+        assert_eq!(blocked_vec(128, 32, 256), 4);
+        assert_eq!(blocked_vec(1, 256, 256), 1);
+        assert_eq!(blocked_vec(1, 1024, 256), 4);
+        assert_eq!(blocked_vec(16, 6, 32), 2);
+    }
+
+    #[test]
+    fn ffma_defaults_follow_the_rule() {
+        let p = Point::default();
+        let a = FfmaAcc::choose(32, 32, 256, &p).unwrap();
+        assert_eq!((a.tm, a.tn, a.wm, a.wn), (2, 2, 4, 32));
+        let a = FfmaAcc::choose(128, 128, 256, &p).unwrap();
+        assert_eq!((a.tm, a.tn, a.wm, a.wn), (8, 8, 16, 128));
+        let a = FfmaAcc::choose(32, 128, 256, &p).unwrap();
+        assert_eq!((a.tm, a.tn), (4, 4));
+        assert!(
+            FfmaAcc::choose(8, 8, 256, &p).is_none(),
+            "fewer elements than threads"
+        );
+        assert!(
+            FfmaAcc::choose(24, 32, 256, &p).is_none(),
+            "3 elements per thread"
+        );
+    }
+
+    #[test]
+    fn ffma_uses_pinned_names_when_they_fit() {
+        let p = Point(vec![
+            ("TILE_TM".into(), 4),
+            ("TILE_TN".into(), 16),
+            ("WARP_M".into(), 32),
+            ("WARP_N".into(), 64),
+        ]);
+        let a = FfmaAcc::choose(128, 128, 256, &p).unwrap();
+        assert_eq!((a.tm, a.tn, a.wm, a.wn), (4, 16, 32, 64));
+        // A thread tile that does not cover the block tile falls back to the default.
+        let p = Point(vec![("TILE_TM".into(), 4), ("TILE_TN".into(), 4)]);
+        let a = FfmaAcc::choose(128, 128, 256, &p).unwrap();
+        assert_eq!((a.tm, a.tn), (8, 8));
+    }
+
+    #[test]
+    fn ffma_covers_every_element_once() {
+        let p = Point::default();
+        for threads in [64u32, 128, 256, 512] {
+            for (bm, bn) in [
+                (32, 32),
+                (64, 64),
+                (128, 128),
+                (32, 128),
+                (128, 32),
+                (64, 32),
+                (16, 64),
+            ] {
+                if let Some(a) = FfmaAcc::choose(bm, bn, threads, &p) {
+                    let l = Layout::Ffma(a);
+                    covers_exactly_once(&l, threads);
+                    vec_groups_are_rows(&l, threads);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The tile IR with layouts: a layout for every tile local, the strategy of every recognized
+//! GEMM loop, and where each local is declared. Kept in side tables over the IR.
+
+use crate::gemm_fast::{Knobs, Strategy};
+use crate::gemm_match::{find_gemms, GemmMatch};
+use crate::gemm_split::{plan_split, reads_block_xy, SplitK};
+use crate::launch::TmaParam;
+use crate::layout::{blocked, FfmaAcc, Layout};
+use crate::mainloop::{select, MainLoop};
+use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
+use crate::GemmPolicy;
+use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+use std::collections::BTreeMap;
+
+/// Layout and declaration decisions for one kernel.
+pub struct Plan {
+    pub layouts: BTreeMap<LocalId, Layout>,
+    pub gemms: Vec<(GemmMatch, MainLoop)>,
+    /// Per GEMM (same order): the names of its A and B tensor-map parameters (wgmma + TMA).
+    pub gemm_tma: Vec<Option<(String, String)>>,
+    /// The tensor-map parameters, in signature order.
+    pub tma: Vec<TmaParam>,
+    /// GROUP_M when above 1 and the kernel has a recognized GEMM: `ctx.block.x/y` read the
+    /// swizzled block indices.
+    pub group_m: u32,
+    /// The split k loop, when SPLIT_K applies.
+    pub split: Option<SplitK>,
+    /// Locals declared at their first assignment (or `for`), by that statement's path (as
+    /// in `GemmMatch::path`); the others are declared at the top of the kernel.
+    pub decl_inline: BTreeMap<LocalId, Vec<(usize, usize)>>,
+    /// The main-loop choices and why faster ones were not taken (for `Emitted::notes`).
+    pub notes: Vec<String>,
+}
+
+pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
+    let threads = k.launch.threads;
+    let mut layouts = BTreeMap::new();
+    // Recognized GEMM loops fix their accumulators' layouts first.
+    let mut gemms = Vec::new();
+    let mut notes = Vec::new();
+    for m in find_gemms(k) {
+        let (ml, why) = select(k, &m, layouts.get(&m.acc), policy, arch);
+        notes.extend(why);
+        layouts.insert(m.acc, ml.acc_layout().clone());
+        gemms.push((m, ml));
+    }
+    let (gemm_tma, tma) = tensor_maps(k, &gemms, &mut notes);
+    let knobs = Knobs::from_point(&k.point);
+    let group_m = if gemms.is_empty() { 1 } else { knobs.group_m() };
+    if group_m > 1 {
+        notes.push(format!(
+            "GROUP_M={group_m}: blocks are swizzled (ph::gemm::swizzle_block), {}",
+            if reads_block_xy(&k.body) {
+                "ctx.block.x/y read the remapped M/N tile indices"
+            } else {
+                "but the kernel does not read ctx.block.x/y"
+            }
+        ));
+    }
+    let split = match knobs.split_k() {
+        parts if parts > 1 && !gemms.is_empty() => {
+            let ms: Vec<&GemmMatch> = gemms.iter().map(|(m, _)| m).collect();
+            match plan_split(k, &ms, parts) {
+                Ok(s) => {
+                    notes.push(format!(
+                        "SPLIT_K={parts}: grid z = {parts} parts of the k range, partial tiles \
+                         added into `{}` with f32 atomics; the host zeroes it before the launch",
+                        k.params[s.c].name
+                    ));
+                    Some(s)
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "SPLIT_K={parts} not applied (the k loop runs whole): {why}"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    // Every other tile local: the natural layout of what is assigned to it (a dot's accumulator
+    // layout propagates through elementwise expressions), else Blocked. Iterated because a
+    // local's layout feeds the natural layouts of later assignments.
+    let mut assigns: Vec<(LocalId, &Expr)> = Vec::new();
+    collect_assigns(&k.body, &mut assigns);
+    for _ in 0..4 {
+        let mut changed = false;
+        for &(l, value) in &assigns {
+            if layouts.get(&l).is_some_and(|x| !x.is_blocked()) {
+                continue;
+            }
+            if let Some(lay) = natural(k, &layouts, value).filter(|x| !x.is_blocked()) {
+                layouts.insert(l, lay);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (l, local) in k.locals.iter().enumerate() {
+        if let Some(shape) = local.ty.shape() {
+            layouts.entry(l).or_insert_with(|| blocked(shape, threads));
+        }
+    }
+    let mut decl_inline = BTreeMap::new();
+    for l in 0..k.locals.len() {
+        let mut path = Vec::new();
+        if declares_inline(&k.body, 0, l, &mut path) {
+            decl_inline.insert(l, path);
+        }
+    }
+    Plan {
+        layouts,
+        gemms,
+        gemm_tma,
+        tma,
+        group_m,
+        split,
+        decl_inline,
+        notes,
+    }
+}
+
+/// The tensor-map parameters of the wgmma + TMA main loops: two per such GEMM (A, B), named
+/// `ph_tma<i>`, in GEMM order. A GEMM whose maps cannot be described keeps no maps (it never
+/// happens for a plan `gemm_fast` accepted: it checks rank 2 and the operand orders).
+#[allow(clippy::type_complexity)]
+fn tensor_maps(
+    k: &Kernel,
+    gemms: &[(GemmMatch, MainLoop)],
+    notes: &mut Vec<String>,
+) -> (Vec<Option<(String, String)>>, Vec<TmaParam>) {
+    let mut per = Vec::new();
+    let mut all = Vec::new();
+    for (m, ml) in gemms {
+        let MainLoop::Fast(f) = ml else {
+            per.push(None);
+            continue;
+        };
+        let (Strategy::Sm90, Some((sa, sb))) = (f.plan.strategy, f.plan.tma.clone()) else {
+            per.push(None);
+            continue;
+        };
+        let (na, nb) = (
+            format!("ph_tma{}", all.len()),
+            format!("ph_tma{}", all.len() + 1),
+        );
+        let a = TmaParam::new(
+            na.clone(),
+            m.a.tensor,
+            &k.params[m.a.tensor].kind,
+            m.a.k_axis,
+            sa,
+        );
+        let b = TmaParam::new(
+            nb.clone(),
+            m.b.tensor,
+            &k.params[m.b.tensor].kind,
+            m.b.k_axis,
+            sb,
+        );
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                all.push(a);
+                all.push(b);
+                per.push(Some((na, nb)));
+            }
+            _ => {
+                notes.push("internal: a wgmma operand has no tensor map".into());
+                per.push(None);
+            }
+        }
+    }
+    (per, all)
+}
+
+fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(LocalId, &'a Expr)>) {
+    for s in stmts {
+        if let StmtKind::Assign { local, value } = &s.kind {
+            out.push((*local, value));
+        }
+        for b in bodies(s) {
+            collect_assigns(b, out);
+        }
+    }
+}
+
+/// The accumulator layout of a dot producing `[m, n]`.
+pub fn dot_layout(k: &Kernel, m: i64, n: i64) -> Layout {
+    match FfmaAcc::choose(m, n, k.launch.threads, &k.point) {
+        Some(f) => Layout::Ffma(f),
+        None => blocked(&[m, n], k.launch.threads),
+    }
+}
+
+/// The layout a tile expression is cheapest to compute in: a local's own layout, a dot's
+/// accumulator layout, or for elementwise expressions the first non-Blocked layout among
+/// their operands. None means Blocked of its shape.
+pub fn natural(k: &Kernel, layouts: &BTreeMap<LocalId, Layout>, e: &Expr) -> Option<Layout> {
+    let shape = e.ty.shape()?;
+    match &e.kind {
+        ExprKind::Local(l) => layouts.get(l).cloned(),
+        ExprKind::Dot { .. } => {
+            let (m, n) = crate::layout::rc(shape);
+            Some(dot_layout(k, m, n))
+        }
+        ExprKind::Unary(_, a) | ExprKind::Math(_, a) | ExprKind::Cast(a) => {
+            natural(k, layouts, a).filter(|l| !l.is_blocked())
+        }
+        ExprKind::Binary(_, a, b) => [a, b]
+            .into_iter()
+            .filter(|x| x.ty.shape() == Some(shape))
+            .find_map(|x| natural(k, layouts, x).filter(|l| !l.is_blocked())),
+        ExprKind::Select(c, a, b) => [c, a, b]
+            .into_iter()
+            .filter(|x| x.ty.shape() == Some(shape))
+            .find_map(|x| natural(k, layouts, x).filter(|l| !l.is_blocked())),
+        _ => None,
+    }
+}
+
+/// True when `acc = acc + dot(..)` (either order) accumulates into `l`.
+pub fn accumulates_dot(l: LocalId, value: &Expr) -> Option<&Expr> {
+    let ExprKind::Binary(BinOp::Add, x, y) = &value.kind else {
+        return None;
+    };
+    match (&x.kind, &y.kind) {
+        (ExprKind::Local(a), ExprKind::Dot { .. }) if *a == l => Some(y),
+        (ExprKind::Dot { .. }, ExprKind::Local(a)) if *a == l => Some(x),
+        _ => None,
+    }
+}
+
+/// True when local `l` can be declared at its first assignment: that assignment is a direct
+/// statement of the innermost statement list holding every use, and nothing before it in
+/// that list touches `l`. `path` receives the declaring statement's path.
+fn declares_inline(
+    stmts: &[Stmt],
+    body_idx: usize,
+    l: LocalId,
+    path: &mut Vec<(usize, usize)>,
+) -> bool {
+    let touching: Vec<usize> = (0..stmts.len())
+        .filter(|&i| stmts_touch_local(&stmts[i..=i], l))
+        .collect();
+    let Some(&first) = touching.first() else {
+        return false;
+    };
+    path.push((body_idx, first));
+    let s = &stmts[first];
+    let declares = match &s.kind {
+        StmtKind::Assign { local, value } if *local == l => {
+            !crate::visit::expr_reads_local(value, l)
+        }
+        StmtKind::For { var, .. } if *var == l => touching.len() == 1,
+        _ if touching.len() == 1 => {
+            // All uses inside one statement: descend if its own expressions do not use l and
+            // exactly one of its bodies does.
+            let own = stmt_exprs(s)
+                .into_iter()
+                .any(|e| crate::visit::expr_reads_local(e, l));
+            let inner: Vec<(usize, &[Stmt])> = bodies(s)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, b)| stmts_touch_local(b, l))
+                .collect();
+            !own && inner.len() == 1 && declares_inline(inner[0].1, inner[0].0, l, path)
+        }
+        _ => false,
+    };
+    if !declares {
+        path.clear();
+    }
+    declares
+}

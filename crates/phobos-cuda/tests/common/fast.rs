@@ -1,0 +1,62 @@
+//! gemm_typed at chosen points and problems, as the hosts compile it: instantiated with bound
+//! element types and specialized on the problem's alignment.
+
+use phobos_ir::Kernel;
+use phobos_syntax::SourceFile;
+
+/// `examples/gemm_typed.ph` with its `@autotune` lines replaced by `autotune`, its `@launch`
+/// by `launch`, and no `@where` (alignment comes from the problem only).
+pub fn gemm_text(autotune: &str, launch: &str) -> String {
+    let text = std::fs::read_to_string(super::root().join("examples/gemm_typed.ph"))
+        .expect("gemm_typed.ph");
+    let mut out = Vec::new();
+    let mut replaced = false;
+    for line in text.lines() {
+        if line.starts_with("@autotune(") {
+            if !replaced {
+                out.push(autotune.to_string());
+                replaced = true;
+            }
+        } else if line.starts_with("@where(") {
+            continue;
+        } else if line.starts_with("@launch(") {
+            out.push(launch.to_string());
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    assert!(replaced, "gemm_typed.ph has @autotune lines");
+    out.join("\n") + "\n"
+}
+
+/// gemm_typed with B given as `[N, K]` and read through `dot_t` (both operands K-major, as
+/// TF32 and fp8 wgmma need).
+pub fn gemm_t_text(autotune: &str) -> String {
+    gemm_text(autotune, "@launch(256)")
+        .replace("B: tensor<TB>[K, N]", "B: tensor<TB>[N, K]")
+        .replace(
+            "let b = B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]",
+            "let b = B[pn * TILE_N :+ TILE_N, kt :+ TILE_K]",
+        )
+        .replace("acc += dot(a, b)", "acc += dot_t(a, b)")
+}
+
+/// A problem whose dims are all multiples of 16 (M = 1024, N = 512, K = 256).
+pub fn aligned_dims() -> Vec<(&'static str, i64)> {
+    vec![("M", 1024), ("N", 512), ("K", 256)]
+}
+
+/// The kernel of `text` at its default point with `types`, specialized on `dims`.
+pub fn kernel_of(text: &str, types: &str, dims: &[(&str, i64)]) -> (Kernel, SourceFile) {
+    let src = SourceFile::new("examples/gemm_typed.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(None, Some(types), None)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    (k, src)
+}

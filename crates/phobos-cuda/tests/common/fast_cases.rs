@@ -1,0 +1,214 @@
+//! Differential cases of the fast GEMM main loops: gemm_typed at wgmma, mma.sync and FFMA
+//! points in f16, bf16, tf32 and fp8, with GROUP_M and SPLIT_K, on ragged problems (M, N, K
+//! not multiples of the tiles), each specialized on its problem's alignment as the hosts do.
+//! Big problems are judged against a float64 host matmul of the same inputs (rounded once to
+//! C's type); a few smaller ones against the interpreter, which computes the unsplit product.
+
+use super::cases::{build, Case, Value};
+use super::fast::{gemm_t_text, gemm_text};
+use phobos_cuda::{emit, EmitOptions};
+use phobos_interp::host::{random_tensor, shapes_for, tensor_seed};
+use phobos_interp::{Args, Launch};
+use phobos_ir::{HostTensor, Kernel, ParamKind};
+use phobos_syntax::SourceFile;
+
+/// One case: label, kernel text, types, dims, the strategy text its code must contain, and
+/// whether the interpreter is the reference.
+struct Spec {
+    label: &'static str,
+    text: String,
+    types: &'static str,
+    dims: [i64; 3],
+    expect: &'static str,
+    interp: bool,
+}
+
+fn at(m: u32, n: u32, k: u32, s: u32, extra: &str) -> String {
+    format!("@autotune(TILE_M in [{m}], TILE_N in [{n}], TILE_K in [{k}], STAGES in [{s}]{extra})")
+}
+
+const RAGGED: [i64; 3] = [520, 392, 336];
+
+fn specs() -> Vec<Spec> {
+    let l256 = "@launch(256)";
+    let scaled = |t: String| t.replace("= TC(acc)", "= TC(acc * 0.5)");
+    vec![
+        Spec { label: "sm90 f16 128x256x64 s4 -> f32", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4", interp: false },
+        Spec { label: "sm90 bf16 128x256x64 s4 -> bf16", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=bf16,TB=bf16,TC=bf16", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::BF16, 128, 256, 64", interp: false },
+        Spec { label: "sm90 f16 128x256x64 s4 producer warp -> f16", text: gemm_text(&at(128, 256, 64, 4, ""), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: RAGGED, expect: ", true, false, true>", interp: false },
+        Spec { label: "sm90 f16 128x128x64 s4 one warpgroup", text: gemm_text(&at(128, 128, 64, 4, ""), "@launch(128)"), types: "TA=f16,TB=f16,TC=f32", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::F16, 128, 128, 64, 1, 1, 4", interp: false },
+        Spec { label: "sm90 f16 128x128x64 s3 GROUP_M=8", text: gemm_text(&at(128, 128, 64, 3, ", GROUP_M in [8]"), l256), types: "TA=f16,TB=f16,TC=f32", dims: [1032, 392, 336], expect: "swizzle_block(", interp: false },
+        Spec { label: "sm90 bf16 128x128x64 s3 SPLIT_K=3", text: gemm_text(&at(128, 128, 64, 3, ", SPLIT_K in [3]"), l256), types: "TA=bf16,TB=bf16,TC=f32", dims: RAGGED, expect: "ph::atomic_add_tile(", interp: false },
+        Spec { label: "sm90 f16 128x128x64 s3 SPLIT_K=4 scaled", text: scaled(gemm_text(&at(128, 128, 64, 3, ", SPLIT_K in [4]"), l256)), types: "TA=f16,TB=f16,TC=f32", dims: [200, 136, 1000], expect: "ph::atomic_add_tile(", interp: false },
+        Spec { label: "sm90 tf32 128x128x32 s3 dot_t", text: gemm_t_text(&at(128, 128, 32, 3, "")), types: "TA=tf32,TB=tf32,TC=f32", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::TF32", interp: false },
+        Spec { label: "sm90 e4m3 128x256x128 s4 dot_t", text: gemm_t_text(&at(128, 256, 128, 4, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::F8E4M3", interp: false },
+        Spec { label: "sm90 e5m2 128x128x128 s3 dot_t -> f16", text: gemm_t_text(&at(128, 128, 128, 3, "")), types: "TA=f8e5m2,TB=f8e5m2,TC=f16", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::F8E5M2", interp: false },
+        Spec { label: "sm80 f16 128x128x32 s4 (K = 340: 8-byte rows)", text: gemm_text(&at(128, 128, 32, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [520, 392, 340], expect: "sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 4, true, false, 8, 16>", interp: false },
+        Spec { label: "sm80 bf16 64x128x32 s3 (K = 340)", text: gemm_text(&at(64, 128, 32, 3, ""), "@launch(128)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [520, 392, 340], expect: "sm80::MainLoop<ph::gemm::BF16, 64, 128, 32", interp: false },
+        Spec { label: "ffma f32 128x128x8", text: gemm_text("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", l256), types: "TA=f32,TB=f32,TC=f32", dims: RAGGED, expect: "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4>", interp: false },
+        Spec { label: "ffma f32 128x128x8 (K = 333: scalar loads of A)", text: gemm_text("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", l256), types: "TA=f32,TB=f32,TC=f32", dims: [520, 392, 333], expect: "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 1, 4>", interp: false },
+        Spec { label: "ffma f32 128x128x16 SPLIT_K=2 GROUP_M=4", text: gemm_text("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [16], GROUP_M in [4], SPLIT_K in [2])", l256), types: "TA=f32,TB=f32,TC=f32", dims: [1032, 392, 336], expect: "ph::atomic_add_tile(", interp: false },
+        // Against the interpreter: the unsplit product equals the split one up to the order.
+        Spec { label: "sm90 f16 128x128x64 s3 GROUP_M=8 SPLIT_K=2 (interpreter)", text: gemm_text(&at(128, 128, 64, 3, ", GROUP_M in [8], SPLIT_K in [2]"), l256), types: "TA=f16,TB=f16,TC=f32", dims: [264, 136, 208], expect: "ph::gemm::split_k_range(", interp: true },
+        Spec { label: "sm90 bf16 128x256x64 s4 -> bf16 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=bf16,TB=bf16,TC=bf16", dims: [136, 264, 80], expect: "sm90::MainLoop<ph::gemm::BF16", interp: true },
+        // Unaligned problems fall back (N = 45: no 16-byte rows of B).
+        Spec { label: "f16 128x256x64 N = 45 falls back to FFMA (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "ph::FfmaGemm<", interp: true },
+    ]
+}
+
+/// `C = scale * A @ B` (`B` as `[N, K]` when `trans_b`) in float64, rounded to C's type.
+fn matmul(a: &HostTensor, b: &HostTensor, trans_b: bool, scale: f64, c: &HostTensor) -> HostTensor {
+    let (m, k) = (a.shape[0], a.shape[1]);
+    let n = c.shape[1];
+    let mut out = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0;
+            for kk in 0..k {
+                let bv = if trans_b {
+                    b.data[j * k + kk]
+                } else {
+                    b.data[kk * n + j]
+                };
+                s += a.data[i * k + kk] * bv;
+            }
+            out[i * n + j] = scale * s;
+        }
+    }
+    HostTensor::from_f64(c.dtype, &c.shape, &out)
+}
+
+fn case(s: &Spec) -> Result<Case, String> {
+    let dims: Vec<(String, i64)> = ["M", "N", "K"]
+        .iter()
+        .zip(s.dims)
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
+    let label = format!("fast: {} {:?}", s.label, s.dims);
+    let src = SourceFile::new("examples/gemm_typed.ph", s.text.clone());
+    let module = phobos_check::load(src.clone()).map_err(|d| format!("{label}: {d:?}"))?;
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(None, Some(s.types), None)
+        .map_err(|e| format!("{label}: {e}"))?;
+    let mut k: Kernel = phobos_check::instantiate(&module, info, &variant)
+        .map_err(|d| format!("{label}: {d:?}"))?;
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    let c = if s.interp {
+        build(label.clone(), k, src, &dims, 11, false)?
+    } else {
+        host_case(
+            label.clone(),
+            k,
+            src,
+            &dims,
+            s.text.contains("dot_t"),
+            s.text.contains("acc * 0.5"),
+        )?
+    };
+    if !c.emitted.source.contains(s.expect) {
+        return Err(format!(
+            "{label}: expected `{}` in the code\n{}",
+            s.expect,
+            c.emitted.notes.join("\n")
+        ));
+    }
+    Ok(c)
+}
+
+/// A case whose reference is the float64 matmul.
+fn host_case(
+    label: String,
+    kernel: Kernel,
+    source: SourceFile,
+    dims: &[(String, i64)],
+    trans_b: bool,
+    scaled: bool,
+) -> Result<Case, String> {
+    let shapes = shapes_for(&kernel, dims).map_err(|e| format!("{label}: {e}"))?;
+    let mut tensors = Vec::new();
+    let mut iargs = Args::new();
+    for ((name, shape), p) in shapes.iter().zip(&kernel.params) {
+        let ParamKind::Tensor { dtype, .. } = p.kind else {
+            return Err(format!("{label}: gemm_typed takes tensors only"));
+        };
+        let mut t = random_tensor(dtype, shape, tensor_seed(5, name));
+        if name == "C" {
+            t.data.iter_mut().for_each(|x| *x = f64::NAN);
+        }
+        iargs = iargs.push(t.clone());
+        tensors.push(t);
+    }
+    let launch = Launch::new(&kernel, iargs).map_err(|e| format!("{label}: {e}"))?;
+    let (dims, grid) = (
+        launch.dims().iter().map(|(_, v)| *v).collect(),
+        launch.grid(),
+    );
+    let expected = matmul(
+        &tensors[0],
+        &tensors[1],
+        trans_b,
+        if scaled { 0.5 } else { 1.0 },
+        &tensors[2],
+    );
+    let emitted = emit(
+        &kernel,
+        &EmitOptions {
+            source: Some(source),
+        },
+    )
+    .map_err(|e| format!("{label}: {e}"))?;
+    Ok(Case {
+        label,
+        kernel,
+        emitted,
+        args: tensors.into_iter().map(Value::Tensor).collect(),
+        dims,
+        grid,
+        expected: vec![(2, expected)],
+    })
+}
+
+/// Every fast case (errors are the cases that could not be built).
+pub fn fast_cases() -> Vec<Result<Case, String>> {
+    specs().iter().map(case).collect()
+}
+
+/// The float64 reference agrees with the interpreter on small problems (plain, `dot_t`, a
+/// scaled epilogue, a narrow output), so the big cases are judged by the semantics.
+pub fn reference_matches_interpreter() -> Result<(), String> {
+    let at = at(128, 128, 64, 3, "");
+    let texts = [
+        (gemm_text(&at, "@launch(256)"), "TA=f16,TB=f16,TC=f32"),
+        (gemm_t_text(&at), "TA=bf16,TB=bf16,TC=bf16"),
+        (
+            gemm_text(&at, "@launch(256)").replace("= TC(acc)", "= TC(acc * 0.5)"),
+            "TA=f32,TB=f32,TC=f32",
+        ),
+    ];
+    for (text, types) in texts {
+        let dims: Vec<(String, i64)> = vec![("M".into(), 40), ("N".into(), 24), ("K".into(), 48)];
+        let src = SourceFile::new("t.ph", text.clone());
+        let module = phobos_check::load(src.clone()).map_err(|d| format!("{d:?}"))?;
+        let info = &module.kernels[0];
+        let variant = info
+            .variant(None, Some(types), None)
+            .map_err(|e| e.to_string())?;
+        let k = phobos_check::instantiate(&module, info, &variant).map_err(|d| format!("{d:?}"))?;
+        let interp = build("interp".into(), k.clone(), src.clone(), &dims, 5, false)?;
+        let host = host_case(
+            "host".into(),
+            k,
+            src,
+            &dims,
+            text.contains("dot_t"),
+            text.contains("acc * 0.5"),
+        )?;
+        let (want, got) = (&interp.expected[0].1, &host.expected[0].1);
+        let err = phobos_ir::relative_error(&got.data, &want.data);
+        if err > want.dtype.tolerance() {
+            return Err(format!("{types}: host reference off by {err:.3e}\n{text}"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Shared helpers of the phobos-cuda tests: kernels from `.ph` files at chosen points.
+
+#![allow(dead_code)]
+
+pub mod cases;
+pub mod fast;
+pub mod fast_cases;
+pub mod launch;
+pub mod randk;
+
+use phobos_ir::Kernel;
+use phobos_syntax::SourceFile;
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The source file of `path` (relative to the workspace root), named by that relative path.
+pub fn source(path: &str) -> SourceFile {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    SourceFile::new(path, text)
+}
+
+/// Every kernel of `path` at the point `pins` (e.g. "TILE_M=128"), with default types/orders.
+pub fn kernels_at(path: &str, pins: &str, types: Option<&str>) -> Vec<Kernel> {
+    let file = source(path);
+    let module = phobos_check::load(file).unwrap_or_else(|d| panic!("{path}: {d:?}"));
+    let names: Vec<String> = module_kernel_names(&module);
+    names
+        .iter()
+        .map(|n| {
+            let info = module.kernel(Some(n)).unwrap();
+            let pins = if pins.is_empty() { None } else { Some(pins) };
+            let variant = info
+                .variant(pins, types, None)
+                .unwrap_or_else(|e| panic!("{path} {n}: {e:?}"));
+            phobos_check::instantiate(&module, info, &variant)
+                .unwrap_or_else(|d| panic!("{path} {n}: {d:?}"))
+        })
+        .collect()
+}
+
+pub fn module_kernel_names(module: &phobos_check::Module) -> Vec<String> {
+    module.kernels.iter().map(|k| k.name.clone()).collect()
+}
+
+/// Every point of every kernel of `path` (default types), as (label, kernel).
+pub fn all_points(path: &str) -> Vec<(String, Kernel)> {
+    let file = source(path);
+    let module = phobos_check::load(file).unwrap_or_else(|d| panic!("{path}: {d:?}"));
+    let mut out = Vec::new();
+    for info in &module.kernels {
+        let base = info
+            .default_variant()
+            .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+        for point in info.space.points() {
+            let variant = base.at(point.clone());
+            let k = phobos_check::instantiate(&module, info, &variant)
+                .unwrap_or_else(|d| panic!("{path} {} {}: {d:?}", info.name, point.to_pins()));
+            out.push((format!("{} {}", info.name, point.to_pins()), k));
+        }
+    }
+    out
+}
+
+/// The example kernel files, `examples/*.ph`, sorted.
+pub fn example_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.ends_with(".ph").then(|| format!("examples/{name}"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// NVRTC options for an emitted kernel: its named headers and register cap.
+pub fn compile_options(e: &phobos_cuda::Emitted) -> phobos_gpu::CompileOptions {
+    let mut o = phobos_gpu::CompileOptions {
+        max_registers: e.max_regs,
+        cuda_include: false,
+        ..phobos_gpu::CompileOptions::default()
+    };
+    for (name, text) in &e.headers {
+        o = o.header(name.clone(), text.as_str());
+    }
+    o
+}

@@ -1,0 +1,83 @@
+//! Offline compile test: every example kernel at every point of its space becomes CUDA that
+//! NVRTC compiles for sm_90a (ptxas included); registers and spills per point are a snapshot.
+//! Each point is compiled as declared; each kernel's default point is also compiled specialized
+//! on an aligned problem (every dim a multiple of 16: the fast GEMM main loops), as `phobos run`
+//! and the tuner compile it for such a problem (label suffix `[aligned]`), where that changes the
+//! code. (Every aligned GEMM variant is compiled by tests/compile_fast.rs.)
+//! Needs NVRTC (`eval "$(scripts/cuda-tools.sh)"`); without it the test says so and passes,
+//! except under CI=true where it fails.
+
+mod common;
+
+use phobos_cuda::{emit, EmitOptions};
+use phobos_gpu::{compile_many, CompileErrorKind};
+use std::time::Instant;
+
+#[test]
+fn every_example_point_compiles() {
+    let start = Instant::now();
+    let mut jobs = Vec::new();
+    let mut labels = Vec::new();
+    for path in common::example_files() {
+        let opts = EmitOptions {
+            source: Some(common::source(&path)),
+        };
+        for (n, (label, k)) in common::all_points(&path).into_iter().enumerate() {
+            let e = emit(&k, &opts).unwrap_or_else(|err| panic!("{path} {label}: {err}"));
+            let mut aligned = k.clone();
+            let dims: Vec<(String, i64)> = k.dims.iter().map(|d| (d.name.clone(), 4096)).collect();
+            phobos_cuda::specialize_alignment(&mut aligned, &dims);
+            let a = emit(&aligned, &opts).unwrap_or_else(|err| panic!("{path} {label}: {err}"));
+            // all_points starts at the default point.
+            let variants = if n > 0 || a.source == e.source {
+                vec![(String::new(), e)]
+            } else {
+                vec![(String::new(), e), (" [aligned]".to_string(), a)]
+            };
+            for (suffix, e) in variants {
+                labels.push((
+                    format!("{path}: {label}{suffix}"),
+                    e.entry.clone(),
+                    e.dynamic_smem_bytes,
+                ));
+                jobs.push((e.source.clone(), common::compile_options(&e)));
+            }
+        }
+    }
+    let emitted = start.elapsed();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let results = compile_many(&jobs, threads);
+    if let Some(Err(e)) = results.first() {
+        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var_os("CI").is_none()
+                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
+            return;
+        }
+    }
+    let mut report = Vec::new();
+    let mut failures = Vec::new();
+    for ((label, entry, smem), r) in labels.iter().zip(&results) {
+        match r {
+            Ok(c) => {
+                let res = phobos_gpu::resources::of_compiled(c, entry).expect("ptxas report");
+                report.push(format!(
+                    "{label}: {} registers, spills {}/{} bytes, {smem} bytes dynamic shared memory",
+                    res.registers, res.spill_store_bytes, res.spill_load_bytes
+                ));
+            }
+            Err(e) => failures.push(format!("{label}: {}\n{}", e.summary(), e.log)),
+        }
+    }
+    eprintln!(
+        "{} points: emitted in {:.2?}, compiled in {:.2?} on {threads} threads",
+        labels.len(),
+        emitted,
+        start.elapsed() - emitted
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    insta::assert_snapshot!(report.join("\n"));
+}

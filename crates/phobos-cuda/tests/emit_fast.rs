@@ -1,0 +1,297 @@
+//! The fast GEMM main loops through the emitter: snapshots of gemm_typed at a wgmma point, the
+//! launch facts (tensor maps, SPLIT_K zeroing and grid), and the choice at the edges (alignment,
+//! threads, dtypes, epilogues).
+
+mod common;
+
+use common::fast::{aligned_dims, gemm_text, kernel_of};
+use phobos_cuda::{emit, emit_for_arch, EmitOptions, Emitted};
+use phobos_ir::{DType, Dim};
+
+/// The emitted text with its launch facts on top.
+fn render(e: &Emitted) -> String {
+    let mut out = format!(
+        "// entry {}, {} threads, {} bytes of dynamic shared memory, grid z {}, zero {:?}\n",
+        e.entry, e.threads, e.dynamic_smem_bytes, e.grid_z, e.zero_before_launch
+    );
+    for t in &e.tma {
+        out.push_str(&format!(
+            "// tensor map {}: tensor #{} {}, globalDim {:?}, line stride {:?}, {}\n",
+            t.name, t.tensor, t.dtype, t.global_dim, t.line_stride, t.spec
+        ));
+    }
+    out.push_str(&e.source);
+    out
+}
+
+fn emitted(autotune: &str, types: &str, dims: &[(&str, i64)]) -> Emitted {
+    let (k, src) = kernel_of(&gemm_text(autotune, "@launch(256)"), types, dims);
+    emit(&k, &EmitOptions { source: Some(src) }).unwrap()
+}
+
+const WGMMA_POINT: &str =
+    "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4])";
+
+#[test]
+fn gemm_typed_wgmma_f16() {
+    let e = emitted(WGMMA_POINT, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+    assert!(e.source.contains(
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, false>"
+    ));
+    assert_eq!(e.tma.len(), 2);
+    insta::assert_snapshot!(render(&e));
+}
+
+#[test]
+fn gemm_typed_wgmma_bf16() {
+    let e = emitted(WGMMA_POINT, "TA=bf16,TB=bf16,TC=bf16", &aligned_dims());
+    assert!(e
+        .source
+        .contains("ph::gemm::sm90::MainLoop<ph::gemm::BF16, 128, 256, 64"));
+    insta::assert_snapshot!(render(&e));
+}
+
+#[test]
+fn group_m_and_split_k_snapshot() {
+    let e = emitted(
+        "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3], GROUP_M in [8], SPLIT_K in [3])",
+        "TA=f16,TB=f16,TC=f32",
+        &aligned_dims(),
+    );
+    assert_eq!(e.grid_z, 3);
+    assert_eq!(e.zero_before_launch, vec![2]);
+    insta::assert_snapshot!(render(&e));
+}
+
+#[test]
+fn tensor_maps_describe_the_operands_in_memory_order() {
+    let e = emitted(WGMMA_POINT, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+    let (a, b) = (&e.tma[0], &e.tma[1]);
+    // A [M, K] row-major: K innermost; B [K, N] row-major: N innermost.
+    let (m, k, n) = (Dim::Dyn(0), Dim::Dyn(1), Dim::Dyn(2));
+    assert_eq!((a.tensor, a.global_dim, a.line_stride), (0, [k, m], k));
+    assert_eq!((b.tensor, b.global_dim, b.line_stride), (1, [n, k], n));
+    assert_eq!((a.spec.box_dim, b.spec.box_dim), ([64, 128], [64, 64]));
+    assert!(e.source.contains(
+        "int K, int N, const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma0, \
+         const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1)"
+    ));
+    // M = 1000, K = 512, N = 392 at address 0x1000.
+    let args = a.encode_args(0x1000, &[1000, 512, 392]).unwrap().unwrap();
+    assert_eq!(
+        (args.global_dim, args.global_strides),
+        ([512, 1000], [1024])
+    );
+    let args = b.encode_args(0x2000, &[1000, 512, 392]).unwrap().unwrap();
+    assert_eq!((args.global_dim, args.global_strides), ([392, 512], [784]));
+}
+
+#[test]
+fn unaligned_problems_fall_back_and_say_why() {
+    // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async.
+    let e = emitted(
+        WGMMA_POINT,
+        "TA=f16,TB=f16,TC=f32",
+        &[("M", 77), ("N", 45), ("K", 72)],
+    );
+    assert!(e.tma.is_empty());
+    assert!(e.source.contains("ph::FfmaGemm<"), "{}", e.source);
+    let notes = e.notes.join("\n");
+    assert!(
+        notes.contains("no Sm90 main loop: tensor maps need 16-byte aligned"),
+        "{notes}"
+    );
+    assert!(notes.contains("no Sm80 main loop"), "{notes}");
+    assert!(notes.contains("generic FFMA main loop"), "{notes}");
+    // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
+    let e = emitted(
+        "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [32], STAGES in [3])",
+        "TA=f16,TB=f16,TC=f32",
+        &[("M", 77), ("N", 48), ("K", 36)],
+    );
+    assert!(
+        e.source.contains(
+            "ph::gemm::sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 3, true, false, 8, 16>"
+        ),
+        "{}",
+        e.notes.join("\n")
+    );
+}
+
+#[test]
+fn arch_below_90_never_takes_wgmma() {
+    let (k, src) = kernel_of(
+        &gemm_text(WGMMA_POINT, "@launch(256)"),
+        "TA=f16,TB=f16,TC=f32",
+        &aligned_dims(),
+    );
+    let e = emit_for_arch(&k, &EmitOptions { source: Some(src) }, 80).unwrap();
+    assert!(e.tma.is_empty());
+    assert!(
+        e.source.contains("ph::gemm::sm80::MainLoop<"),
+        "{}",
+        e.notes.join("\n")
+    );
+}
+
+#[test]
+fn launch_threads_pick_the_copy_issuer() {
+    let (k, src) = kernel_of(
+        &gemm_text(
+            "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4])",
+            "@launch(288)",
+        ),
+        "TA=bf16,TB=bf16,TC=f32",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    // A producer warp: two consumer warpgroups of 64 rows each, the warp on top.
+    assert!(
+        e.source.contains(
+            "ph::gemm::sm90::MainLoop<ph::gemm::BF16, 128, 256, 64, 2, 1, 4, true, false, true>"
+        ),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.contains("a producer warp issues the copies")));
+    // 160 threads: one warpgroup plus a producer warp cannot hold 128 x 256 accumulators.
+    let (k, src) = kernel_of(
+        &gemm_text(WGMMA_POINT, "@launch(160)"),
+        "TA=f16,TB=f16,TC=f32",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert!(e.tma.is_empty());
+    assert!(e.notes.iter().any(|n| n.contains("no Sm90 main loop")));
+}
+
+#[test]
+fn tf32_and_fp8_take_wgmma_only_k_major() {
+    // A row-major [M, K] is K-major, B row-major [K, N] is not: tf32 and fp8 wgmma refuse it.
+    for types in ["TA=tf32,TB=tf32,TC=f32", "TA=f8e4m3,TB=f8e4m3,TC=f32"] {
+        let e = emitted(
+            "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3])",
+            types,
+            &aligned_dims(),
+        );
+        assert!(e.tma.is_empty(), "{types}");
+        assert!(
+            e.notes.iter().any(|n| n.contains("needs K-major A and B")),
+            "{types}: {}",
+            e.notes.join("\n")
+        );
+    }
+    // With B given as [N, K] through dot_t, both are K-major.
+    for (types, dt) in [
+        ("TA=tf32,TB=tf32,TC=f32", "TF32"),
+        ("TA=f8e4m3,TB=f8e4m3,TC=f32", "F8E4M3"),
+        ("TA=f8e5m2,TB=f8e5m2,TC=f32", "F8E5M2"),
+    ] {
+        let (k, src) = kernel_of(
+            &common::fast::gemm_t_text(
+                "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3])",
+            ),
+            types,
+            &aligned_dims(),
+        );
+        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        assert!(
+            e.source.contains(&format!(
+                "ph::gemm::sm90::MainLoop<ph::gemm::{dt}, 128, 128,"
+            )),
+            "{types}: {}",
+            e.notes.join("\n")
+        );
+        assert_eq!(
+            e.tma[1].global_dim,
+            [Dim::Dyn(1), Dim::Dyn(2)],
+            "B [N, K]: K innermost"
+        );
+    }
+}
+
+#[test]
+fn exact_f32_takes_the_register_tiled_ffma_loop() {
+    let e = emitted(
+        "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])",
+        "TA=f32,TB=f32,TC=f32",
+        &aligned_dims(),
+    );
+    assert!(
+        e.source
+            .contains("ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4>"),
+        "{}",
+        e.notes.join("\n")
+    );
+    // 64 x 32 over 256 threads: 8 per thread, no thread tile of 4 or 8 per side.
+    let e = emitted(
+        "@autotune(TILE_M in [64], TILE_N in [32], TILE_K in [8])",
+        "TA=f32,TB=f32,TC=f32",
+        &aligned_dims(),
+    );
+    assert!(e.source.contains("ph::FfmaGemm<"));
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.contains("no Ffma main loop: 8 elements per thread")));
+}
+
+#[test]
+fn split_k_needs_a_linear_f32_epilogue() {
+    let at = "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3], SPLIT_K in [2])";
+    // A narrowing cast (C is f16): not split.
+    let e = emitted(at, "TA=f16,TB=f16,TC=f16", &aligned_dims());
+    assert_eq!(e.grid_z, 1);
+    assert!(e.zero_before_launch.is_empty());
+    assert!(
+        e.notes.iter().any(|n| n.contains("SPLIT_K=2 not applied")),
+        "{}",
+        e.notes.join("\n")
+    );
+    // A scaled store splits; a bias does not.
+    for (epilogue, splits) in [
+        (
+            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc * 0.5)",
+            true,
+        ),
+        (
+            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc + 1.0)",
+            false,
+        ),
+        (
+            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(max(acc, 0.0))",
+            false,
+        ),
+    ] {
+        let text = gemm_text(at, "@launch(256)").replace(
+            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
+            epilogue,
+        );
+        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        assert_eq!(e.grid_z > 1, splits, "{epilogue}: {}", e.notes.join("\n"));
+        assert_eq!(
+            e.source.contains("ph::atomic_add_tile("),
+            splits,
+            "{epilogue}"
+        );
+    }
+}
+
+#[test]
+fn group_m_remaps_block_indices_only() {
+    let e = emitted(
+        "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3], GROUP_M in [4])",
+        "TA=bf16,TB=bf16,TC=f32",
+        &aligned_dims(),
+    );
+    assert!(e.source.contains(
+        "ph::gemm::swizzle_block((int)blockIdx.x, (int)blockIdx.y, (int)gridDim.x, (int)gridDim.y, 4, &ph_bx, &ph_by);"
+    ));
+    assert!(!e.source.contains("(int)blockIdx.x *"), "{}", e.source);
+    assert_eq!((e.grid_z, e.tma.len()), (1, 2));
+    let _ = DType::F16;
+}

@@ -1,0 +1,244 @@
+//! Differential tests: generated CUDA on the GPU against the interpreter (or, for the big
+//! fast-GEMM cases, a float64 host matmul).
+//!
+//! Every case (example kernels at sampled points and ragged shapes, small random kernels, and
+//! the fast GEMM main loops at wgmma / mma.sync / FFMA / GROUP_M / SPLIT_K points) is built
+//! offline by `cases_build_offline`: checked, specialized, interpreted, emitted, compiled, and
+//! bound to its launch ABI (tensor maps and all) with stand-in device addresses. The GPU run is
+//! `#[ignore]`d:
+//!
+//! ```text
+//! eval "$(scripts/cuda-tools.sh)"
+//! cargo test -p phobos-cuda --release --test gpu_diff -- --ignored --nocapture
+//! ```
+//!
+//! Launches go through phobos-gpu as `phobos run` and the tuner do: `bind_args`, then
+//! `Gpu::prepare_launch` with the emitted launch facts (TMA maps encoded from the bound
+//! tensors, SPLIT_K outputs zeroed, grid z), then `Gpu::launch_prepared`.
+
+mod common;
+
+use common::cases::{example_cases, extra_cases, random_cases, Case, Value};
+use common::fast_cases::fast_cases;
+use common::launch::launch_facts;
+use phobos_gpu::{bind_args, plan_launch, Arg, DeviceTensor, Gpu, TensorRef};
+use phobos_ir::{relative_error, ParamKind};
+
+const RANDOM_KERNELS: usize = 24;
+
+fn all_cases() -> (Vec<Case>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut failed = Vec::new();
+    for c in example_cases()
+        .into_iter()
+        .chain(extra_cases())
+        .chain(fast_cases())
+        .chain(random_cases(RANDOM_KERNELS, 2024))
+    {
+        match c {
+            Ok(c) => ok.push(c),
+            Err(e) => failed.push(e),
+        }
+    }
+    (ok, failed)
+}
+
+/// Binds a case with stand-in device addresses (256-byte aligned, like allocations) and plans
+/// its launch: every check `phobos run` makes before touching the GPU.
+fn dry_run(c: &Case) -> Result<(), String> {
+    let args: Vec<Arg<'_>> = c
+        .kernel
+        .params
+        .iter()
+        .zip(&c.args)
+        .enumerate()
+        .map(|(i, (p, v))| match (&p.kind, v) {
+            (ParamKind::Tensor { order, .. }, Value::Tensor(t)) => Arg::Tensor(TensorRef {
+                ptr: 0x7000_0000 + 0x100_0000 * i as u64,
+                dtype: t.dtype,
+                shape: &t.shape,
+                order: *order,
+            }),
+            (_, Value::Scalar(x)) => Arg::Scalar(*x),
+            (_, Value::Tensor(_)) => Arg::Scalar(0.0),
+        })
+        .collect();
+    if c.grid.iter().any(|&g| g < 1) {
+        return Ok(());
+    }
+    let bound = bind_args(&c.kernel, &args).map_err(|e| format!("bind: {e}"))?;
+    let facts = launch_facts(&c.emitted);
+    let phobos_gpu::LaunchPlan { maps, zero, grid } =
+        plan_launch(&facts, &c.kernel, &bound, &args).map_err(|e| format!("plan: {e}"))?;
+    if maps.len() != c.emitted.tma.len() || zero.len() != c.emitted.zero_before_launch.len() {
+        return Err("launch plan disagrees with the emitted facts".into());
+    }
+    if grid[2] != c.emitted.grid_z.max(bound.grid[2]) {
+        return Err(format!("grid {grid:?} for grid z {}", c.emitted.grid_z));
+    }
+    Ok(())
+}
+
+/// Everything up to the launch: every case checks, runs on the interpreter, emits, and (with
+/// NVRTC present) compiles; outputs are not vacuous.
+#[test]
+fn cases_build_offline() {
+    let (cases, failed) = all_cases();
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    assert!(cases.len() >= 2 * RANDOM_KERNELS);
+    for main_loop in [
+        "ph::gemm::sm90::MainLoop",
+        "ph::gemm::sm80::MainLoop",
+        "ph::gemm::ffma::MainLoop",
+        "ph::gemm::split_k_range",
+        "ph::gemm::swizzle_block",
+    ] {
+        assert!(
+            cases.iter().any(|c| c.emitted.source.contains(main_loop)),
+            "a case runs {main_loop}"
+        );
+    }
+    common::fast_cases::reference_matches_interpreter().unwrap();
+    // Every case binds to its launch ABI (tensor maps included) before any GPU is involved.
+    let unbound: Vec<String> = cases
+        .iter()
+        .filter_map(|c| dry_run(c).err().map(|e| format!("{}: {e}", c.label)))
+        .collect();
+    assert!(unbound.is_empty(), "{}", unbound.join("\n"));
+    for c in &cases {
+        for (id, t) in &c.expected {
+            assert!(
+                t.data.iter().any(|x| !x.is_nan()),
+                "{}: output {} is all NaN on the interpreter",
+                c.label,
+                c.kernel.params[*id].name
+            );
+        }
+    }
+    // Compile the random kernels and the fast GEMM cases (the examples' points are compiled by
+    // tests/compile.rs).
+    let compiled = |c: &&Case| c.label.starts_with("random") || c.label.starts_with("fast");
+    let jobs: Vec<_> = cases
+        .iter()
+        .filter(compiled)
+        .map(|c| {
+            (
+                c.emitted.source.clone(),
+                common::compile_options(&c.emitted),
+            )
+        })
+        .collect();
+    let results = phobos_gpu::compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let phobos_gpu::CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var("CI").is_err(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("compile step skipped: NVRTC not found ({why})");
+            return;
+        }
+    }
+    let labels = cases.iter().filter(compiled);
+    let errors: Vec<String> = labels
+        .zip(&results)
+        .filter_map(|(c, r)| {
+            r.as_ref()
+                .err()
+                .map(|e| format!("{}\n{}\n{}", c.label, e.log, c.emitted.source))
+        })
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n\n"));
+}
+
+/// Runs one case on the GPU through phobos-gpu and compares every output with its reference.
+fn run_on_gpu(gpu: &Gpu, c: &Case) -> Result<(), String> {
+    let e = &c.emitted;
+    let compiled = phobos_gpu::compile(&e.source, &common::compile_options(e))
+        .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
+    let module = gpu
+        .load_compiled(&compiled)
+        .map_err(|err| format!("load: {err}"))?;
+    let func = module
+        .function(&e.entry)
+        .map_err(|err| format!("function: {err}"))?;
+    let mut tensors: Vec<Option<DeviceTensor>> = Vec::new();
+    for (p, v) in c.kernel.params.iter().zip(&c.args) {
+        tensors.push(match (&p.kind, v) {
+            (ParamKind::Tensor { order, .. }, Value::Tensor(t)) => {
+                Some(DeviceTensor::upload(gpu, t, *order).map_err(|err| format!("upload: {err}"))?)
+            }
+            _ => None,
+        });
+    }
+    let args: Vec<Arg<'_>> = tensors
+        .iter()
+        .zip(&c.args)
+        .map(|(t, v)| match (t, v) {
+            (Some(t), _) => t.arg(),
+            (None, Value::Scalar(x)) => Arg::Scalar(*x),
+            (None, Value::Tensor(_)) => Arg::Scalar(0.0),
+        })
+        .collect();
+    if c.grid.iter().all(|&g| g > 0) {
+        let bound = bind_args(&c.kernel, &args).map_err(|err| format!("bind: {err}"))?;
+        let prepared = gpu
+            .prepare_launch(&c.kernel, bound, &args, &launch_facts(e))
+            .map_err(|err| format!("prepare: {err}"))?;
+        gpu.launch_prepared(&func, &prepared, e.dynamic_smem_bytes)
+            .map_err(|err| format!("launch: {err}"))?;
+    }
+    gpu.synchronize().map_err(|err| format!("run: {err}"))?;
+    for (id, want) in &c.expected {
+        let t = tensors[*id]
+            .as_ref()
+            .ok_or("an output that is not a tensor")?;
+        let got = t.download().map_err(|err| format!("download: {err}"))?;
+        let err = relative_error(&got.data, &want.data);
+        let tol = phobos_ir::walk::output_tolerance(&c.kernel, t.dtype);
+        if err > tol {
+            let first = got
+                .data
+                .iter()
+                .zip(&want.data)
+                .position(|(g, w)| {
+                    !(g == w
+                        || (g.is_nan() && w.is_nan())
+                        || (g - w).abs() <= tol * w.abs().max(1.0))
+                })
+                .unwrap_or(0);
+            return Err(format!(
+                "{}: relative error {err:.3e} > {tol:.1e}; first difference at flat index {first}: gpu {} vs reference {}",
+                c.kernel.params[*id].name, got.data[first], want.data[first]
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_matches_interpreter() {
+    let gpu = Gpu::new(0).expect("a CUDA device");
+    let (cases, failed) = all_cases();
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    let mut errors = Vec::new();
+    for c in &cases {
+        match run_on_gpu(&gpu, c) {
+            Ok(()) => eprintln!("ok   {}", c.label.lines().next().unwrap_or("")),
+            Err(e) => {
+                eprintln!("FAIL {}: {e}", c.label.lines().next().unwrap_or(""));
+                errors.push(format!(
+                    "{}\n{e}\n--- generated CUDA ---\n{}",
+                    c.label, c.emitted.source
+                ));
+                if gpu.is_poisoned() {
+                    errors.push("the context faulted: later cases were not run".into());
+                    break;
+                }
+            }
+        }
+    }
+    eprintln!("{} cases, {} failed", cases.len(), errors.len());
+    assert!(errors.is_empty(), "{}", errors.join("\n\n"));
+}

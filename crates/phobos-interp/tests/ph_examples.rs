@@ -1,0 +1,222 @@
+//! The example kernels against straightforward host implementations.
+
+mod common;
+
+use common::ph::{example, kernel};
+use common::{matmul, run_ok};
+use phobos_interp::host::random_tensor;
+use phobos_interp::Args;
+use phobos_ir::{relative_error, DType, HostTensor};
+
+fn sentinel(dtype: DType, shape: &[usize]) -> HostTensor {
+    HostTensor::from_f64(dtype, shape, &vec![f64::NAN; shape.iter().product()])
+}
+
+#[test]
+fn saxpy_matches_the_host() {
+    for (pins, n) in [
+        (None, 1000),
+        (Some("BLOCK=4096"), 5000),
+        (Some("BLOCK=512"), 1),
+    ] {
+        let k = kernel(&example("saxpy.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[n], 1);
+        let y = random_tensor(DType::F32, &[n], 2);
+        let a = 1.75;
+        let out = run_ok(&k, Args::new().push(a).push(x.clone()).push(y.clone()));
+        // a * x rounds to f32, then the sum does.
+        let expected: Vec<f64> = (0..n)
+            .map(|i| ((a as f32 * x.data[i] as f32) + y.data[i] as f32) as f64)
+            .collect();
+        assert_eq!(out.get("Y").unwrap().data, expected, "{pins:?} n={n}");
+    }
+}
+
+#[test]
+fn transpose_matches_the_host() {
+    for (pins, (m, n)) in [
+        (None, (37, 53)),
+        (Some("TILE_R=64 TILE_C=16"), (100, 7)),
+        (Some("TILE_R=32 TILE_C=64"), (64, 128)),
+    ] {
+        let k = kernel(&example("transpose.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 3);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[n, m])),
+        );
+        let y = out.get("Y").unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(y.data[j * m + i], x.data[i * n + j], "{pins:?} ({i}, {j})");
+            }
+        }
+    }
+}
+
+fn host_softmax(x: &HostTensor) -> Vec<f64> {
+    let (m, n) = (x.shape[0], x.shape[1]);
+    let mut out = vec![0.0; m * n];
+    for r in 0..m {
+        let row = &x.data[r * n..(r + 1) * n];
+        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|v| (v - max).exp()).collect();
+        let s: f64 = e.iter().sum();
+        for c in 0..n {
+            out[r * n + c] = e[c] / s;
+        }
+    }
+    out
+}
+
+#[test]
+fn softmax_matches_the_host() {
+    for (pins, (m, n)) in [
+        (None, (5, 200)),
+        (Some("ROWS=8 BLOCK=256"), (19, 256)),
+        (Some("ROWS=2 BLOCK=1024"), (3, 1000)),
+    ] {
+        let k = kernel(&example("softmax.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 4);
+        let x = HostTensor::from_f64(
+            DType::F32,
+            &[m, n],
+            &x.data.iter().map(|v| v * 8.0).collect::<Vec<_>>(),
+        );
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[m, n])),
+        );
+        let err = relative_error(&out.get("Y").unwrap().data, &host_softmax(&x));
+        assert!(err < 1e-6, "{pins:?} {m}x{n}: {err}");
+    }
+}
+
+#[test]
+fn softmax_rejects_rows_wider_than_the_block() {
+    let k = kernel(&example("softmax.ph"), None, None, None);
+    let x = random_tensor(DType::F32, &[2, 300], 4);
+    let err = phobos_interp::run(
+        &k,
+        Args::new()
+            .push(x)
+            .push(HostTensor::zeros(DType::F32, &[2, 300])),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, phobos_interp::Error::WhereViolated { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("N) <= 256") || err.to_string().contains("N <= 256"),
+        "{err}"
+    );
+}
+
+/// softmax(Q Kᵀ scale) V per batch-head in f64, optionally causal.
+fn host_attention(
+    q: &HostTensor,
+    k: &HostTensor,
+    v: &HostTensor,
+    scale: f64,
+    causal: bool,
+) -> Vec<f64> {
+    let (bh, n, d) = (q.shape[0], q.shape[1], q.shape[2]);
+    let mut out = vec![0.0; bh * n * d];
+    for b in 0..bh {
+        let at = |t: &HostTensor, i: usize, j: usize| t.data[(b * n + i) * d + j];
+        for i in 0..n {
+            let s: Vec<f64> = (0..n)
+                .map(|j| {
+                    if causal && j > i {
+                        f64::NEG_INFINITY
+                    } else {
+                        (0..d).map(|x| at(q, i, x) * at(k, j, x)).sum::<f64>() * scale
+                    }
+                })
+                .collect();
+            let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
+            let l: f64 = p.iter().sum();
+            for x in 0..d {
+                out[(b * n + i) * d + x] = (0..n).map(|j| p[j] * at(v, j, x)).sum::<f64>() / l;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn flash_attention_matches_the_host() {
+    let src = example("flash_attention.ph");
+    for (pins, causal, (bh, n)) in [
+        (None, false, (2, 80)),
+        (Some("BR=64 BC=32"), false, (1, 100)),
+        (Some("BR=32 BC=128"), false, (3, 33)),
+        (Some("CAUSAL=1"), true, (2, 70)),
+    ] {
+        let k = kernel(&src, None, pins, None);
+        let shape = [bh, n, 64];
+        let q = random_tensor(DType::F16, &shape, 5);
+        let kk = random_tensor(DType::F16, &shape, 6);
+        let v = random_tensor(DType::F16, &shape, 7);
+        let scale = 0.125;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .set("Q", q.clone())
+                .set("K", kk.clone())
+                .set("V", v.clone())
+                .set("O", sentinel(DType::F16, &shape))
+                .set("scale", scale),
+        );
+        let err = relative_error(
+            &out.get("O").unwrap().data,
+            &host_attention(&q, &kk, &v, scale, causal),
+        );
+        assert!(err < DType::F16.tolerance(), "{pins:?} {bh}x{n}: {err}");
+    }
+}
+
+#[test]
+fn gemm_typed_accumulates_in_f32_for_every_input_type() {
+    let src = example("gemm_typed.ph");
+    let (m, n, kk) = (70, 40, 48);
+    for types in [
+        "TA=f16,TB=f16,TC=f32",
+        "TA=bf16,TB=bf16,TC=bf16",
+        "TA=f32,TB=f32,TC=f32",
+        "TA=f8e4m3,TB=f8e4m3,TC=f16",
+    ] {
+        let k = kernel(&src, None, None, Some(types));
+        let dt = |name: &str| {
+            DType::parse(
+                types
+                    .split(',')
+                    .find_map(|p| p.strip_prefix(&format!("{name}=")))
+                    .unwrap(),
+            )
+            .unwrap()
+        };
+        let a = random_tensor(dt("TA"), &[m, kk], 8);
+        let b = random_tensor(dt("TB"), &[kk, n], 9);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(a.clone())
+                .push(b.clone())
+                .push(sentinel(dt("TC"), &[m, n])),
+        );
+        let c = out.get("C").unwrap();
+        assert_eq!(c.dtype, dt("TC"));
+        // Products of the rounded inputs, summed in f32 and converted once: within f32 of the
+        // exact sum, then one rounding to TC.
+        let err = relative_error(&c.data, &matmul(&a, &b));
+        assert!(err < dt("TC").tolerance().max(1e-5), "{types}: {err}");
+    }
+}

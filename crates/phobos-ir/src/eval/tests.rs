@@ -1,0 +1,223 @@
+use super::*;
+use crate::ir::{DimVar, Launch, Param, Point, Ty};
+use phobos_syntax::Span;
+
+fn e(kind: ExprKind, t: DType) -> Expr {
+    Expr {
+        kind,
+        ty: Ty::Scalar(t),
+        uniform: true,
+        span: Span::default(),
+    }
+}
+
+fn int(v: i64, t: DType) -> Expr {
+    e(ExprKind::Lit(Lit::Int(v)), t)
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr, t: DType) -> Expr {
+    e(ExprKind::Binary(op, Box::new(a), Box::new(b)), t)
+}
+
+fn kernel() -> Kernel {
+    let lit = int(1, DType::I32);
+    Kernel {
+        name: "k".into(),
+        point: Point::default(),
+        type_args: vec![],
+        params: vec![
+            Param {
+                name: "X".into(),
+                kind: ParamKind::Tensor {
+                    dtype: DType::F32,
+                    dims: vec![crate::ir::Dim::Dyn(0)],
+                    order: Default::default(),
+                },
+                span: Span::default(),
+            },
+            Param {
+                name: "alpha".into(),
+                kind: ParamKind::Scalar { dtype: DType::F32 },
+                span: Span::default(),
+            },
+        ],
+        dims: vec![DimVar {
+            name: "K".into(),
+            source: (0, 0),
+        }],
+        aligned: vec![],
+        launch: Launch {
+            threads: 256,
+            min_blocks_per_sm: None,
+            max_regs: None,
+        },
+        grid: [lit.clone(), lit.clone(), lit],
+        wheres: vec![],
+        flops: None,
+        bytes: None,
+        locals: vec![],
+        body: vec![],
+        span: Span::default(),
+    }
+}
+
+#[test]
+fn integers_wrap_at_their_width() {
+    let sum = bin(
+        BinOp::Add,
+        int(i32::MAX as i64, DType::I32),
+        int(1, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(eval(&sum, &Constants), Ok(Value::Int(i32::MIN as i64)));
+    let u = bin(
+        BinOp::Sub,
+        int(0, DType::U32),
+        int(1, DType::U32),
+        DType::U32,
+    );
+    assert_eq!(eval(&u, &Constants), Ok(Value::Int(u32::MAX as i64)));
+    let b = bin(
+        BinOp::Mul,
+        int(100, DType::I8),
+        int(3, DType::I8),
+        DType::I8,
+    );
+    assert_eq!(eval(&b, &Constants), Ok(Value::Int(44)));
+}
+
+#[test]
+fn division_truncates_and_cdiv_rounds_up() {
+    let d = bin(
+        BinOp::Div,
+        int(-7, DType::I32),
+        int(2, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(eval_i64(&d, &Constants), Ok(-3));
+    let r = bin(
+        BinOp::Rem,
+        int(-7, DType::I32),
+        int(2, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(eval_i64(&r, &Constants), Ok(-1));
+    let c = e(
+        ExprKind::Cdiv(
+            Box::new(int(100, DType::I32)),
+            Box::new(int(32, DType::I32)),
+        ),
+        DType::I32,
+    );
+    assert_eq!(eval_i64(&c, &Constants), Ok(4));
+    let c = e(
+        ExprKind::Cdiv(Box::new(int(-7, DType::I32)), Box::new(int(2, DType::I32))),
+        DType::I32,
+    );
+    assert_eq!(eval_i64(&c, &Constants), Ok(-3));
+    let z = bin(
+        BinOp::Div,
+        int(1, DType::I32),
+        int(0, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(eval(&z, &Constants), Err(EvalError::DivByZero));
+}
+
+#[test]
+fn shifts_out_of_range_are_errors() {
+    let s = bin(
+        BinOp::Shl,
+        int(1, DType::I32),
+        int(32, DType::I32),
+        DType::I32,
+    );
+    assert!(matches!(
+        eval(&s, &Constants),
+        Err(EvalError::ShiftOutOfRange(32, _))
+    ));
+    let s = bin(
+        BinOp::Shr,
+        int(-8, DType::I32),
+        int(1, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(eval_i64(&s, &Constants), Ok(-4));
+}
+
+#[test]
+fn floats_round_to_their_type() {
+    let x = bin(
+        BinOp::Add,
+        e(ExprKind::Lit(Lit::Float(1.0)), DType::F16),
+        e(ExprKind::Lit(Lit::Float(1.0 / 4096.0)), DType::F16),
+        DType::F16,
+    );
+    assert_eq!(eval(&x, &Constants), Ok(Value::Float(1.0)));
+    let c = e(
+        ExprKind::Cast(Box::new(e(ExprKind::Lit(Lit::Float(-2.7)), DType::F32))),
+        DType::I32,
+    );
+    assert_eq!(eval(&c, &Constants), Ok(Value::Int(-2)));
+    let c = e(ExprKind::Cast(Box::new(int(300, DType::I32))), DType::U8);
+    assert_eq!(eval(&c, &Constants), Ok(Value::Int(44)));
+}
+
+#[test]
+fn dims_and_params_come_from_bindings() {
+    let k = kernel();
+    let dim = e(ExprKind::Dim(0), DType::I64);
+    let cond = bin(
+        BinOp::Eq,
+        bin(BinOp::Rem, dim.clone(), int(64, DType::I64), DType::I64),
+        int(0, DType::I64),
+        DType::Bool,
+    );
+    let b = Bindings::new(&k, &[("K".into(), 128), ("Z".into(), 3)], &[]);
+    assert_eq!(eval_bool(&cond, &b), Ok(true));
+    let b = Bindings::new(&k, &[("K".into(), 100)], &[]);
+    assert_eq!(eval_bool(&cond, &b), Ok(false));
+    let none = Bindings::new(&k, &[], &[]);
+    assert_eq!(
+        eval_bool(&cond, &none),
+        Err(EvalError::UnboundDim("K".into()))
+    );
+    let p = e(ExprKind::Param(1), DType::F32);
+    let b = Bindings::new(&k, &[], &[("alpha".into(), Value::Float(0.1))]);
+    assert_eq!(eval(&p, &b), Ok(Value::Float(0.1f32 as f64)));
+    assert_eq!(display(&cond, &k), "K % 64 == 0");
+    let wide = e(
+        ExprKind::Cast(Box::new(e(ExprKind::Dim(0), DType::I32))),
+        DType::I64,
+    );
+    assert_eq!(display(&wide, &k), "K");
+}
+
+#[test]
+fn non_uniform_values_do_not_evaluate() {
+    let t = e(ExprKind::Ctx(Ctx::Thread), DType::I32);
+    assert!(matches!(
+        eval(&t, &Constants),
+        Err(EvalError::NotUniformScalar(_))
+    ));
+    let l = e(ExprKind::Local(0), DType::I32);
+    assert!(matches!(
+        eval(&l, &Constants),
+        Err(EvalError::NotUniformScalar(_))
+    ));
+}
+
+#[test]
+fn display_parenthesizes_by_precedence() {
+    let k = kernel();
+    let dim = e(ExprKind::Dim(0), DType::I32);
+    let x = bin(
+        BinOp::Mul,
+        bin(BinOp::Add, dim.clone(), int(1, DType::I32), DType::I32),
+        int(2, DType::I32),
+        DType::I32,
+    );
+    assert_eq!(display(&x, &k), "(K + 1) * 2");
+    let m = bin(BinOp::Max, dim, int(2, DType::I32), DType::I32);
+    assert_eq!(display(&m, &k), "max(K, 2)");
+}

@@ -1,0 +1,141 @@
+//! Walks over a kernel's IR: every expression (indices, conditions and loop bounds included)
+//! and the tensors it stores to. Hosts use it to decide which outputs to poison and which
+//! tolerance a comparison needs.
+
+use crate::{DType, Expr, ExprKind, Index, Kernel, ParamId, Stmt, StmtKind};
+use std::collections::BTreeSet;
+
+/// Calls `f` on every expression of `body`, outer expressions before their operands, in
+/// program order (a loop's bounds before its body).
+pub fn exprs(body: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    stmts(body, &mut |s| stmt_exprs(s, f));
+}
+
+/// Calls `f` on every statement of `body`, nested ones included, in program order.
+pub fn stmts(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in body {
+        f(s);
+        match &s.kind {
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => stmts(body, f),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                stmts(then_body, f);
+                stmts(else_body, f);
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Break
+            | StmtKind::Continue => {}
+        }
+    }
+}
+
+/// Calls `f` on the expressions of one statement and their operands, not on those of the
+/// statements nested in it.
+pub fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
+    match &s.kind {
+        StmtKind::Assign { value, .. } => expr(value, f),
+        StmtKind::Store { index, value, .. } => {
+            indices(index, f);
+            expr(value, f);
+        }
+        StmtKind::For {
+            start, end, step, ..
+        } => {
+            for e in [start, end, step] {
+                expr(e, f);
+            }
+        }
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr(cond, f),
+        StmtKind::Break | StmtKind::Continue => {}
+    }
+}
+
+/// The tensors `body` stores to.
+pub fn stored(body: &[Stmt]) -> BTreeSet<ParamId> {
+    let mut out = BTreeSet::new();
+    stmts(body, &mut |s| {
+        if let StmtKind::Store { tensor, .. } = &s.kind {
+            out.insert(*tensor);
+        }
+    });
+    out
+}
+
+fn indices(index: &[Index], f: &mut dyn FnMut(&Expr)) {
+    for i in index {
+        match i {
+            Index::At(e) | Index::Span { start: e, .. } => expr(e, f),
+        }
+    }
+}
+
+/// Calls `f` on `e`, then on its operands (indices included), recursively.
+pub fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Load { index, .. } => indices(index, f),
+        ExprKind::Unary(_, a)
+        | ExprKind::Math(_, a)
+        | ExprKind::Cast(a)
+        | ExprKind::Broadcast(a)
+        | ExprKind::Transpose(a)
+        | ExprKind::Reduce { arg: a, .. } => expr(a, f),
+        ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) | ExprKind::Dot { a, b, .. } => {
+            expr(a, f);
+            expr(b, f);
+        }
+        ExprKind::Select(c, a, b) => {
+            for x in [c, a, b] {
+                expr(x, f);
+            }
+        }
+        ExprKind::TileGet { tile, index } => {
+            expr(tile, f);
+            index.iter().for_each(|i| expr(i, f));
+        }
+        ExprKind::Lit(_)
+        | ExprKind::Dim(_)
+        | ExprKind::Param(_)
+        | ExprKind::Local(_)
+        | ExprKind::Ctx(_)
+        | ExprKind::Arange(_) => {}
+    }
+}
+
+/// Whether a `dot` of `kernel` runs in reduced precision on the tensor cores, and which: TF32
+/// (a `tf32` operand or `@allow_tf32`: the hardware truncates f32 operands to TF32, the
+/// interpreter rounds them to nearest) or 8-bit floats (Hopper accumulates fp8 products in fewer
+/// bits than f32). Outputs of such kernels are compared at the TF32 tolerance, not their own.
+pub fn reduced_precision_dot(kernel: &Kernel) -> Option<&'static str> {
+    let mut found = None;
+    exprs(&kernel.body, &mut |e| {
+        if let ExprKind::Dot { a, b, tf32, .. } = &e.kind {
+            let (ta, tb) = (a.ty.dtype(), b.ty.dtype());
+            if *tf32 || ta == DType::Tf32 || tb == DType::Tf32 {
+                found = Some("TF32 dot");
+            } else if [ta, tb]
+                .iter()
+                .any(|t| matches!(t, DType::F8E4M3 | DType::F8E5M2))
+                && found.is_none()
+            {
+                found = Some("fp8 dot");
+            }
+        }
+    });
+    found
+}
+
+/// The tolerance an output of `kernel` of type `dtype` is compared at: the type's own
+/// ([`DType::tolerance`]), widened to TF32's for floats when [`reduced_precision_dot`] finds one.
+pub fn output_tolerance(kernel: &Kernel, dtype: DType) -> f64 {
+    let own = dtype.tolerance();
+    if dtype.is_float() && reduced_precision_dot(kernel).is_some() {
+        own.max(DType::Tf32.tolerance())
+    } else {
+        own
+    }
+}

@@ -1,0 +1,351 @@
+//! The core loop, stage by stage:
+//!
+//! ```text
+//! space + pins ─▶ prune (@where, threads, large tiles) ─▶ compile (thread pool, cache, timeout)
+//!   ─▶ drop duplicate binaries ─▶ verify (worker) ─▶ time (worker) ─▶ final round ─▶ winner
+//! ```
+//!
+//! Each point ends with exactly one [`Outcome`], reported to the observer as it happens and
+//! committed to the store at once. Compiling and running overlap: the main thread runs the
+//! worker's jobs while the pool compiles the next variants.
+
+mod compile;
+mod lanes;
+mod report;
+mod run;
+
+pub use report::{DryRunCheck, Report, Summary, Winner};
+
+use crate::backend::{Compiler, Frontend};
+use crate::facts::{validate, ProblemError};
+use crate::prune;
+use crate::space::Pinned;
+use crate::store::{RunKey, Store, StoreError};
+use crate::timing::{FinalSettings, TimeSettings};
+use crate::types::{DeviceInfo, Outcome, PointResult, Problem, PruneReason};
+use crate::worker::Executor;
+use phobos_check::PinError;
+use phobos_ir::{Kernel, Point};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything about a run that is not the kernel or the problem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// Parallel compiles.
+    pub jobs: usize,
+    /// Seeds every random input (each check and timing derives its own from it).
+    pub seed: u64,
+    /// The large-tile heuristic (`--no-prune-large` turns it off).
+    pub prune_large: bool,
+    /// Ignore stored results and measure again.
+    pub retune: bool,
+    /// Everything but running: space, pruning, compiles, resources, one interpreter check.
+    pub dry_run: bool,
+    pub time: TimeSettings,
+    pub final_round: FinalSettings,
+    /// How many leaders enter the final round.
+    pub finalists: usize,
+    pub compile_timeout: Duration,
+    /// Problems up to this many tensor elements are checked on the interpreter as they are.
+    pub verify_max_elements: u64,
+    /// ... and up to this many `@flops`, when declared.
+    pub verify_max_flops: f64,
+    /// A library routine computing the kernel's function for this problem (cuBLAS for a GEMM
+    /// on the GPU): the reference for checks the interpreter cannot run at a reduced size (its
+    /// `point` is replaced by the checked point's).
+    pub library: Option<crate::worker::LibrarySpec>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            seed: 0,
+            prune_large: true,
+            retune: false,
+            dry_run: false,
+            time: TimeSettings::default(),
+            final_round: FinalSettings::default(),
+            finalists: 4,
+            compile_timeout: Duration::from_secs(120),
+            // The interpreter runs a few million operations a second: checks stay around a
+            // second, larger problems are checked at a reduced size.
+            verify_max_elements: 1 << 16,
+            verify_max_flops: (1u64 << 24) as f64,
+            library: None,
+        }
+    }
+}
+
+/// What the engine tells its observer, in order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Before anything: the space searched.
+    Space {
+        pinned: &'a Pinned,
+        default_point: &'a Point,
+    },
+    /// Before the search: a point dropped, and why.
+    Pruned {
+        point: &'a Point,
+        reason: &'a PruneReason,
+    },
+    /// The search starts: how many points will finish in this run, how many come from the store.
+    Search { to_run: usize, reused: usize },
+    /// One point finished (in this run, or taken from the store).
+    Point(&'a PointResult),
+    /// With several workers (`--gpus`): which GPU ran this point; comes just before its
+    /// `Point` event.
+    Ran { point: &'a Point, ordinal: u32 },
+    /// The final round starts among these leaders.
+    FinalRound { leaders: &'a [Point] },
+    /// Anything worth a line on stderr.
+    Log(String),
+}
+
+/// Why a run could not happen at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error(transparent)]
+    Pin(#[from] PinError),
+    #[error(transparent)]
+    Problem(#[from] ProblemError),
+    #[error(
+        "no point of the space satisfies @where for this problem (the first point {constraint})"
+    )]
+    NoPoint { constraint: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The parts a run is made of.
+pub struct Tuner<'a> {
+    pub frontend: &'a dyn Frontend,
+    pub compiler: Arc<dyn Compiler + Send + Sync>,
+    /// Runs verification and timing jobs (a worker process, or in-process for the interpreter).
+    pub executor: &'a mut dyn Executor,
+    pub store: Option<&'a mut Store>,
+    /// The limits pruning and occupancy use: the executor's device, or an assumed one for
+    /// `--dry-run` without a GPU.
+    pub device: DeviceInfo,
+}
+
+/// What the engine knows about one point while it runs.
+#[derive(Default)]
+struct Slot {
+    kernel: Option<Kernel>,
+    flops: Option<f64>,
+    bytes: Option<f64>,
+    /// Large-tile excess, when the heuristic flags it.
+    oversized: Option<(PruneReason, f64)>,
+    result: Option<PointResult>,
+}
+
+/// Runs the whole loop for one kernel and one problem.
+pub fn tune(
+    tuner: Tuner<'_>,
+    problem: &Problem,
+    pins: &[(String, i64)],
+    settings: &Settings,
+    observer: &mut dyn FnMut(Event<'_>),
+) -> Result<Report, TuneError> {
+    let frontend = tuner.frontend;
+    let pinned = Pinned::new(frontend.space(), pins)?;
+    let points = pinned.points();
+    let default_point = pinned.default_point();
+    observer(Event::Space {
+        pinned: &pinned,
+        default_point: &default_point,
+    });
+
+    // The problem must fit the signature; any point the checker accepts can tell.
+    if let Some(k) = points
+        .iter()
+        .find_map(|p| frontend.instantiate(p, problem).ok())
+    {
+        validate(&k, problem)?;
+    }
+
+    let key = RunKey {
+        kernel_hash: frontend.kernel_hash().to_string(),
+        kernel_name: frontend.kernel_name().to_string(),
+        problem: problem.clone(),
+        device: tuner.executor.device().name.clone(),
+        driver: tuner.executor.device().driver.clone(),
+        compiler: tuner.compiler.version(),
+        backend: tuner.compiler.backend(),
+    };
+    let mut slots: Vec<Slot> = points.iter().map(|_| Slot::default()).collect();
+
+    // Stage 0: what the store already knows.
+    let mut stored: HashMap<String, PointResult> = HashMap::new();
+    if let Some(store) = tuner.store.as_deref() {
+        if !settings.retune && !settings.dry_run {
+            for r in store.lookup(&key)? {
+                stored.insert(r.point.to_pins(), r);
+            }
+        }
+    }
+
+    // Stage 1: @where, then instantiate (in parallel), hardware limits, large tiles.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.jobs.max(1))
+        .build()
+        .expect("a thread pool");
+    let firsts: Vec<Option<Result<Kernel, Outcome>>> = pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                if stored.contains_key(&p.to_pins()) {
+                    return None;
+                }
+                Some(match frontend.where_violation(p, problem) {
+                    Err(f) => Err(Outcome::CompileFailed(f)),
+                    Ok(Some(constraint)) => Err(Outcome::Pruned(PruneReason::Where { constraint })),
+                    Ok(None) => frontend
+                        .instantiate(p, problem)
+                        .map_err(Outcome::CompileFailed),
+                })
+            })
+            .collect()
+    });
+    let mut early: Vec<Option<Outcome>> = vec![None; points.len()];
+    for (i, first) in firsts.into_iter().enumerate() {
+        match first {
+            None => {}
+            Some(Err(o)) => early[i] = Some(o),
+            Some(Ok(k)) => {
+                if let Some(r) = prune::threads(&k, &tuner.device) {
+                    early[i] = Some(Outcome::Pruned(r));
+                    continue;
+                }
+                let (flops, bytes) = crate::facts::work(&k, problem);
+                slots[i].flops = flops;
+                slots[i].bytes = bytes;
+                if settings.prune_large {
+                    slots[i].oversized = prune::large_tile(&k, problem);
+                }
+                slots[i].kernel = Some(k);
+            }
+        }
+    }
+    let where_pruned =
+        |o: &Option<Outcome>| matches!(o, Some(Outcome::Pruned(PruneReason::Where { .. })));
+    if stored.is_empty() && !points.is_empty() && early.iter().all(where_pruned) {
+        let constraint = match &early[0] {
+            Some(Outcome::Pruned(PruneReason::Where { constraint })) => constraint.clone(),
+            _ => String::new(),
+        };
+        return Err(TuneError::NoPoint { constraint });
+    }
+    // The heuristic never empties the space: if it flags every point the hard rules kept,
+    // the least oversized stay.
+    let alive: Vec<usize> = (0..points.len())
+        .filter(|&i| slots[i].kernel.is_some())
+        .collect();
+    let any_stored_ok = stored.values().any(|r| r.outcome.stats().is_some());
+    if !alive.is_empty() && !any_stored_ok && alive.iter().all(|&i| slots[i].oversized.is_some()) {
+        let excess: Vec<f64> = alive
+            .iter()
+            .map(|&i| slots[i].oversized.as_ref().map_or(0.0, |o| o.1))
+            .collect();
+        for k in prune::keep_least_oversized(&excess) {
+            slots[alive[k]].oversized = None;
+        }
+    }
+    for &i in &alive {
+        if let Some((reason, _)) = slots[i].oversized.take() {
+            slots[i].kernel = None;
+            early[i] = Some(Outcome::Pruned(reason));
+        }
+    }
+    for (i, o) in early.iter().enumerate() {
+        if let Some(Outcome::Pruned(reason)) = o {
+            observer(Event::Pruned {
+                point: &points[i],
+                reason,
+            });
+        }
+    }
+
+    // The reference for correctness: the default point if it survived, else the first survivor.
+    let reference_point = if slots
+        .iter()
+        .zip(&points)
+        .any(|(s, p)| s.kernel.is_some() && p == &default_point)
+    {
+        Some(default_point.clone())
+    } else {
+        slots
+            .iter()
+            .zip(&points)
+            .find(|(s, _)| s.kernel.is_some())
+            .map(|(_, p)| p.clone())
+            .or_else(|| {
+                // Everything left is stored: any point the front end accepts will do.
+                points
+                    .iter()
+                    .find(|p| {
+                        frontend.where_violation(p, problem) == Ok(None)
+                            && frontend.instantiate(p, problem).is_ok()
+                    })
+                    .cloned()
+            })
+    };
+
+    let reused = points
+        .iter()
+        .filter(|p| stored.contains_key(&p.to_pins()))
+        .count();
+    observer(Event::Search {
+        to_run: points.len() - reused,
+        reused,
+    });
+    let mut state = run::State {
+        tuner,
+        settings,
+        problem,
+        key,
+        run_id: None,
+        points: &points,
+        slots,
+        reference_point,
+        verified: None,
+        best_ms: None,
+        compiled: HashMap::new(),
+        binaries: HashMap::new(),
+        new_measurements: 0,
+        next_id: 0,
+        finalists: Vec::new(),
+        search_ms: HashMap::new(),
+    };
+    if let Some(store) = state.tuner.store.as_deref_mut() {
+        if !settings.dry_run {
+            state.run_id = Some(store.begin_run(&state.key)?);
+        }
+    }
+    for (i, p) in points.iter().enumerate() {
+        if let Some(r) = stored.remove(&p.to_pins()) {
+            if let Some(s) = r.outcome.stats() {
+                state.best_ms = Some(
+                    state
+                        .best_ms
+                        .map_or(s.median_ms, |b: f64| b.min(s.median_ms)),
+                );
+            }
+            observer(Event::Point(&r));
+            state.slots[i].result = Some(r);
+        }
+    }
+    for (i, o) in early.into_iter().enumerate() {
+        if let Some(o) = o {
+            state.finish(i, o, None, observer)?;
+        }
+    }
+    state.search(&pool, observer)?;
+    state.final_round(observer)?;
+    state.report(pinned, default_point, observer)
+}

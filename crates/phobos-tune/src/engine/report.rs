@@ -1,0 +1,135 @@
+//! What a run produces: every point's result, the winner, and how to reproduce it.
+
+use crate::types::{Backend, DeviceInfo, PointResult, Problem, Stats};
+use phobos_ir::Point;
+use serde::Serialize;
+
+/// The fastest correct point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Winner {
+    pub point: Point,
+    pub stats: Stats,
+    /// The default point's median over the winner's, when the default point was timed.
+    pub speedup_vs_default: Option<f64>,
+}
+
+/// Counts per status, for the summary line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub points: usize,
+    pub timed: usize,
+    pub pruned: usize,
+    pub compile_failed: usize,
+    pub load_failed: usize,
+    pub wrong: usize,
+    pub crashed: usize,
+    pub duplicate: usize,
+    pub compiled: usize,
+    /// Of all the above, how many came from the store.
+    pub reused: usize,
+}
+
+/// The interpreter check `--dry-run` makes of the reference point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DryRunCheck {
+    pub point: Point,
+    /// `None` when the interpreter ran it and the outputs were written; else what went wrong.
+    pub error: Option<String>,
+}
+
+/// The result of one tuning run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub kernel: String,
+    pub kernel_hash: String,
+    pub backend: Backend,
+    pub compiler: String,
+    pub device: DeviceInfo,
+    pub problem: Problem,
+    /// The user's pins.
+    pub pins: Vec<(String, i64)>,
+    /// The point speed-ups are measured against.
+    pub default_point: Point,
+    /// The point correctness is judged against (on the interpreter).
+    pub reference_point: Option<Point>,
+    /// Every point of the (pinned) space, in space order.
+    pub points: Vec<PointResult>,
+    pub winner: Option<Winner>,
+    pub dry_run: bool,
+    pub dry_run_check: Option<DryRunCheck>,
+    /// Times a worker had to be replaced.
+    pub worker_restarts: u32,
+}
+
+impl Report {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            points: self.points.len(),
+            ..Summary::default()
+        };
+        for p in &self.points {
+            let n = match p.outcome.status() {
+                "ok" => &mut s.timed,
+                "pruned" => &mut s.pruned,
+                "compile-failed" => &mut s.compile_failed,
+                "load-failed" => &mut s.load_failed,
+                "wrong" => &mut s.wrong,
+                "crashed" => &mut s.crashed,
+                "duplicate" => &mut s.duplicate,
+                _ => &mut s.compiled,
+            };
+            *n += 1;
+            s.reused += p.reused as usize;
+        }
+        s
+    }
+
+    /// The result of one point.
+    pub fn point(&self, point: &Point) -> Option<&PointResult> {
+        self.points.iter().find(|p| &p.point == point)
+    }
+
+    /// Points sorted by median time (timed ones first, fastest first), then the rest in order.
+    pub fn by_time(&self) -> Vec<&PointResult> {
+        let mut v: Vec<&PointResult> = self.points.iter().collect();
+        v.sort_by(|a, b| {
+            let key = |p: &PointResult| p.outcome.stats().map_or(f64::INFINITY, |s| s.median_ms);
+            key(a).total_cmp(&key(b))
+        });
+        v
+    }
+}
+
+impl Summary {
+    /// "27 points: 24 timed, 2 pruned, 1 failed to compile" (zero counts left out).
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = [
+            (self.timed, "timed"),
+            (self.compiled, "compiled"),
+            (self.duplicate, "duplicate binaries"),
+            (self.pruned, "pruned"),
+            (self.compile_failed, "failed to compile"),
+            (self.load_failed, "refused by the driver"),
+            (self.wrong, "wrong"),
+            (self.crashed, "crashed"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        let mut line = format!(
+            "{} point{}: {}",
+            self.points,
+            if self.points == 1 { "" } else { "s" },
+            if parts.is_empty() {
+                "none run".to_string()
+            } else {
+                parts.join(", ")
+            }
+        );
+        if self.reused > 0 {
+            line.push_str(&format!(" ({} from the results database)", self.reused));
+        }
+        line
+    }
+}

@@ -1,0 +1,642 @@
+//! The search proper: compile results in, verification and timing jobs out, then the final
+//! round and the winner.
+
+use super::{compile, DryRunCheck, Event, Report, Settings, Slot, TuneError, Tuner, Winner};
+use crate::backend::{CompileResult, Compiled};
+use crate::facts::{eval_uniform, where_violation};
+use crate::occupancy::occupancy;
+use crate::space::Pinned;
+use crate::store::{Phase, RunKey, VariantRow};
+use crate::types::{Outcome, PointResult, Problem, Resources, Stats};
+use crate::verify::elements;
+use crate::worker::{Crash, JobFailure, LibrarySpec, ReferenceSpec, Reply, Request, VariantSpec};
+use phobos_ir::{Kernel, Point};
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::channel;
+
+/// Caps tried, largest first, when shrinking a large problem for an interpreter check.
+const REDUCED_CAPS: [i64; 6] = [512, 256, 128, 64, 32, 16];
+/// Caps of the runtime dims for a check against the library (cuBLAS).
+const LIBRARY_CAPS: [i64; 3] = [1024, 2048, 4096];
+
+pub(super) struct State<'t, 'a> {
+    pub tuner: Tuner<'a>,
+    pub settings: &'t Settings,
+    pub problem: &'t Problem,
+    pub key: RunKey,
+    pub run_id: Option<i64>,
+    pub points: &'t [Point],
+    pub slots: Vec<Slot>,
+    pub reference_point: Option<Point>,
+    /// The first variant verified in this run: the reference for problems too large for the
+    /// interpreter that cannot be shrunk.
+    pub verified: Option<VariantSpec>,
+    pub best_ms: Option<f64>,
+    pub compiled: HashMap<usize, Compiled>,
+    /// Binary hash to the first point that produced it.
+    pub binaries: HashMap<String, usize>,
+    pub new_measurements: usize,
+    pub next_id: u64,
+    /// The points of a completed final round, and their search medians: after the round the
+    /// winner is one of them (the times of the round, interleaved back to back, are not
+    /// comparable with the search times of the others).
+    pub finalists: Vec<usize>,
+    pub search_ms: HashMap<usize, f64>,
+}
+
+pub(super) fn crash_outcome(reply: Result<Reply, Crash>) -> Outcome {
+    match reply {
+        Ok(Reply::Failed { failure, .. }) => match failure {
+            JobFailure::Load(f) => Outcome::LoadFailed(f),
+            JobFailure::Fatal(f) => Outcome::Crashed(format!("fault: {}", f.first_line)),
+            JobFailure::Setup(f) => Outcome::Crashed(format!("worker setup: {}", f.first_line)),
+        },
+        Ok(other) => Outcome::Crashed(format!("unexpected worker reply: {other:?}")),
+        Err(c) => Outcome::Crashed(c.what),
+    }
+}
+
+impl State<'_, '_> {
+    /// A fresh job id; each job's inputs are seeded from the run's seed and its id, so every
+    /// check sees new data and a rerun with the same `--seed` sees the same data.
+    pub(super) fn job_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub(super) fn seed(&self, id: u64) -> u64 {
+        self.settings
+            .seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(id)
+    }
+
+    fn call(&mut self, req: &Request, observer: &mut dyn FnMut(Event<'_>)) -> Result<Reply, Crash> {
+        let reply = self.tuner.executor.call(req);
+        for line in self.tuner.executor.take_logs() {
+            observer(Event::Log(format!("worker: {line}")));
+        }
+        reply
+    }
+
+    /// Ends a point that never reached a device: store it, tell the observer, keep it.
+    pub fn finish(
+        &mut self,
+        i: usize,
+        outcome: Outcome,
+        resources: Option<Resources>,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        self.finish_on(i, outcome, resources, None, observer)
+    }
+
+    /// Ends a point that ran on the GPU `ordinal` (stored with it).
+    pub fn finish_on(
+        &mut self,
+        i: usize,
+        outcome: Outcome,
+        resources: Option<Resources>,
+        ordinal: Option<u32>,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let slot = &self.slots[i];
+        let r = PointResult {
+            point: self.points[i].clone(),
+            outcome,
+            resources,
+            flops: slot.flops,
+            bytes: slot.bytes,
+            reused: false,
+        };
+        if let Some(store) = self.tuner.store.as_deref_mut() {
+            if !self.settings.dry_run {
+                store.record_on(self.run_id, &self.key, &r, Phase::Search, ordinal)?;
+            }
+        }
+        observer(Event::Point(&r));
+        self.slots[i].result = Some(r);
+        Ok(())
+    }
+
+    pub fn search(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let (tx, rx) = channel();
+        let mut pending = 0usize;
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let (Some(k), None) = (&slot.kernel, &slot.result) {
+                compile::spawn(
+                    pool,
+                    self.tuner.compiler.clone(),
+                    k.clone(),
+                    self.tuner.device.clone(),
+                    self.settings.compile_timeout,
+                    i,
+                    tx.clone(),
+                );
+                pending += 1;
+            }
+        }
+        drop(tx);
+        if self.tuner.executor.pool().is_some_and(|p| p.lanes() > 1) {
+            return self.search_lanes(rx, pending, observer);
+        }
+        let mut queue: VecDeque<usize> = VecDeque::new();
+        loop {
+            while let Ok((i, res)) = rx.try_recv() {
+                pending -= 1;
+                self.compiled_one(i, res, &mut queue, observer)?;
+            }
+            if let Some(i) = queue.pop_front() {
+                self.run_point(i, observer)?;
+                continue;
+            }
+            if pending == 0 {
+                break;
+            }
+            match rx.recv() {
+                Ok((i, res)) => {
+                    pending -= 1;
+                    self.compiled_one(i, res, &mut queue, observer)?;
+                }
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn compiled_one(
+        &mut self,
+        i: usize,
+        res: CompileResult,
+        queue: &mut VecDeque<usize>,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let mut row = VariantRow {
+            point: self.points[i].clone(),
+            arch: self.tuner.device.arch.clone(),
+            binary_hash: None,
+            status: "compile-failed".into(),
+            reason: None,
+            log: None,
+            resources: None,
+            compile_ms: 0.0,
+        };
+        match res {
+            CompileResult::Pruned(reason) => {
+                self.finish(i, Outcome::Pruned(reason), None, observer)
+            }
+            CompileResult::Failed(f) => {
+                row.reason = Some(f.first_line.clone());
+                row.log = Some(f.log.clone());
+                if let Some(store) = self.tuner.store.as_deref_mut() {
+                    store.record_variant(self.run_id, &self.key, &row)?;
+                }
+                self.finish(i, Outcome::CompileFailed(f), None, observer)
+            }
+            CompileResult::Ok(mut c) => {
+                let device = &self.tuner.device;
+                if let Some(r) = c.resources.as_mut() {
+                    r.occupancy = occupancy(r.threads, r.registers, r.smem_bytes, device);
+                }
+                row.status = "ok".into();
+                row.binary_hash = Some(c.binary_hash.clone());
+                row.resources = c.resources.clone();
+                row.compile_ms = c.compile_ms;
+                if let Some(store) = self.tuner.store.as_deref_mut() {
+                    store.record_variant(self.run_id, &self.key, &row)?;
+                }
+                let resources = c.resources.clone();
+                if let Some(&j) = self.binaries.get(&c.binary_hash) {
+                    let of = self.points[j].clone();
+                    return self.finish(i, Outcome::Duplicate(of), resources, observer);
+                }
+                self.binaries.insert(c.binary_hash.clone(), i);
+                self.compiled.insert(i, c);
+                if self.settings.dry_run {
+                    self.finish(i, Outcome::Compiled, resources, observer)
+                } else {
+                    queue.push_back(i);
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    pub(super) fn spec(&self, i: usize) -> VariantSpec {
+        VariantSpec {
+            point: self.points[i].clone(),
+            artifact: self.compiled.get(&i).and_then(|c| c.artifact.clone()),
+        }
+    }
+
+    /// A smaller problem for an interpreter check: each runtime dim capped (kept a multiple of
+    /// its `@aligned` divisor), small enough, and satisfying `@where` for both points.
+    fn reduced_problem(&self, kernel: &Kernel, reference: &Point) -> Option<Problem> {
+        self.capped_problem(kernel, reference, &REDUCED_CAPS, true)
+    }
+
+    /// The problem with each runtime dim capped at the first of `caps` for which it satisfies
+    /// `@where` (for the kernel and `reference`) and, when `small`, the interpreter's limits.
+    fn capped_problem(
+        &self,
+        kernel: &Kernel,
+        reference: &Point,
+        caps: &[i64],
+        small_only: bool,
+    ) -> Option<Problem> {
+        let fe = self.tuner.frontend;
+        for &cap in caps {
+            let dims: Vec<(String, i64)> = self
+                .problem
+                .dims
+                .iter()
+                .map(|(n, v)| {
+                    let align = kernel
+                        .aligned
+                        .iter()
+                        .filter(|(d, _)| &kernel.dims[*d].name == n)
+                        .map(|&(_, m)| m.max(1))
+                        .max()
+                        .unwrap_or(1);
+                    let capped = (cap + align - 1) / align * align;
+                    (n.clone(), (*v).min(capped))
+                })
+                .collect();
+            let p = Problem {
+                dims,
+                ..self.problem.clone()
+            };
+            let small = !small_only
+                || elements(kernel, &p).is_some_and(|e| e <= self.settings.verify_max_elements)
+                    && kernel.flops.as_ref().is_none_or(|f| {
+                        eval_uniform(kernel, f, &p)
+                            .is_none_or(|x| x <= self.settings.verify_max_flops)
+                    });
+            let valid = where_violation(kernel, &p) == Ok(None)
+                && fe.where_violation(reference, &p) == Ok(None);
+            if small && valid {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    pub(super) fn check_plan(
+        &self,
+        i: usize,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> (Problem, ReferenceSpec) {
+        let kernel = self.slots[i]
+            .kernel
+            .as_ref()
+            .expect("a compiled point has a kernel");
+        let reference = self
+            .reference_point
+            .clone()
+            .unwrap_or_else(|| self.points[i].clone());
+        let interp = ReferenceSpec::Interp {
+            point: reference.clone(),
+        };
+        let small = elements(kernel, self.problem)
+            .is_some_and(|e| e <= self.settings.verify_max_elements)
+            && self.slots[i]
+                .flops
+                .is_none_or(|f| f <= self.settings.verify_max_flops);
+        if small {
+            return (self.problem.clone(), interp);
+        }
+        if let Some(p) = self.reduced_problem(kernel, &reference) {
+            return (p, interp);
+        }
+        if let Some(lib) = &self.settings.library {
+            let spec = LibrarySpec {
+                point: self.points[i].clone(),
+                ..lib.clone()
+            };
+            // The library is fast at any size, but a smaller problem (when @where allows one)
+            // keeps the fresh random inputs of each check cheap to make.
+            let p = self
+                .capped_problem(kernel, &self.points[i], &LIBRARY_CAPS, false)
+                .unwrap_or_else(|| self.problem.clone());
+            return (p, ReferenceSpec::Library(spec));
+        }
+        if let Some(v) = &self.verified {
+            return (self.problem.clone(), ReferenceSpec::Variant(v.clone()));
+        }
+        observer(Event::Log(format!(
+            "checking {} against the interpreter at full size: no smaller problem satisfies @where",
+            self.points[i].to_pins()
+        )));
+        (self.problem.clone(), interp)
+    }
+
+    /// The check and the timing of one compiled point, with fresh job ids.
+    pub(super) fn point_requests(
+        &mut self,
+        i: usize,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> (Request, Request) {
+        let spec = self.spec(i);
+        let (check_problem, reference) = self.check_plan(i, observer);
+        let id = self.job_id();
+        let verify = Request::Verify {
+            id,
+            variant: spec.clone(),
+            problem: check_problem,
+            reference,
+            seed: self.seed(id),
+        };
+        let id = self.job_id();
+        let time = Request::Time {
+            id,
+            variant: spec,
+            problem: self.problem.clone(),
+            settings: self.settings.time.clone(),
+            best_ms: self.best_ms,
+            seed: self.seed(id),
+        };
+        (verify, time)
+    }
+
+    fn run_point(
+        &mut self,
+        i: usize,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let (verify, time) = self.point_requests(i, observer);
+        let checked = self.call(&verify, observer);
+        let passed = matches!(checked, Ok(Reply::Verified { mismatch: None, .. }));
+        let timed = passed.then(|| self.call(&time, observer));
+        let ordinal = self.tuner.executor.ordinal();
+        self.settle(i, checked, timed, ordinal, observer)
+    }
+
+    /// Ends a point from its check's reply and, when the check passed, its timing's.
+    pub(super) fn settle(
+        &mut self,
+        i: usize,
+        checked: Result<Reply, Crash>,
+        timed: Option<Result<Reply, Crash>>,
+        ordinal: Option<u32>,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let resources = self.compiled.get(&i).and_then(|c| c.resources.clone());
+        match checked {
+            Ok(Reply::Verified { mismatch: None, .. }) => {}
+            Ok(Reply::Verified {
+                mismatch: Some(m), ..
+            }) => return self.finish_on(i, Outcome::Wrong(m), resources, ordinal, observer),
+            other => return self.finish_on(i, crash_outcome(other), resources, ordinal, observer),
+        }
+        if self.verified.is_none() {
+            self.verified = Some(self.spec(i));
+        }
+        match timed {
+            Some(Ok(Reply::Timed { stats, .. })) => {
+                self.new_measurements += 1;
+                self.best_ms = Some(
+                    self.best_ms
+                        .map_or(stats.median_ms, |b| b.min(stats.median_ms)),
+                );
+                self.finish_on(i, Outcome::Timed(stats), resources, ordinal, observer)
+            }
+            Some(other) => self.finish_on(i, crash_outcome(other), resources, ordinal, observer),
+            None => self.finish_on(
+                i,
+                Outcome::Crashed("checked, but the worker did not time it".into()),
+                resources,
+                ordinal,
+                observer,
+            ),
+        }
+    }
+
+    /// A spec for a leader that was not compiled in this run (its result came from the store).
+    fn recompile(&mut self, i: usize) -> Option<VariantSpec> {
+        if self.compiled.contains_key(&i) {
+            return Some(self.spec(i));
+        }
+        let k = self
+            .tuner
+            .frontend
+            .instantiate(&self.points[i], self.problem)
+            .ok()?;
+        match self.tuner.compiler.compile(&k, &self.tuner.device) {
+            CompileResult::Ok(c) => {
+                self.compiled.insert(i, c);
+                Some(self.spec(i))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn final_round(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Result<(), TuneError> {
+        if self.settings.dry_run || self.new_measurements == 0 || self.settings.finalists < 2 {
+            return Ok(());
+        }
+        let mut timed: Vec<(usize, f64)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let stats = s.result.as_ref()?.outcome.stats()?;
+                // A candidate stopped early is far slower than the best: not a leader.
+                (!stats.stopped_early).then_some((i, stats.median_ms))
+            })
+            .collect();
+        timed.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut leaders = Vec::new();
+        let mut specs = Vec::new();
+        for (i, _) in timed.into_iter().take(self.settings.finalists) {
+            if let Some(s) = self.recompile(i) {
+                leaders.push(i);
+                specs.push(s);
+            }
+        }
+        if leaders.len() < 2 {
+            return Ok(());
+        }
+        let names: Vec<Point> = leaders.iter().map(|&i| self.points[i].clone()).collect();
+        observer(Event::FinalRound { leaders: &names });
+        let id = self.job_id();
+        let req = Request::Interleave {
+            id,
+            variants: specs,
+            problem: self.problem.clone(),
+            settings: self.settings.final_round.clone(),
+            seed: self.seed(id),
+        };
+        match self.call(&req, observer) {
+            Ok(Reply::Interleaved { stats, .. }) if stats.len() == leaders.len() => {
+                for &i in &leaders {
+                    if let Some(s) = self.slots[i]
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.outcome.stats())
+                    {
+                        self.search_ms.insert(i, s.median_ms);
+                    }
+                }
+                self.finalists = leaders.clone();
+                for (&i, s) in leaders.iter().zip(stats) {
+                    self.final_result(i, Outcome::Timed(s), observer)?;
+                }
+            }
+            Ok(Reply::Failed {
+                index: Some(k),
+                failure,
+                ..
+            }) if k < leaders.len() => {
+                // A leader that fails now, after passing before, must not win.
+                let o = crash_outcome(Ok(Reply::Failed {
+                    id: None,
+                    index: None,
+                    failure,
+                }));
+                observer(Event::Log(format!(
+                    "final round stopped by {}: {}; the others keep their search times",
+                    self.points[leaders[k]].to_pins(),
+                    o.reason().unwrap_or_default()
+                )));
+                self.final_result(leaders[k], o, observer)?;
+            }
+            other => {
+                let what = match other {
+                    Err(c) => c.what,
+                    Ok(r) => format!("unexpected reply {r:?}"),
+                };
+                observer(Event::Log(format!(
+                    "final round failed ({what}); keeping the search times"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn final_result(
+        &mut self,
+        i: usize,
+        outcome: Outcome,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
+        let Some(r) = self.slots[i].result.as_mut() else {
+            return Ok(());
+        };
+        r.outcome = outcome;
+        r.reused = false;
+        let ordinal = self.tuner.executor.ordinal();
+        if let Some(store) = self.tuner.store.as_deref_mut() {
+            store.record_on(self.run_id, &self.key, r, Phase::Final, ordinal)?;
+        }
+        observer(Event::Log(format!(
+            "final round: {} {}",
+            r.point.to_pins(),
+            r.outcome.stats().map_or_else(
+                || r.outcome.status().to_string(),
+                |s| format!("{:.4} ms", s.median_ms)
+            )
+        )));
+        Ok(())
+    }
+
+    fn dry_run_check(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Option<DryRunCheck> {
+        let point = self.reference_point.clone()?;
+        let i = self.points.iter().position(|p| p == &point)?;
+        let kernel = self.slots[i].kernel.clone()?;
+        let problem = if elements(&kernel, self.problem)
+            .is_some_and(|e| e <= self.settings.verify_max_elements)
+        {
+            self.problem.clone()
+        } else {
+            self.reduced_problem(&kernel, &point)?
+        };
+        let id = self.job_id();
+        let req = Request::Verify {
+            id,
+            variant: VariantSpec {
+                point: point.clone(),
+                artifact: None,
+            },
+            problem,
+            reference: ReferenceSpec::Interp {
+                point: point.clone(),
+            },
+            seed: self.seed(id),
+        };
+        let error = match self.call(&req, observer) {
+            Ok(Reply::Verified { mismatch: None, .. }) => None,
+            Ok(Reply::Verified {
+                mismatch: Some(m), ..
+            }) => Outcome::Wrong(m).reason(),
+            other => crash_outcome(other).reason(),
+        };
+        Some(DryRunCheck { point, error })
+    }
+
+    pub fn report(
+        mut self,
+        pinned: Pinned,
+        default_point: Point,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Report, TuneError> {
+        let dry_run_check = if self.settings.dry_run {
+            self.dry_run_check(observer)
+        } else {
+            None
+        };
+        let points: Vec<PointResult> = self
+            .slots
+            .iter_mut()
+            .map(|s| s.result.take().expect("every point ends with an outcome"))
+            .collect();
+        // After a final round the winner is the fastest finalist in that round.
+        let candidate = |i: usize| self.finalists.is_empty() || self.finalists.contains(&i);
+        let best = points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| candidate(*i))
+            .filter_map(|(i, p)| Some((i, p, p.outcome.stats()?)))
+            .min_by(|a, b| a.2.median_ms.total_cmp(&b.2.median_ms));
+        let default_index = points.iter().position(|p| p.point == default_point);
+        let default_ms = default_index
+            .and_then(|i| points[i].outcome.stats())
+            .map(|s: &Stats| s.median_ms);
+        let winner = best.map(|(i, p, s)| {
+            // The speed-up compares times of one kind: the final round's when the default
+            // point ran in it too, else both search times.
+            let default_in_final = default_index.is_some_and(|d| self.finalists.contains(&d));
+            let winner_ms = if default_in_final {
+                s.median_ms
+            } else {
+                self.search_ms.get(&i).copied().unwrap_or(s.median_ms)
+            };
+            Winner {
+                point: p.point.clone(),
+                stats: s.clone(),
+                speedup_vs_default: default_ms.map(|d| d / winner_ms),
+            }
+        });
+        if let (Some(store), Some(run)) = (self.tuner.store.as_deref_mut(), self.run_id) {
+            store.finish_run(run, winner.as_ref().map(|w| &w.point))?;
+        }
+        Ok(Report {
+            kernel: self.key.kernel_name.clone(),
+            kernel_hash: self.key.kernel_hash.clone(),
+            backend: self.key.backend,
+            compiler: self.key.compiler.clone(),
+            device: self.tuner.executor.device().clone(),
+            problem: self.problem.clone(),
+            pins: pinned.pins,
+            default_point,
+            reference_point: self.reference_point.clone(),
+            points,
+            winner,
+            dry_run: self.settings.dry_run,
+            dry_run_check,
+            worker_restarts: self.tuner.executor.restarts(),
+        })
+    }
+}

@@ -1,0 +1,449 @@
+//! The results store: one SQLite file (WAL mode) holding every variant compiled and every
+//! measurement, keyed by what determines it.
+//!
+//! **Each result is committed as it arrives**, in its own short write transaction, so a killed
+//! run loses nothing and the next run resumes from what is stored. Writers take the write lock
+//! up front (`BEGIN IMMEDIATE`) and wait on a busy timeout, so two runs sharing one file
+//! serialize their writes instead of failing with "database is locked".
+
+mod peaks;
+mod schema;
+
+use crate::types::{Backend, PointResult, Resources};
+use phobos_ir::Point;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use peaks::{Peak, PeakKey};
+pub use schema::current_version;
+
+/// How long a writer waits for another process's write to finish before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A store error: the path and what SQLite said.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the results database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot create the folder of the results database {path}: {source}")]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the results database {path} has schema version {found}, newer than this build's {supported}")]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("results database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("results database: bad stored record: {0}")]
+    Record(#[from] serde_json::Error),
+}
+
+/// What a stored result is keyed by, besides its point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunKey {
+    pub kernel_hash: String,
+    pub kernel_name: String,
+    pub problem: crate::types::Problem,
+    pub device: String,
+    pub driver: String,
+    /// `nvrtc 13.0` or `interp`.
+    pub compiler: String,
+    pub backend: Backend,
+}
+
+/// Which stage a measurement comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The search: every point once.
+    Search,
+    /// The interleaved final round among the leaders.
+    Final,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Search => "search",
+            Phase::Final => "final",
+        }
+    }
+}
+
+/// One compile, as the `variants` table keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantRow {
+    pub point: Point,
+    pub arch: String,
+    pub binary_hash: Option<String>,
+    /// `ok` or `compile-failed`.
+    pub status: String,
+    pub reason: Option<String>,
+    pub log: Option<String>,
+    pub resources: Option<Resources>,
+    pub compile_ms: f64,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// `$XDG_CACHE_HOME/phobos/kbench.sqlite`, else `~/.cache/phobos/kbench.sqlite`.
+    pub fn default_path() -> Option<PathBuf> {
+        Some(crate::cache::cache_root()?.join("kbench.sqlite"))
+    }
+
+    /// Opens (creating if needed) a database and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Folder {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // WAL lets readers and one writer proceed together; NORMAL sync is durable across a
+        // killed process (only a power cut can lose the last commits).
+        // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once
+        // (without the busy handler) when another process is opening the same file: retry.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.map_err(open_err)?,
+            }
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                 version    INTEGER PRIMARY KEY,
+                 applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+             );",
+        )?;
+        let found: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )?;
+        if found > current_version() {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found,
+                supported: current_version(),
+            });
+        }
+        for &(version, sql) in schema::MIGRATIONS.iter().filter(|m| m.0 > found) {
+            tx.execute_batch(sql)?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version) VALUES (?1)",
+                [version],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The schema version of this database.
+    pub fn version(&self) -> Result<i64, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Starts a run and returns its id.
+    pub fn begin_run(&mut self, key: &RunKey) -> Result<i64, StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO runs (kernel_hash, kernel_name, problem, device, driver, compiler, backend)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    key.kernel_hash,
+                    key.kernel_name,
+                    key.problem.key(),
+                    key.device,
+                    key.driver,
+                    key.compiler,
+                    key.backend.name()
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// Marks a run finished with its winner.
+    pub fn finish_run(&mut self, run: i64, winner: Option<&Point>) -> Result<(), StoreError> {
+        let winner = winner.map(Point::to_pins);
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), winner = ?2
+                 WHERE id = ?1",
+                params![run, winner],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Records one compile.
+    pub fn record_variant(
+        &mut self,
+        run: Option<i64>,
+        key: &RunKey,
+        v: &VariantRow,
+    ) -> Result<(), StoreError> {
+        let r = v.resources.as_ref();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO variants (run_id, kernel_hash, kernel_name, point, problem, compiler,
+                     backend, arch, binary_hash, status, reason, log, registers, spill_store_bytes,
+                     spill_load_bytes, smem_bytes, compile_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                params![
+                    run,
+                    key.kernel_hash,
+                    key.kernel_name,
+                    v.point.to_pins(),
+                    key.problem.key(),
+                    key.compiler,
+                    key.backend.name(),
+                    v.arch,
+                    v.binary_hash,
+                    v.status,
+                    v.reason,
+                    v.log,
+                    r.map(|r| r.registers),
+                    r.map(|r| r.spill_store_bytes),
+                    r.map(|r| r.spill_load_bytes),
+                    r.map(|r| r.smem_bytes as i64),
+                    v.compile_ms
+                ],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Records the outcome of one point (committed before returning).
+    pub fn record(
+        &mut self,
+        run: Option<i64>,
+        key: &RunKey,
+        result: &PointResult,
+        phase: Phase,
+    ) -> Result<(), StoreError> {
+        self.record_on(run, key, result, phase, None)
+    }
+
+    /// Records the outcome of one point with the GPU ordinal it ran on (`None` for outcomes
+    /// that never reached a device, or in-process runs).
+    pub fn record_on(
+        &mut self,
+        run: Option<i64>,
+        key: &RunKey,
+        result: &PointResult,
+        phase: Phase,
+        ordinal: Option<u32>,
+    ) -> Result<(), StoreError> {
+        let stats = result.outcome.stats();
+        let res = result.resources.as_ref();
+        let occ = res.and_then(|r| r.occupancy);
+        let outcome_json = serde_json::to_string(&result.outcome)?;
+        let resources_json = res.map(serde_json::to_string).transpose()?;
+        let point_json = serde_json::to_string(&result.point)?;
+        let dims = serde_json::to_string(&key.problem.dims)?;
+        let dtypes = serde_json::to_string(&key.problem.types)?;
+        let layouts = serde_json::to_string(&key.problem.layouts)?;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO measurements (run_id, kernel_hash, kernel_name, point, point_json,
+                     problem, dims, dtypes, layouts, device, driver, compiler, backend, phase,
+                     status, reason, median_ms, min_ms, max_ms, spread, reps, registers,
+                     spill_store_bytes, spill_load_bytes, smem_bytes, active_warps_per_sm,
+                     occupancy_limiter, flops, bytes, outcome_json, resources_json,
+                     device_ordinal)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31,
+                     ?32)",
+                params![
+                    run,
+                    key.kernel_hash,
+                    key.kernel_name,
+                    result.point.to_pins(),
+                    point_json,
+                    key.problem.key(),
+                    dims,
+                    dtypes,
+                    layouts,
+                    key.device,
+                    key.driver,
+                    key.compiler,
+                    key.backend.name(),
+                    phase.name(),
+                    result.outcome.status(),
+                    result.outcome.reason(),
+                    stats.map(|s| s.median_ms),
+                    stats.map(|s| s.min_ms),
+                    stats.map(|s| s.max_ms),
+                    stats.map(|s| s.spread),
+                    stats.map(|s| s.reps),
+                    res.map(|r| r.registers),
+                    res.map(|r| r.spill_store_bytes),
+                    res.map(|r| r.spill_load_bytes),
+                    res.map(|r| r.smem_bytes as i64),
+                    occ.map(|o| o.active_warps_per_sm),
+                    occ.map(|o| o.limiter.name()),
+                    result.flops,
+                    result.bytes,
+                    outcome_json,
+                    resources_json,
+                    ordinal
+                ],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The latest stored result of every point measured under this key (pruned points are not
+    /// reused: pruning is cheap and depends on flags). Later rows win, so a final-round time
+    /// replaces the search time of the same point.
+    pub fn lookup(&self, key: &RunKey) -> Result<Vec<PointResult>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT point, point_json, outcome_json, resources_json, flops, bytes
+             FROM measurements
+             WHERE kernel_hash = ?1 AND problem = ?2 AND device = ?3 AND driver = ?4
+                   AND compiler = ?5 AND backend = ?6 AND status != 'pruned'
+             ORDER BY id",
+        )?;
+        let rows = stmt.query_map(
+            params![
+                key.kernel_hash,
+                key.problem.key(),
+                key.device,
+                key.driver,
+                key.compiler,
+                key.backend.name()
+            ],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<f64>>(4)?,
+                    r.get::<_, Option<f64>>(5)?,
+                ))
+            },
+        )?;
+        let mut latest: HashMap<String, PointResult> = HashMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for row in rows {
+            let (pins, point, outcome, resources, flops, bytes) = row?;
+            let result = PointResult {
+                point: serde_json::from_str(&point)?,
+                outcome: serde_json::from_str(&outcome)?,
+                resources: resources.as_deref().map(serde_json::from_str).transpose()?,
+                flops,
+                bytes,
+                reused: true,
+            };
+            if latest.insert(pins.clone(), result).is_none() {
+                order.push(pins);
+            }
+        }
+        Ok(order
+            .into_iter()
+            .filter_map(|p| latest.remove(&p))
+            .collect())
+    }
+
+    /// Number of measurement rows (all keys); for tests and summaries.
+    pub fn measurement_count(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?)
+    }
+
+    /// Number of variant rows (all keys).
+    pub fn variant_count(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT COUNT(*) FROM variants", [], |r| r.get(0))?)
+    }
+
+    /// The stored winner of the latest finished run under this key.
+    pub fn last_winner(&self, key: &RunKey) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT winner FROM runs
+                 WHERE kernel_hash = ?1 AND problem = ?2 AND device = ?3 AND driver = ?4
+                       AND compiler = ?5 AND backend = ?6 AND finished_at IS NOT NULL
+                 ORDER BY id DESC LIMIT 1",
+                params![
+                    key.kernel_hash,
+                    key.problem.key(),
+                    key.device,
+                    key.driver,
+                    key.compiler,
+                    key.backend.name()
+                ],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+}
+
+#[cfg(test)]
+mod tests;

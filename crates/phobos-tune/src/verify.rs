@@ -1,0 +1,234 @@
+//! Correctness checks: fresh random inputs, poisoned outputs, comparison by dtype tolerance.
+
+use crate::backend::ArgValue;
+use crate::hash::stable_hash;
+use crate::irwalk::{write_only, written};
+use crate::types::{Mismatch, Problem};
+use phobos_ir::{relative_error, DType, Dim, HostTensor, Kernel, ParamKind};
+
+/// The logical shape of every tensor parameter for a problem (`None` for scalars).
+pub fn shapes(kernel: &Kernel, problem: &Problem) -> Result<Vec<Option<Vec<usize>>>, String> {
+    kernel
+        .params
+        .iter()
+        .map(|p| match &p.kind {
+            ParamKind::Scalar { .. } => Ok(None),
+            ParamKind::Tensor { dims, .. } => dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Static(n) => Ok(*n as usize),
+                    Dim::Dyn(id) => {
+                        let name = &kernel.dims[*id].name;
+                        problem
+                            .dim(name)
+                            .filter(|&v| v >= 0)
+                            .map(|v| v as usize)
+                            .ok_or_else(|| format!("no value for dim `{name}`"))
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+        })
+        .collect()
+}
+
+/// Total tensor elements of a problem: what a check on the interpreter costs, roughly.
+pub fn elements(kernel: &Kernel, problem: &Problem) -> Option<u64> {
+    let shapes = shapes(kernel, problem).ok()?;
+    Some(
+        shapes
+            .iter()
+            .flatten()
+            .map(|s| s.iter().product::<usize>() as u64)
+            .sum(),
+    )
+}
+
+/// SplitMix64: a tiny, well-mixed generator; the checks need reproducible, not secret, numbers.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Random values for a dtype: floats in [-1, 1), signed integers in [-4, 4], unsigned in
+/// [0, 8], bools 0/1. Never all zeros.
+pub fn random_tensor(dtype: DType, shape: &[usize], seed: u64) -> HostTensor {
+    let n: usize = shape.iter().product();
+    let mut rng = Rng(seed);
+    let mut values: Vec<f64> = (0..n)
+        .map(|_| {
+            let u = rng.unit();
+            match dtype {
+                DType::Bool => (u < 0.5) as u8 as f64,
+                t if t.is_signed_int() => (u * 9.0).floor() - 4.0,
+                t if t.is_int() => (u * 9.0).floor(),
+                _ => u * 2.0 - 1.0,
+            }
+        })
+        .collect();
+    if n > 0 && values.iter().all(|&v| dtype.round(v) == 0.0) {
+        values[0] = 1.0;
+    }
+    HostTensor::from_f64(dtype, shape, &values)
+}
+
+/// A value no correct kernel writes: NaN for floats, an unlikely integer otherwise. Both the
+/// variant and the reference start from it, so an element the variant skips stands out.
+pub fn poison(dtype: DType) -> f64 {
+    match dtype {
+        t if t.is_float() => f64::NAN,
+        DType::I8 => -77.0,
+        DType::U8 => 201.0,
+        DType::I32 | DType::I64 => -123_456_789.0,
+        DType::U32 => 3_000_000_123.0,
+        _ => 1.0,
+    }
+}
+
+/// Fresh arguments for one check or timing: every tensor random (seeded by `seed` and the
+/// parameter name), write-only outputs poisoned when `poison_outputs`, scalars from the problem.
+pub fn make_args(
+    kernel: &Kernel,
+    problem: &Problem,
+    seed: u64,
+    poison_outputs: bool,
+) -> Result<Vec<ArgValue>, String> {
+    let shapes = shapes(kernel, problem)?;
+    let poisoned = if poison_outputs {
+        write_only(kernel)
+    } else {
+        Vec::new()
+    };
+    kernel
+        .params
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .map(|(i, (p, shape))| match (&p.kind, shape) {
+            (ParamKind::Tensor { dtype, .. }, Some(shape)) => {
+                if poisoned.contains(&i) {
+                    let n = shape.iter().product();
+                    Ok(ArgValue::Tensor(HostTensor::from_f64(
+                        *dtype,
+                        &shape,
+                        &vec![poison(*dtype); n],
+                    )))
+                } else {
+                    let h = stable_hash(&[&seed.to_le_bytes(), p.name.as_bytes()]);
+                    let s = u64::from_str_radix(&h[..16], 16).unwrap_or(seed);
+                    Ok(ArgValue::Tensor(random_tensor(*dtype, &shape, s)))
+                }
+            }
+            (ParamKind::Scalar { dtype }, _) => problem
+                .arg(&p.name)
+                .map(|v| ArgValue::Scalar(dtype.round(v)))
+                .ok_or_else(|| format!("no value for scalar argument `{}`", p.name)),
+            (ParamKind::Tensor { .. }, None) => Err(format!("no shape for `{}`", p.name)),
+        })
+        .collect()
+}
+
+/// The tolerance for an output: its dtype's, or TF32's when a `dot` runs in reduced precision
+/// on the tensor cores (`phobos_ir::walk::output_tolerance`).
+pub fn tolerance(kernel: &Kernel, dtype: DType) -> f64 {
+    phobos_ir::walk::output_tolerance(kernel, dtype)
+}
+
+/// Compares every tensor the kernel writes; the first one over its tolerance is the mismatch.
+pub fn compare(
+    kernel: &Kernel,
+    out: &[ArgValue],
+    reference: &[ArgValue],
+    reference_name: &str,
+) -> Option<Mismatch> {
+    for id in written(kernel) {
+        let (Some(o), Some(r)) = (
+            out.get(id).and_then(ArgValue::tensor),
+            reference.get(id).and_then(ArgValue::tensor),
+        ) else {
+            continue;
+        };
+        let tol = tolerance(kernel, o.dtype);
+        let error = if o.data.len() == r.data.len() {
+            relative_error(&o.data, &r.data)
+        } else {
+            f64::INFINITY
+        };
+        // A NaN error fails too: only a comparable error within the tolerance passes.
+        let within = error.partial_cmp(&tol).is_some_and(|o| o.is_le());
+        if !within {
+            return Some(Mismatch {
+                tensor: kernel.params[id].name.clone(),
+                error,
+                tolerance: tol,
+                reference: reference_name.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// The largest norm-wise relative error over every tensor the kernel writes (`None` when
+/// nothing was compared); NaN or a shape mismatch counts as infinite.
+pub fn max_error(kernel: &Kernel, out: &[ArgValue], reference: &[ArgValue]) -> Option<f64> {
+    let mut worst: Option<f64> = None;
+    for id in written(kernel) {
+        let (Some(o), Some(r)) = (
+            out.get(id).and_then(ArgValue::tensor),
+            reference.get(id).and_then(ArgValue::tensor),
+        ) else {
+            continue;
+        };
+        let e = if o.data.len() == r.data.len() {
+            relative_error(&o.data, &r.data)
+        } else {
+            f64::INFINITY
+        };
+        let e = if e.is_nan() { f64::INFINITY } else { e };
+        worst = Some(worst.map_or(e, |w| w.max(e)));
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_is_seeded_and_never_zero() {
+        let a = random_tensor(DType::F32, &[4, 4], 7);
+        let b = random_tensor(DType::F32, &[4, 4], 7);
+        let c = random_tensor(DType::F32, &[4, 4], 8);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(a.data.iter().all(|v| (-1.0..1.0).contains(v)));
+        let one = random_tensor(DType::U8, &[1], 0);
+        assert!(one.data.iter().any(|&v| v != 0.0));
+        for seed in 0..50 {
+            let t = random_tensor(DType::I8, &[3], seed);
+            assert!(t.data.iter().any(|&v| v != 0.0));
+            assert!(t.data.iter().all(|v| (-4.0..=4.0).contains(v)));
+        }
+    }
+
+    #[test]
+    fn poison_fails_comparison() {
+        for t in [DType::F32, DType::F16, DType::I32, DType::U8] {
+            let p = poison(t);
+            let r = relative_error(&[t.round(p)], &[1.0]);
+            assert!(r.is_nan() || r > t.tolerance(), "{t}");
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The worker side: the loop `phobos-kbench --worker` runs, and the job handler it shares with
+//! the in-process executor.
+
+use super::protocol::{
+    decode, encode, JobFailure, ReferenceSpec, Reply, Request, Setup, VariantSpec,
+};
+use crate::backend::{ArgValue, Device, Frontend, Loaded, RunError};
+use crate::timing::{interleave, measure};
+use crate::types::{Failure, Problem};
+use crate::verify::{compare, make_args, max_error};
+use std::io::{BufRead, Write};
+
+/// Test hook: a worker asked to run the point whose `--autotune` form (`U=4`, or
+/// `TILE_M=32 TILE_N=64`) equals this variable calls `std::process::abort()`, as a real fault
+/// would kill it. Used by the isolation tests; harmless when unset.
+pub const ABORT_HOOK: &str = "PHOBOS_KBENCH_ABORT_AT";
+/// Test hook: a worker asked to run this point hangs, as a kernel stuck in a loop would.
+pub const HANG_HOOK: &str = "PHOBOS_KBENCH_HANG_AT";
+
+/// What a worker holds: the kernel's front end, the device, and the interpreter as reference.
+pub struct WorkerState {
+    pub frontend: Box<dyn Frontend>,
+    pub device: Box<dyn Device>,
+    pub oracle: Box<dyn Device>,
+}
+
+/// Runs `f` on the inputs of a timing job. They are made once per problem and kept for the
+/// following timing jobs of the same problem and kernel signature: generating a large
+/// problem's random tensors on the host takes longer than timing a variant, and timing needs no
+/// fresh values. Correctness checks never use them (each check gets fresh inputs).
+fn with_timing_args<T>(
+    kernel: &phobos_ir::Kernel,
+    problem: &Problem,
+    seed: u64,
+    f: impl FnOnce(&[ArgValue]) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    type Cached = Option<(String, Vec<ArgValue>)>;
+    static CACHE: std::sync::Mutex<Cached> = std::sync::Mutex::new(None);
+    let key = format!("{problem:?}|{:?}", kernel.params);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.as_ref().is_none_or(|(k, _)| *k != key) {
+        *cache = None;
+        let args = make_args(kernel, problem, seed, false).map_err(bad_args)?;
+        *cache = Some((key, args));
+    }
+    let (_, args) = cache.as_ref().expect("filled above");
+    f(args)
+}
+
+fn failed(id: Option<u64>, index: Option<usize>, e: RunError) -> Reply {
+    let failure = if e.fatal {
+        JobFailure::Fatal(e.failure)
+    } else {
+        JobFailure::Load(e.failure)
+    };
+    Reply::Failed { id, index, failure }
+}
+
+fn load(
+    state: &mut WorkerState,
+    spec: &VariantSpec,
+    problem: &Problem,
+    oracle: bool,
+) -> Result<(phobos_ir::Kernel, Box<dyn Loaded>), RunError> {
+    let kernel = state
+        .frontend
+        .instantiate(&spec.point, problem)
+        .map_err(|f| RunError {
+            failure: f,
+            fatal: false,
+        })?;
+    let device = if oracle {
+        &mut state.oracle
+    } else {
+        &mut state.device
+    };
+    let loaded = device.load(&kernel, spec.artifact.as_ref(), problem)?;
+    Ok((kernel, loaded))
+}
+
+fn bad_args(e: String) -> RunError {
+    RunError::refused(e)
+}
+
+/// Runs one job and answers it. Never panics on a variant's failure; a fault in the device is
+/// answered with `JobFailure::Fatal`.
+pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
+    match req {
+        Request::Verify {
+            id,
+            variant,
+            problem,
+            reference,
+            seed,
+        } => {
+            let mut run = || -> Result<Reply, RunError> {
+                let (kernel, mut loaded) = load(state, variant, problem, false)?;
+                let args = make_args(&kernel, problem, *seed, true).map_err(bad_args)?;
+                let mut out = args.clone();
+                loaded.run(&mut out)?;
+                drop(loaded);
+                let mut reference_args = args;
+                let name = match reference {
+                    ReferenceSpec::Interp { point } => {
+                        let spec = VariantSpec {
+                            point: point.clone(),
+                            artifact: None,
+                        };
+                        let (_, mut r) = load(state, &spec, problem, true)?;
+                        r.run(&mut reference_args)?;
+                        format!(
+                            "the interpreter at {} for {}",
+                            display_point(point),
+                            problem.dims_text()
+                        )
+                    }
+                    ReferenceSpec::Variant(spec) => {
+                        let (_, mut r) = load(state, spec, problem, false)?;
+                        r.run(&mut reference_args)?;
+                        format!("the verified variant {}", display_point(&spec.point))
+                    }
+                    ReferenceSpec::Library(spec) => {
+                        let mut r = state.device.library(&kernel, spec, problem)?;
+                        r.run(&mut reference_args)?;
+                        format!(
+                            "{} for {}",
+                            r.describe().unwrap_or_else(|| "the library".into()),
+                            problem.dims_text()
+                        )
+                    }
+                };
+                Ok(Reply::Verified {
+                    id: *id,
+                    mismatch: compare(&kernel, &out, &reference_args, &name),
+                    max_error: max_error(&kernel, &out, &reference_args),
+                })
+            };
+            run().unwrap_or_else(|e| failed(Some(*id), None, e))
+        }
+        Request::Time {
+            id,
+            variant,
+            problem,
+            settings,
+            best_ms,
+            seed,
+        } => {
+            let mut run = || -> Result<Reply, RunError> {
+                let (kernel, mut loaded) = load(state, variant, problem, false)?;
+                with_timing_args(&kernel, problem, *seed, |args| loaded.prepare(args))?;
+                let stats = measure(settings, *best_ms, || loaded.launch_timed())?;
+                Ok(Reply::Timed { id: *id, stats })
+            };
+            run().unwrap_or_else(|e| failed(Some(*id), None, e))
+        }
+        Request::Interleave {
+            id,
+            variants,
+            problem,
+            settings,
+            seed,
+        } => {
+            let mut loaded: Vec<Box<dyn Loaded>> = Vec::new();
+            for (i, v) in variants.iter().enumerate() {
+                let prepared = load(state, v, problem, false).and_then(|(kernel, mut l)| {
+                    with_timing_args(&kernel, problem, *seed, |args| l.prepare(args))?;
+                    Ok(l)
+                });
+                match prepared {
+                    Ok(l) => loaded.push(l),
+                    Err(e) => return failed(Some(*id), Some(i), e),
+                }
+            }
+            match interleave(loaded.len(), settings, |i| loaded[i].launch_timed()) {
+                Ok(stats) => Reply::Interleaved { id: *id, stats },
+                Err((i, e)) => failed(Some(*id), Some(i), e),
+            }
+        }
+        Request::TimeLibrary {
+            id,
+            library,
+            problem,
+            settings,
+            seed,
+        } => {
+            let mut run = || -> Result<Reply, RunError> {
+                let spec = VariantSpec {
+                    point: library.point.clone(),
+                    artifact: None,
+                };
+                let kernel = state
+                    .frontend
+                    .instantiate(&spec.point, problem)
+                    .map_err(|f| RunError {
+                        failure: f,
+                        fatal: false,
+                    })?;
+                let args = make_args(&kernel, problem, *seed, false).map_err(bad_args)?;
+                let mut loaded = state.device.library(&kernel, library, problem)?;
+                loaded.prepare(&args)?;
+                let stats = measure(settings, None, || loaded.launch_timed())?;
+                Ok(Reply::Timed { id: *id, stats })
+            };
+            run().unwrap_or_else(|e| failed(Some(*id), None, e))
+        }
+        Request::Setup(_) | Request::Quit => Reply::Log {
+            message: "unexpected request ignored".into(),
+        },
+    }
+}
+
+fn display_point(p: &phobos_ir::Point) -> String {
+    if p.0.is_empty() {
+        "the only point".into()
+    } else {
+        p.to_pins()
+    }
+}
+
+fn hook_matches(var: &str, req: &Request) -> bool {
+    let Ok(want) = std::env::var(var) else {
+        return false;
+    };
+    let want = want.split_whitespace().collect::<Vec<_>>().join(" ");
+    req.points().iter().any(|p| p.to_pins() == want)
+}
+
+/// The worker's main loop. `make` builds the state from the first request (`Setup`). Returns
+/// the process exit code: 0 on `Quit` or end of input, 3 after a fatal fault.
+pub fn serve(
+    input: impl BufRead,
+    mut output: impl Write,
+    make: impl FnOnce(&Setup) -> Result<WorkerState, Failure>,
+) -> i32 {
+    let mut send = |r: &Reply| -> bool {
+        output
+            .write_all(encode(r).as_bytes())
+            .and_then(|_| output.flush())
+            .is_ok()
+    };
+    let mut lines = input.lines();
+    let setup = loop {
+        match lines.next() {
+            Some(Ok(line)) => match decode::<Request>(&line) {
+                Some(Request::Setup(s)) => break s,
+                Some(Request::Quit) => return 0,
+                _ => continue,
+            },
+            _ => return 0,
+        }
+    };
+    let mut state = match make(&setup) {
+        Ok(s) => s,
+        Err(f) => {
+            send(&Reply::Failed {
+                id: None,
+                index: None,
+                failure: JobFailure::Setup(f),
+            });
+            return 1;
+        }
+    };
+    if !send(&Reply::Ready {
+        device: state.device.info(),
+    }) {
+        return 1;
+    }
+    for line in lines {
+        let Ok(line) = line else { return 1 };
+        let Some(req) = decode::<Request>(&line) else {
+            continue;
+        };
+        if req == Request::Quit {
+            return 0;
+        }
+        if hook_matches(ABORT_HOOK, &req) {
+            std::process::abort();
+        }
+        if hook_matches(HANG_HOOK, &req) {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        // A panic in a device binding is a fault like any other: report it, then exit so the
+        // main process starts a clean worker.
+        let reply =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&mut state, &req)))
+                .unwrap_or_else(|p| {
+                    let what = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Reply::Failed {
+                        id: req.id(),
+                        index: None,
+                        failure: JobFailure::Fatal(Failure::from_log(format!(
+                            "worker panicked: {what}"
+                        ))),
+                    }
+                });
+        let fatal = matches!(
+            reply,
+            Reply::Failed {
+                failure: JobFailure::Fatal(_),
+                ..
+            }
+        );
+        if !send(&reply) || fatal {
+            return if fatal { 3 } else { 1 };
+        }
+    }
+    0
+}

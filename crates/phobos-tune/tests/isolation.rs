@@ -1,0 +1,102 @@
+//! Worker isolation with real processes: this test binary re-executes itself as the worker
+//! (see `worker_entry`), and the test hooks make it abort or hang on a chosen point.
+
+mod common;
+
+use common::*;
+use phobos_tune::worker::{Executor, ABORT_HOOK, HANG_HOOK};
+use phobos_tune::*;
+use std::time::Duration;
+
+/// Not a test of its own: the body of the worker process when started with `WORKER_ENV`.
+#[test]
+fn worker_entry() {
+    maybe_serve();
+}
+
+fn outcome<'a>(r: &'a Report, pins: &str) -> &'a Outcome {
+    &r.points
+        .iter()
+        .find(|p| p.point.to_pins() == pins)
+        .unwrap()
+        .outcome
+}
+
+#[test]
+fn an_aborting_worker_is_replaced_and_the_search_goes_on() {
+    let spec = MockSpec::default();
+    let mut w = worker(&spec, &[(ABORT_HOOK, "U=2")], Duration::from_secs(60));
+    assert_eq!(w.device().name, "mock-device");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("kb.sqlite")).unwrap();
+    let (r, _, _) = run(
+        &spec,
+        &mut w,
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r = r.unwrap();
+    match outcome(&r, "U=2") {
+        Outcome::Crashed(what) => {
+            assert!(what.contains("SIGABRT"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r.summary().timed, 3, "{}", r.summary().line());
+    assert_eq!(r.winner.as_ref().unwrap().point.to_pins(), "U=4");
+    assert!(w.restarts() >= 1);
+    assert_eq!(r.worker_restarts, w.restarts());
+    // Everything, the crash included, is in the store.
+    assert_eq!(store.lookup(&run_key(&w)).unwrap().len(), 4);
+}
+
+fn run_key(w: &dyn Executor) -> store::RunKey {
+    store::RunKey {
+        kernel_hash: "mock-hash".into(),
+        kernel_name: "mock".into(),
+        problem: problem(64),
+        device: w.device().name.clone(),
+        driver: w.device().driver.clone(),
+        compiler: "mock 1".into(),
+        backend: Backend::Interp,
+    }
+}
+
+#[test]
+fn a_hung_worker_is_killed_after_the_job_timeout() {
+    let spec = MockSpec::default();
+    let mut w = worker(&spec, &[(HANG_HOOK, "U=8")], Duration::from_secs(2));
+    let (r, _, _) = run(&spec, &mut w, None, &problem(64), &[], &settings());
+    let r = r.unwrap();
+    match outcome(&r, "U=8") {
+        Outcome::Crashed(what) => assert!(what.contains("no answer within 2 s"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r.summary().timed, 3);
+}
+
+#[test]
+fn a_worker_that_cannot_set_up_says_why() {
+    let exe = std::env::current_exe().unwrap();
+    let err = worker::WorkerProcess::start(
+        move || {
+            let mut c = std::process::Command::new(&exe);
+            c.args(["--exact", "worker_entry", "--nocapture"])
+                .env(WORKER_ENV, "1");
+            c
+        },
+        worker::Setup {
+            source_name: "bad".into(),
+            source_text: "not a spec".into(),
+            kernel: "mock".into(),
+            backend: Backend::Interp,
+            gpu: 0,
+        },
+        Duration::from_secs(10),
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, worker::WorkerError::Setup(_)), "{err:?}");
+}

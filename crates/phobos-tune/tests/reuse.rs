@@ -1,0 +1,165 @@
+//! The results database through the engine: reuse, re-tune, resume, concurrent runs.
+
+mod common;
+
+use common::*;
+use phobos_tune::*;
+use std::sync::atomic::Ordering;
+
+#[test]
+fn a_second_run_reuses_and_retune_measures_again() {
+    let spec = MockSpec {
+        reject: Some(("U".into(), 8)),
+        ..MockSpec::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    let mut ex = in_process(&spec);
+
+    let mut store = Store::open(&path).unwrap();
+    let (r1, _, c1) = run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r1 = r1.unwrap();
+    assert_eq!(c1.compiles.load(Ordering::SeqCst), 3);
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    let before = store.measurement_count().unwrap();
+    let (r2, seen, c2) = run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r2 = r2.unwrap();
+    assert_eq!(
+        c2.compiles.load(Ordering::SeqCst),
+        0,
+        "nothing compiled again"
+    );
+    assert_eq!(
+        store.measurement_count().unwrap(),
+        before,
+        "nothing measured again"
+    );
+    assert_eq!(seen.search, Some((0, 4)));
+    assert_eq!(seen.finals, 0);
+    assert!(r2.points.iter().all(|p| p.reused));
+    assert_eq!(
+        r2.winner.as_ref().unwrap().point,
+        r1.winner.as_ref().unwrap().point
+    );
+    assert_eq!(
+        r2.winner.as_ref().unwrap().stats.median_ms,
+        r1.winner.as_ref().unwrap().stats.median_ms
+    );
+    assert_eq!(r2.summary().compile_failed, 1);
+
+    // Another problem is another key.
+    let (_, _, c3) = run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(128),
+        &[],
+        &settings(),
+    );
+    assert_eq!(c3.compiles.load(Ordering::SeqCst), 3);
+
+    let retune = Settings {
+        retune: true,
+        ..settings()
+    };
+    let (r4, _, c4) = run(&spec, &mut ex, Some(&mut store), &problem(64), &[], &retune);
+    assert_eq!(c4.compiles.load(Ordering::SeqCst), 3);
+    assert!(r4.unwrap().points.iter().all(|p| !p.reused));
+    assert!(store.measurement_count().unwrap() > before);
+}
+
+#[test]
+fn an_interrupted_run_resumes_where_it_stopped() {
+    let spec = MockSpec::default();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("kb.sqlite")).unwrap();
+    let mut ex = in_process(&spec);
+    // A first run that only got to U=1 and U=2 (as if killed after them).
+    let pins = phobos_check::parse_pins("U=1").unwrap();
+    run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(64),
+        &pins,
+        &settings(),
+    )
+    .0
+    .unwrap();
+    let pins = phobos_check::parse_pins("U=2").unwrap();
+    run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(64),
+        &pins,
+        &settings(),
+    )
+    .0
+    .unwrap();
+    let (r, seen, c) = run(
+        &spec,
+        &mut ex,
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    assert_eq!(seen.search, Some((2, 2)), "only U=4 and U=8 are new");
+    // U=4 and U=8 compiled for the search, and the two stored leaders rebuilt for the final
+    // round, which compares them side by side with the new ones.
+    assert_eq!(c.compiles.load(Ordering::SeqCst), 4);
+    assert_eq!(seen.finals, 1);
+    assert_eq!(r.unwrap().winner.unwrap().point.to_pins(), "U=4");
+}
+
+#[test]
+fn two_concurrent_runs_share_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    let runs: Vec<_> = (0..2)
+        .map(|k| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let spec = MockSpec {
+                    names: vec![("U".into(), (1..=40).collect())],
+                    ..MockSpec::default()
+                };
+                let mut store = Store::open(&path).unwrap();
+                let mut ex = in_process(&spec);
+                let (r, _, _) = run(
+                    &spec,
+                    &mut ex,
+                    Some(&mut store),
+                    &problem(64 + k),
+                    &[],
+                    &settings(),
+                );
+                r.unwrap().points.len()
+            })
+        })
+        .collect();
+    for r in runs {
+        assert_eq!(r.join().unwrap(), 40);
+    }
+    let store = Store::open(&path).unwrap();
+    // 40 search rows per run plus the final rounds' rows.
+    let n = store.measurement_count().unwrap();
+    assert!(n >= 80, "{n}");
+}

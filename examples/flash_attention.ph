@@ -1,0 +1,36 @@
+// Attention forward, O = softmax(Q Kᵀ * scale) V, for BH batch-heads of N tokens each and a
+// head dimension D fixed at 64. Each block computes BR rows of one batch-head, streaming K and V
+// in BC-row tiles with the online softmax (running row max m and row sum l). Pin CAUSAL=1 for
+// causal masking (a key column attends only to rows at or after it).
+@autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0])
+@launch(128)
+@flops(4 * BH * N * N * D)
+@bytes(8 * BH * N * D)
+kernel flash_attention(
+  Q: tensor<f16>[BH, N, D], K: tensor<f16>[BH, N, D], V: tensor<f16>[BH, N, D],
+  O: tensor<f16>[BH, N, D], scale: f32
+) {
+  let bh = ctx.block.y
+  let r = ctx.block.x * BR
+  let q = Q[bh, r :+ BR, :]
+  var zero_row: tile<i32>[1, BR] = 0
+  let rows = transpose(zero_row + arange(BR)) + r
+  var m: tile<f32>[BR, 1] = -inf
+  var l: tile<f32>[BR, 1] = 0.0
+  var acc: tile<f32>[BR, D] = 0.0
+  for c in range(0, N, BC) {
+    let cols = c + arange(BC)
+    var s = dot_t(q, K[bh, c :+ BC, :]) * scale
+    s = where(cols < N, s, -inf)
+    if CAUSAL == 1 {
+      s = where(cols <= rows, s, -inf)
+    }
+    let m_new = max(m, rowmax(s))
+    let p = exp(s - m_new)
+    let alpha = exp(m - m_new)
+    l = l * alpha + rowsum(p)
+    acc = acc * alpha + dot(f16(p), V[bh, c :+ BC, :])
+    m = m_new
+  }
+  O[bh, r :+ BR, :] = acc / l
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the test suite on a fresh machine: fetches NVRTC and ptxas (CUDA 13.0, from PyPI) for the
+# tests that compile generated CUDA offline, then runs every test of the workspace.
+# GPU tests are ignored here; scripts/gpu-check.sh runs them on a GPU machine.
+set -euo pipefail
+cd "$(dirname "$0")"
+eval "$(scripts/cuda-tools.sh)"
+# Tests that need NVRTC fail instead of skipping when it is missing.
+export PHOBOS_REQUIRE_NVRTC=1
+cargo test --workspace --all-targets "$@"
