@@ -7,7 +7,8 @@
 // accumulates in f32 and C takes one conversion at the store. The code generator recognizes
 // the loop as a GEMM and picks its main loop: wgmma + TMA on sm_90a when the operands' leading
 // dims are 16-byte aligned (the host specializes each variant on the problem's divisibility,
-// so nothing is declared here), else mma.sync, else FFMA. `phobos emit` shows the choice.
+// so nothing is declared here), else mma.sync, else FFMA. `phobos emit --dims M=..,N=..,K=..`
+// shows the choice for a problem.
 @autotune(TILE_M in [128], TILE_N in [128, 256], TILE_K in [64], STAGES in [3, 4])
 @autotune(GROUP_M in [8, 4, 1])
 @launch(256)

@@ -94,6 +94,10 @@ pub struct RunArgs {
 pub struct EmitArgs {
     #[command(flatten)]
     pub kernel: KernelArgs,
+    /// A problem's runtime dims, e.g. "M=4096,N=4096,K=4096": the code is specialized on their
+    /// alignment as `phobos run` and the tuner compile it (the fast GEMM main loops need it).
+    #[arg(long)]
+    pub dims: Option<String>,
     /// CUDA C++ (the default).
     #[arg(long, group = "what")]
     pub cuda: bool,

@@ -151,3 +151,34 @@ fn unreadable_files_exit_1() {
     let out = phobos(&["space", "examples/does-not-exist.ph"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn emit_specializes_on_the_dims_it_is_given() {
+    let args = [
+        "emit",
+        "examples/gemm_fast.ph",
+        "--types",
+        "TA=f16,TB=f16,TC=f16",
+    ];
+    // As declared, no leading dimension is known to be 16-byte aligned: no TMA.
+    let plain = phobos(&args);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert!(!text.contains("wgmma + TMA main loop"), "{text}");
+    // On a 4096^3 problem, as the tuner compiles it: the Hopper main loop.
+    let aligned = phobos(&[&args[..], &["--dims", "M=4096,N=4096,K=4096"]].concat());
+    assert!(aligned.status.success(), "{}", stderr(&aligned));
+    let text = String::from_utf8_lossy(&aligned.stdout);
+    assert!(text.contains("wgmma + TMA main loop"), "{text}");
+
+    let bad = phobos(&[&args[..], &["--dims", "M=64,Q=3"]].concat());
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert!(
+        err.contains("`Q` is not a runtime dim of `gemm_fast`"),
+        "{err}"
+    );
+    assert!(err.contains("M, K, N") || err.contains("M, N, K"), "{err}");
+    let bad = phobos(&[&args[..], &["--dims", "M=big"]].concat());
+    assert!(stderr(&bad).contains("`M=big` in --dims is not of the form NAME=INTEGER"));
+}

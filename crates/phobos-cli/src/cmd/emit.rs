@@ -68,8 +68,33 @@ fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {
     phobos_check::instantiate(&module, info, &variant).map_err(Failure::Diagnostics)
 }
 
+/// Specializes `kernel` on the alignment of the problem `--dims` names, if any.
+fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<(), Failure> {
+    let Some(text) = &args.dims else {
+        return Ok(());
+    };
+    let dims = super::parse_dims(text).map_err(|e| Failure::Message {
+        message: e,
+        hint: Some("write --dims M=4096,N=4096,K=4096".into()),
+    })?;
+    let declared: Vec<&str> = kernel.dims.iter().map(|d| d.name.as_str()).collect();
+    if let Some((name, _)) = dims.iter().find(|(n, _)| !declared.contains(&n.as_str())) {
+        return Err(Failure::Message {
+            message: format!("`{name}` is not a runtime dim of `{}`", kernel.name),
+            hint: Some(if declared.is_empty() {
+                "the kernel has no runtime dims".into()
+            } else {
+                format!("its runtime dims: {}", declared.join(", "))
+            }),
+        });
+    }
+    phobos_cuda::specialize_alignment(kernel, &dims);
+    Ok(())
+}
+
 fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
-    let kernel = instantiate(args, file)?;
+    let mut kernel = instantiate(args, file)?;
+    specialize(args, &mut kernel)?;
     if args.ir {
         return Ok(phobos_ir::print_kernel(&kernel));
     }

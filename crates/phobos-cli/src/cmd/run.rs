@@ -285,25 +285,8 @@ fn launch_failure(kernel: &Kernel, e: phobos_interp::Error) -> Failure {
 
 /// `M=64,N=48` (commas or spaces) as name/value pairs.
 fn parse_dims(text: Option<&str>) -> Result<Vec<(String, i64)>, Failure> {
-    let mut out = Vec::new();
-    for item in text
-        .unwrap_or("")
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-    {
-        let parsed = item
-            .split_once('=')
-            .and_then(|(n, v)| Some((n.trim(), v.trim().parse::<i64>().ok()?)))
-            .filter(|(n, _)| !n.is_empty());
-        let Some((name, value)) = parsed else {
-            return Err(Failure::hint(
-                format!("`{item}` in --dims is not of the form NAME=INTEGER"),
-                "write --dims M=512,N=512,K=256",
-            ));
-        };
-        out.push((name.to_string(), value));
-    }
-    Ok(out)
+    super::parse_dims(text.unwrap_or(""))
+        .map_err(|e| Failure::hint(e, "write --dims M=512,N=512,K=256"))
 }
 
 fn tensor_names(kernel: &Kernel) -> String {
