@@ -54,11 +54,7 @@ impl HostTensor {
 
     /// Little-endian bytes in the element type's memory format, row-major.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.data.len() * self.dtype.size_bytes());
-        for &x in &self.data {
-            encode(self.dtype, x, &mut out);
-        }
-        out
+        encode_all(self.dtype, &self.data)
     }
 
     /// The inverse of [`HostTensor::to_bytes`].
@@ -68,38 +64,239 @@ impl HostTensor {
         if bytes.len() != n * size {
             return None;
         }
-        let data = bytes.chunks_exact(size).map(|c| decode(dtype, c)).collect();
+        Some(HostTensor {
+            dtype,
+            shape: shape.to_vec(),
+            data: decode_all(dtype, bytes),
+        })
+    }
+
+    /// Bytes of this tensor stored in the reversed dim order (column-major for rank 2).
+    pub fn to_bytes_col_major(&self) -> Vec<u8> {
+        match self.shape[..] {
+            [rows, cols] => encode_transposed(self.dtype, &self.data, rows, cols),
+            _ => {
+                let permuted: Vec<f64> = col_major_order(&self.shape)
+                    .into_iter()
+                    .map(|i| self.data[i])
+                    .collect();
+                encode_all(self.dtype, &permuted)
+            }
+        }
+    }
+
+    /// The inverse of [`HostTensor::to_bytes_col_major`].
+    pub fn from_bytes_col_major(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<HostTensor> {
+        let n: usize = shape.iter().product();
+        if bytes.len() != n * dtype.size_bytes() {
+            return None;
+        }
+        let data = match shape[..] {
+            [rows, cols] => decode_transposed(dtype, bytes, rows, cols),
+            _ => {
+                let stored = decode_all(dtype, bytes);
+                let mut data = vec![0.0; stored.len()];
+                for (k, i) in col_major_order(shape).into_iter().enumerate() {
+                    data[i] = stored[k];
+                }
+                data
+            }
+        };
         Some(HostTensor {
             dtype,
             shape: shape.to_vec(),
             data,
         })
     }
+}
 
-    /// Bytes of this tensor stored in the reversed dim order (column-major for rank 2).
-    pub fn to_bytes_col_major(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.data.len() * self.dtype.size_bytes());
-        for i in col_major_order(&self.shape) {
-            encode(self.dtype, self.data[i], &mut out);
+/// Square blocks of a transposition: small enough that both sides stay in cache.
+const BLOCK: usize = 64;
+
+/// Calls `$body` with `$f` bound to the encoder of `$dtype`: `f64` to little-endian bytes.
+macro_rules! with_encoder {
+    ($dtype:expr, $f:ident => $body:expr) => {
+        match $dtype {
+            DType::Bool => {
+                let $f = |x: f64| [(x != 0.0) as u8];
+                $body
+            }
+            DType::I8 => {
+                let $f = |x: f64| [x as i8 as u8];
+                $body
+            }
+            DType::U8 => {
+                let $f = |x: f64| [x as u8];
+                $body
+            }
+            DType::I32 => {
+                let $f = |x: f64| (x as i32).to_le_bytes();
+                $body
+            }
+            DType::U32 => {
+                let $f = |x: f64| (x as u32).to_le_bytes();
+                $body
+            }
+            DType::I64 => {
+                let $f = |x: f64| (x as i64).to_le_bytes();
+                $body
+            }
+            DType::F16 => {
+                let $f = |x: f64| half::f16::from_f64(x).to_bits().to_le_bytes();
+                $body
+            }
+            DType::BF16 => {
+                let $f = |x: f64| half::bf16::from_f64(x).to_bits().to_le_bytes();
+                $body
+            }
+            DType::F32 | DType::Tf32 => {
+                let $f = |x: f64| (x as f32).to_le_bytes();
+                $body
+            }
+            DType::F64 => {
+                let $f = |x: f64| x.to_le_bytes();
+                $body
+            }
+            DType::F8E4M3 => {
+                let $f = |x: f64| [float8::F8E4M3::from_f64(x).to_bits()];
+                $body
+            }
+            DType::F8E5M2 => {
+                let $f = |x: f64| [float8::F8E5M2::from_f64(x).to_bits()];
+                $body
+            }
+        }
+    };
+}
+
+/// Every value in the element type's little-endian format, in order.
+fn encode_all(dtype: DType, data: &[f64]) -> Vec<u8> {
+    fn fill<const N: usize>(data: &[f64], f: impl Fn(f64) -> [u8; N]) -> Vec<u8> {
+        let mut out = vec![0u8; data.len() * N];
+        for (chunk, &x) in out.chunks_exact_mut(N).zip(data) {
+            chunk.copy_from_slice(&f(x));
         }
         out
     }
+    with_encoder!(dtype, f => fill(data, f))
+}
 
-    /// The inverse of [`HostTensor::to_bytes_col_major`].
-    pub fn from_bytes_col_major(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<HostTensor> {
-        let mut t =
-            HostTensor::from_bytes(dtype, &[bytes.len() / dtype.size_bytes().max(1)], bytes)?;
-        if t.data.len() != shape.iter().product::<usize>() {
-            return None;
+/// The bytes of the transpose of a row-major `rows x cols` matrix (its column-major storage),
+/// encoded as they are gathered.
+fn encode_transposed(dtype: DType, data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
+    fn fill<const N: usize>(
+        data: &[f64],
+        rows: usize,
+        cols: usize,
+        f: impl Fn(f64) -> [u8; N],
+    ) -> Vec<u8> {
+        let mut out = vec![0u8; data.len() * N];
+        for r0 in (0..rows).step_by(BLOCK) {
+            for c0 in (0..cols).step_by(BLOCK) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    let column = &mut out[c * rows * N..(c + 1) * rows * N];
+                    for r in r0..(r0 + BLOCK).min(rows) {
+                        column[r * N..(r + 1) * N].copy_from_slice(&f(data[r * cols + c]));
+                    }
+                }
+            }
         }
-        let mut data = vec![0.0; t.data.len()];
-        for (k, i) in col_major_order(shape).into_iter().enumerate() {
-            data[i] = t.data[k];
-        }
-        t.data = data;
-        t.shape = shape.to_vec();
-        Some(t)
+        out
     }
+    with_encoder!(dtype, f => fill(data, rows, cols, f))
+}
+
+/// Calls `$body` with `$f` bound to the decoder of `$dtype`: little-endian bytes to `f64`.
+macro_rules! with_decoder {
+    ($dtype:expr, $f:ident => $body:expr) => {
+        match $dtype {
+            DType::Bool => {
+                let $f = |b: [u8; 1]| (b[0] != 0) as u8 as f64;
+                $body
+            }
+            DType::I8 => {
+                let $f = |b: [u8; 1]| b[0] as i8 as f64;
+                $body
+            }
+            DType::U8 => {
+                let $f = |b: [u8; 1]| b[0] as f64;
+                $body
+            }
+            DType::I32 => {
+                let $f = |b: [u8; 4]| i32::from_le_bytes(b) as f64;
+                $body
+            }
+            DType::U32 => {
+                let $f = |b: [u8; 4]| u32::from_le_bytes(b) as f64;
+                $body
+            }
+            DType::I64 => {
+                let $f = |b: [u8; 8]| i64::from_le_bytes(b) as f64;
+                $body
+            }
+            DType::F16 => {
+                let $f = |b: [u8; 2]| half::f16::from_bits(u16::from_le_bytes(b)).to_f64();
+                $body
+            }
+            DType::BF16 => {
+                let $f = |b: [u8; 2]| half::bf16::from_bits(u16::from_le_bytes(b)).to_f64();
+                $body
+            }
+            DType::F32 | DType::Tf32 => {
+                let $f = |b: [u8; 4]| f32::from_le_bytes(b) as f64;
+                $body
+            }
+            DType::F64 => {
+                let $f = |b: [u8; 8]| f64::from_le_bytes(b);
+                $body
+            }
+            DType::F8E4M3 => {
+                let $f = |b: [u8; 1]| float8::F8E4M3::from_bits(b[0]).to_f64();
+                $body
+            }
+            DType::F8E5M2 => {
+                let $f = |b: [u8; 1]| float8::F8E5M2::from_bits(b[0]).to_f64();
+                $body
+            }
+        }
+    };
+}
+
+/// The values of little-endian bytes, in order (the inverse of [`encode_all`]).
+fn decode_all(dtype: DType, bytes: &[u8]) -> Vec<f64> {
+    fn read<const N: usize>(bytes: &[u8], f: impl Fn([u8; N]) -> f64) -> Vec<f64> {
+        bytes
+            .chunks_exact(N)
+            .map(|c| f(c.try_into().expect("chunks of N")))
+            .collect()
+    }
+    with_decoder!(dtype, f => read(bytes, f))
+}
+
+/// A row-major `rows x cols` matrix from its column-major storage (the inverse of
+/// [`encode_transposed`]).
+fn decode_transposed(dtype: DType, bytes: &[u8], rows: usize, cols: usize) -> Vec<f64> {
+    fn read<const N: usize>(
+        bytes: &[u8],
+        rows: usize,
+        cols: usize,
+        f: impl Fn([u8; N]) -> f64,
+    ) -> Vec<f64> {
+        let mut out = vec![0.0; rows * cols];
+        for r0 in (0..rows).step_by(BLOCK) {
+            for c0 in (0..cols).step_by(BLOCK) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    let column = &bytes[c * rows * N..(c + 1) * rows * N];
+                    for r in r0..(r0 + BLOCK).min(rows) {
+                        let b = column[r * N..(r + 1) * N].try_into().expect("N bytes");
+                        out[r * cols + c] = f(b);
+                    }
+                }
+            }
+        }
+        out
+    }
+    with_decoder!(dtype, f => read(bytes, rows, cols, f))
 }
 
 /// Row-major element indices in the order a reversed-dim (column-major) layout stores them.
@@ -124,40 +321,6 @@ fn col_major_order(shape: &[usize]) -> Vec<usize> {
         }
     }
     order
-}
-
-fn encode(dtype: DType, x: f64, out: &mut Vec<u8>) {
-    match dtype {
-        DType::Bool => out.push((x != 0.0) as u8),
-        DType::I8 => out.push(x as i8 as u8),
-        DType::U8 => out.push(x as u8),
-        DType::I32 => out.extend((x as i32).to_le_bytes()),
-        DType::U32 => out.extend((x as u32).to_le_bytes()),
-        DType::I64 => out.extend((x as i64).to_le_bytes()),
-        DType::F16 => out.extend(half::f16::from_f64(x).to_bits().to_le_bytes()),
-        DType::BF16 => out.extend(half::bf16::from_f64(x).to_bits().to_le_bytes()),
-        DType::F32 | DType::Tf32 => out.extend((x as f32).to_le_bytes()),
-        DType::F64 => out.extend(x.to_le_bytes()),
-        DType::F8E4M3 => out.push(float8::F8E4M3::from_f64(x).to_bits()),
-        DType::F8E5M2 => out.push(float8::F8E5M2::from_f64(x).to_bits()),
-    }
-}
-
-fn decode(dtype: DType, b: &[u8]) -> f64 {
-    match dtype {
-        DType::Bool => (b[0] != 0) as u8 as f64,
-        DType::I8 => b[0] as i8 as f64,
-        DType::U8 => b[0] as f64,
-        DType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as f64,
-        DType::U32 => u32::from_le_bytes(b.try_into().unwrap()) as f64,
-        DType::I64 => i64::from_le_bytes(b.try_into().unwrap()) as f64,
-        DType::F16 => half::f16::from_bits(u16::from_le_bytes(b.try_into().unwrap())).to_f64(),
-        DType::BF16 => half::bf16::from_bits(u16::from_le_bytes(b.try_into().unwrap())).to_f64(),
-        DType::F32 | DType::Tf32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
-        DType::F64 => f64::from_le_bytes(b.try_into().unwrap()),
-        DType::F8E4M3 => float8::F8E4M3::from_bits(b[0]).to_f64(),
-        DType::F8E5M2 => float8::F8E5M2::from_bits(b[0]).to_f64(),
-    }
 }
 
 /// Norm-wise relative error `||out - ref|| / ||ref||` (2-norms). NaN anywhere in `out` where
@@ -215,6 +378,36 @@ mod tests {
         let bytes = t.to_bytes_col_major();
         let as_rows = HostTensor::from_bytes(DType::I32, &[6], &bytes).unwrap();
         assert_eq!(as_rows.data, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn col_major_of_a_matrix_is_its_transpose_at_every_block_edge() {
+        for (rows, cols) in [(1, 1), (3, 70), (130, 67), (64, 64), (65, 129)] {
+            let n = rows * cols;
+            let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let t = HostTensor::from_f64(DType::I32, &[rows, cols], &values);
+            let bytes = t.to_bytes_col_major();
+            let stored = HostTensor::from_bytes(DType::I32, &[n], &bytes).unwrap();
+            // Element k of the column-major storage is (k % rows, k / rows).
+            for (k, &v) in stored.data.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    ((k % rows) * cols + k / rows) as f64,
+                    "{rows}x{cols} at {k}"
+                );
+            }
+            let back = HostTensor::from_bytes_col_major(DType::I32, &[rows, cols], &bytes).unwrap();
+            assert_eq!(back, t, "{rows}x{cols}");
+        }
+        // Rank 3 keeps the general order: the first dim fastest.
+        let t = HostTensor::from_f64(DType::I32, &[2, 2, 2], &[0., 1., 2., 3., 4., 5., 6., 7.]);
+        let bytes = t.to_bytes_col_major();
+        let stored = HostTensor::from_bytes(DType::I32, &[8], &bytes).unwrap();
+        assert_eq!(stored.data, vec![0., 4., 2., 6., 1., 5., 3., 7.]);
+        assert_eq!(
+            HostTensor::from_bytes_col_major(DType::I32, &[2, 2, 2], &bytes).unwrap(),
+            t
+        );
     }
 
     #[test]
