@@ -381,32 +381,6 @@ fn prec(op: BinOp) -> u8 {
     }
 }
 
-fn op_str(op: BinOp) -> &'static str {
-    use BinOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        Div => "/",
-        Rem => "%",
-        Min => "min",
-        Max => "max",
-        BitAnd => "&",
-        BitOr => "|",
-        BitXor => "^",
-        Shl => "<<",
-        Shr => ">>",
-        And => "&&",
-        Or => "||",
-        Eq => "==",
-        Ne => "!=",
-        Lt => "<",
-        Le => "<=",
-        Gt => ">",
-        Ge => ">=",
-    }
-}
-
 fn write_expr(out: &mut String, e: &Expr, k: &Kernel, outer: u8) {
     match &e.kind {
         ExprKind::Lit(Lit::Int(i)) => out.push_str(&i.to_string()),
@@ -431,7 +405,7 @@ fn write_expr(out: &mut String, e: &Expr, k: &Kernel, outer: u8) {
             write_expr(out, a, k, 11);
         }
         ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-            call(out, op_str(*op), &[a, b], k)
+            call(out, op.symbol(), &[a, b], k)
         }
         ExprKind::Binary(op, a, b) => {
             let p = prec(*op);
@@ -439,7 +413,7 @@ fn write_expr(out: &mut String, e: &Expr, k: &Kernel, outer: u8) {
                 out.push('(');
             }
             write_expr(out, a, k, p);
-            out.push_str(&format!(" {} ", op_str(*op)));
+            out.push_str(&format!(" {} ", op.symbol()));
             write_expr(out, b, k, p + 1);
             if p < outer {
                 out.push(')');

@@ -241,6 +241,33 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The operator as written (`+`, `<=`, `min`), for messages and dumps.
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Min => "min",
+            Max => "max",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            And => "&&",
+            Or => "||",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+        }
+    }
+
     pub fn is_comparison(self) -> bool {
         matches!(
             self,

@@ -201,7 +201,7 @@ fn expr(k: &Kernel, e: &Expr) -> String {
                 let f = if *op == BinOp::Min { "min" } else { "max" };
                 format!("{f}({}, {})", expr(k, a), expr(k, b))
             }
-            _ => format!("({} {} {})", expr(k, a), binop(*op), expr(k, b)),
+            _ => format!("({} {} {})", expr(k, a), op.symbol(), expr(k, b)),
         },
         ExprKind::Math(f, a) => format!("{}({})", format!("{f:?}").to_lowercase(), expr(k, a)),
         ExprKind::Select(c, a, b) => {
@@ -239,32 +239,6 @@ fn expr(k: &Kernel, e: &Expr) -> String {
 
 fn axis(a: u8) -> char {
     ['x', 'y', 'z'].get(a as usize).copied().unwrap_or('?')
-}
-
-fn binop(op: BinOp) -> &'static str {
-    use BinOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        Div => "/",
-        Rem => "%",
-        Min => "min",
-        Max => "max",
-        BitAnd => "&",
-        BitOr => "|",
-        BitXor => "^",
-        Shl => "<<",
-        Shr => ">>",
-        And => "&&",
-        Or => "||",
-        Eq => "==",
-        Ne => "!=",
-        Lt => "<",
-        Le => "<=",
-        Gt => ">",
-        Ge => ">=",
-    }
 }
 
 #[cfg(test)]

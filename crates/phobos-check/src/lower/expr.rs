@@ -82,32 +82,6 @@ fn op_accepts(op: ir::BinOp, t: DType) -> Result<(), &'static str> {
     })
 }
 
-fn op_str(op: ir::BinOp) -> &'static str {
-    use ir::BinOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        Div => "/",
-        Rem => "%",
-        Min => "min",
-        Max => "max",
-        BitAnd => "&",
-        BitOr => "|",
-        BitXor => "^",
-        Shl => "<<",
-        Shr => ">>",
-        And => "&&",
-        Or => "||",
-        Eq => "==",
-        Ne => "!=",
-        Lt => "<",
-        Le => "<=",
-        Gt => ">",
-        Ge => ">=",
-    }
-}
-
 impl Cx<'_> {
     /// Lowers an expression; `None` when it has errors (already reported).
     pub fn expr(&mut self, e: &ast::Expr) -> Option<V> {
@@ -380,10 +354,10 @@ impl Cx<'_> {
         self.error(
             Diagnostic::error(
                 codes::BAD_OPERAND,
-                format!("`{}` applies to {needs}, not to {found}", op_str(op)),
+                format!("`{}` applies to {needs}, not to {found}", op.symbol()),
                 span,
             )
-            .with_label(format!("`{}` needs {needs}", op_str(op))),
+            .with_label(format!("`{}` needs {needs}", op.symbol())),
         );
         None
     }
@@ -537,17 +511,17 @@ impl Cx<'_> {
         if let (Some(x), Some(y)) = (a.weak, b.weak) {
             return self.fold_weak(op, x, y, span);
         }
-        let (a, b) = self.unify(a, b, &format!("`{}`", op_str(op)))?;
+        let (a, b) = self.unify(a, b, &format!("`{}`", op.symbol()))?;
         let t = a.dtype();
         if let Err(needs) = op_accepts(op, t) {
             self.error(
                 Diagnostic::error(
                     codes::BAD_OPERAND,
-                    format!("`{}` is not defined for {t}", op_str(op)),
+                    format!("`{}` is not defined for {t}", op.symbol()),
                     span,
                 )
                 .with_label(format!("operands are {t}"))
-                .with_note(format!("`{}` applies to {needs}", op_str(op))),
+                .with_note(format!("`{}` applies to {needs}", op.symbol())),
             );
             return None;
         }
