@@ -9,6 +9,7 @@
 //! committed to the store at once. Compiling and running overlap: the main thread runs the
 //! worker's jobs while the pool compiles the next variants.
 
+mod check_plan;
 mod compile;
 mod lanes;
 mod report;

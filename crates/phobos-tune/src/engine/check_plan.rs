@@ -1,0 +1,117 @@
+//! Which problem and which reference a point's correctness check uses.
+
+use super::run::State;
+use super::Event;
+use crate::facts::{eval_uniform, where_violation};
+use crate::types::Problem;
+use crate::verify::elements;
+use crate::worker::{LibrarySpec, ReferenceSpec};
+use phobos_ir::{Kernel, Point};
+
+/// Caps tried, largest first, when shrinking a large problem for an interpreter check.
+const REDUCED_CAPS: [i64; 6] = [512, 256, 128, 64, 32, 16];
+/// Caps of the runtime dims for a check against the library (cuBLAS).
+const LIBRARY_CAPS: [i64; 3] = [1024, 2048, 4096];
+
+impl State<'_, '_> {
+    /// A smaller problem for an interpreter check: each runtime dim capped (kept a multiple of
+    /// its `@aligned` divisor), small enough, and satisfying `@where` for both points.
+    pub(super) fn reduced_problem(&self, kernel: &Kernel, reference: &Point) -> Option<Problem> {
+        self.capped_problem(kernel, reference, &REDUCED_CAPS, true)
+    }
+
+    /// The problem with each runtime dim capped at the first of `caps` for which it satisfies
+    /// `@where` (for the kernel and `reference`) and, when `small`, the interpreter's limits.
+    fn capped_problem(
+        &self,
+        kernel: &Kernel,
+        reference: &Point,
+        caps: &[i64],
+        small_only: bool,
+    ) -> Option<Problem> {
+        let fe = self.tuner.frontend;
+        for &cap in caps {
+            let dims: Vec<(String, i64)> = self
+                .problem
+                .dims
+                .iter()
+                .map(|(n, v)| {
+                    let align = kernel
+                        .aligned
+                        .iter()
+                        .filter(|(d, _)| &kernel.dims[*d].name == n)
+                        .map(|&(_, m)| m.max(1))
+                        .max()
+                        .unwrap_or(1);
+                    let capped = (cap + align - 1) / align * align;
+                    (n.clone(), (*v).min(capped))
+                })
+                .collect();
+            let p = Problem {
+                dims,
+                ..self.problem.clone()
+            };
+            let small = !small_only
+                || elements(kernel, &p).is_some_and(|e| e <= self.settings.verify_max_elements)
+                    && kernel.flops.as_ref().is_none_or(|f| {
+                        eval_uniform(kernel, f, &p)
+                            .is_none_or(|x| x <= self.settings.verify_max_flops)
+                    });
+            let valid = where_violation(kernel, &p) == Ok(None)
+                && fe.where_violation(reference, &p) == Ok(None);
+            if small && valid {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    pub(super) fn check_plan(
+        &self,
+        i: usize,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> (Problem, ReferenceSpec) {
+        let kernel = self.slots[i]
+            .kernel
+            .as_ref()
+            .expect("a compiled point has a kernel");
+        let reference = self
+            .reference_point
+            .clone()
+            .unwrap_or_else(|| self.points[i].clone());
+        let interp = ReferenceSpec::Interp {
+            point: reference.clone(),
+        };
+        let small = elements(kernel, self.problem)
+            .is_some_and(|e| e <= self.settings.verify_max_elements)
+            && self.slots[i]
+                .flops
+                .is_none_or(|f| f <= self.settings.verify_max_flops);
+        if small {
+            return (self.problem.clone(), interp);
+        }
+        if let Some(p) = self.reduced_problem(kernel, &reference) {
+            return (p, interp);
+        }
+        if let Some(lib) = &self.settings.library {
+            let spec = LibrarySpec {
+                point: self.points[i].clone(),
+                ..lib.clone()
+            };
+            // The library is fast at any size, but a smaller problem (when @where allows one)
+            // keeps the fresh random inputs of each check cheap to make.
+            let p = self
+                .capped_problem(kernel, &self.points[i], &LIBRARY_CAPS, false)
+                .unwrap_or_else(|| self.problem.clone());
+            return (p, ReferenceSpec::Library(spec));
+        }
+        if let Some(v) = &self.verified {
+            return (self.problem.clone(), ReferenceSpec::Variant(v.clone()));
+        }
+        observer(Event::Log(format!(
+            "checking {} against the interpreter at full size: no smaller problem satisfies @where",
+            self.points[i].to_pins()
+        )));
+        (self.problem.clone(), interp)
+    }
+}
