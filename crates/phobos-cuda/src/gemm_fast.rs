@@ -19,7 +19,7 @@ pub mod tma;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
 pub use knobs::{Knobs, KNOB_NAMES};
 use phobos_ir::DType;
-pub use tma::{TmaEncodeArgs, TmaError, TmaOperand, TmaSpec};
+pub use tma::{TmaOperand, TmaSpec};
 
 /// The headers of the strategies, as NVRTC named headers: (include name, text). The generated
 /// source includes `gemm/sm90.cuh`, `gemm/sm80.cuh`, `gemm/ffma.cuh` and `gemm/sched.cuh` by

@@ -39,8 +39,8 @@ pub const TMA_L2_PROMOTION_256B: u32 = 3;
 pub const TMA_OOB_FILL_ZERO: u32 = 0;
 
 /// Everything the runtime needs to encode one operand's tensor map, except the launch-time
-/// values (base address, extents, leading dimension), which [`TmaSpec::encode_args`] combines
-/// with it.
+/// values (base address, extents, leading dimension), which phobos-gpu's `encode_args`
+/// combines with it (and checks as the driver would).
 ///
 /// The map is rank 2. Its innermost dimension (`globalDim[0]`) is the operand's contiguous
 /// axis: K for a K-major operand (A row-major `[M, K]`; B `[N, K]` as `dot_t` reads it, or a
@@ -63,33 +63,6 @@ pub struct TmaSpec {
     pub swizzle: u32,
     pub l2_promotion: u32,
     pub oob_fill: u32,
-}
-
-/// The arguments of `cuTensorMapEncodeTiled` for one launch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TmaEncodeArgs {
-    pub data_type: u32,
-    pub rank: u32,
-    pub global_address: u64,
-    pub global_dim: [u64; 2],
-    pub global_strides: [u64; 1],
-    pub box_dim: [u32; 2],
-    pub element_strides: [u32; 2],
-    pub interleave: u32,
-    pub swizzle: u32,
-    pub l2_promotion: u32,
-    pub oob_fill: u32,
-}
-
-/// Why a launch's operand cannot be described by its map.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TmaError {
-    #[error("TMA operand {0:?}: base address {1:#x} is not 16-byte aligned")]
-    Misaligned(TmaOperand, u64),
-    #[error("TMA operand {0:?}: leading dimension of {1} bytes is not a multiple of 16")]
-    Stride(TmaOperand, u64),
-    #[error("TMA operand {0:?}: extent {1} is out of range (1 ..= 2^32)")]
-    Extent(TmaOperand, u64),
 }
 
 impl TmaDataType {
@@ -124,48 +97,6 @@ impl TmaSpec {
         })
     }
 
-    /// `cuTensorMapEncodeTiled` arguments for an operand at `address` with extents `mn_dim`
-    /// (M for A, N for B) and `k_dim`, and `ld` elements between consecutive lines of its
-    /// contiguous axis.
-    pub fn encode_args(
-        &self,
-        address: u64,
-        mn_dim: u64,
-        k_dim: u64,
-        ld: u64,
-    ) -> Result<TmaEncodeArgs, TmaError> {
-        if address % 16 != 0 {
-            return Err(TmaError::Misaligned(self.operand, address));
-        }
-        let stride = ld * self.elem_bytes as u64;
-        if stride % 16 != 0 || stride >= 1 << 40 {
-            return Err(TmaError::Stride(self.operand, stride));
-        }
-        for d in [mn_dim, k_dim] {
-            if d == 0 || d > 1 << 32 {
-                return Err(TmaError::Extent(self.operand, d));
-            }
-        }
-        let global_dim = if self.k_major {
-            [k_dim, mn_dim]
-        } else {
-            [mn_dim, k_dim]
-        };
-        Ok(TmaEncodeArgs {
-            data_type: self.data_type as u32,
-            rank: 2,
-            global_address: address,
-            global_dim,
-            global_strides: [stride],
-            box_dim: self.box_dim,
-            element_strides: self.element_strides,
-            interleave: self.interleave,
-            swizzle: self.swizzle,
-            l2_promotion: self.l2_promotion,
-            oob_fill: self.oob_fill,
-        })
-    }
-
     /// Bytes one box brings into shared memory.
     pub fn box_bytes(&self) -> u32 {
         self.box_dim[0] * self.box_dim[1] * self.elem_bytes
@@ -195,20 +126,16 @@ mod tests {
         let s = TmaSpec::new(TmaOperand::A, DType::F16, true, 128).unwrap();
         assert_eq!(s.box_dim, [64, 128]);
         assert_eq!(s.box_bytes(), 16384);
-        let a = s.encode_args(0x1000, 4096, 1000, 1000).unwrap();
-        assert_eq!(a.global_dim, [1000, 4096]);
-        assert_eq!(a.global_strides, [2000]);
-        assert_eq!(a.data_type, 6);
-        assert_eq!((a.swizzle, a.oob_fill, a.interleave), (3, 0, 0));
+        assert_eq!(s.data_type as u32, 6);
+        assert_eq!((s.swizzle, s.oob_fill, s.interleave), (3, 0, 0));
     }
 
     #[test]
-    fn mn_major_b_puts_n_innermost() {
+    fn mn_major_b_box() {
         let s = TmaSpec::new(TmaOperand::B, DType::BF16, false, 64).unwrap();
-        let a = s.encode_args(0, 392, 336, 392).unwrap();
-        assert_eq!(a.global_dim, [392, 336]);
-        assert_eq!(a.box_dim, [64, 64]);
-        assert_eq!(a.data_type, 9);
+        assert!(!s.k_major);
+        assert_eq!(s.box_dim, [64, 64]);
+        assert_eq!(s.data_type as u32, 9);
     }
 
     #[test]
@@ -218,22 +145,5 @@ mod tests {
         let s = TmaSpec::new(TmaOperand::B, DType::Tf32, true, 256).unwrap();
         assert_eq!((s.data_type as u32, s.box_dim), (7, [32, 256]));
         assert!(TmaSpec::new(TmaOperand::A, DType::I8, true, 64).is_none());
-    }
-
-    #[test]
-    fn rejects_what_the_driver_would() {
-        let s = TmaSpec::new(TmaOperand::A, DType::F16, true, 128).unwrap();
-        assert_eq!(
-            s.encode_args(8, 10, 16, 16),
-            Err(TmaError::Misaligned(TmaOperand::A, 8))
-        );
-        assert_eq!(
-            s.encode_args(0, 10, 12, 12),
-            Err(TmaError::Stride(TmaOperand::A, 24))
-        );
-        assert_eq!(
-            s.encode_args(0, 0, 16, 16),
-            Err(TmaError::Extent(TmaOperand::A, 0))
-        );
     }
 }

@@ -6,7 +6,7 @@
 //! `Emitted::tma`, in that order. The host encodes each with `cuTensorMapEncodeTiled` per
 //! launch, from the bound tensor's address and the runtime dims.
 
-use crate::gemm_fast::{TmaEncodeArgs, TmaError, TmaSpec};
+use crate::gemm_fast::TmaSpec;
 use phobos_ir::{DType, Dim, MemOrder, ParamId, ParamKind};
 
 /// One tensor-map parameter: which tensor, and how its map is encoded.
@@ -58,27 +58,5 @@ impl TmaParam {
             global_dim: [dims[inner], dims[1 - inner]],
             line_stride: dims[inner],
         })
-    }
-
-    /// `cuTensorMapEncodeTiled` arguments for the tensor at `address` with the launch's runtime
-    /// dims (`Kernel::dims` order). `None` for an unbound dim.
-    pub fn encode_args(
-        &self,
-        address: u64,
-        dims: &[i64],
-    ) -> Option<Result<TmaEncodeArgs, TmaError>> {
-        let get = |d: Dim| match d {
-            Dim::Static(n) => Some(n),
-            Dim::Dyn(id) => dims.get(id).copied(),
-        };
-        let inner = get(self.global_dim[0])?.max(0) as u64;
-        let outer = get(self.global_dim[1])?.max(0) as u64;
-        let ld = get(self.line_stride)?.max(0) as u64;
-        let (mn, k) = if self.spec.k_major {
-            (outer, inner)
-        } else {
-            (inner, outer)
-        };
-        Some(self.spec.encode_args(address, mn, k, ld))
     }
 }

@@ -76,13 +76,15 @@ fn tensor_maps_describe_the_operands_in_memory_order() {
         "int K, int N, const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma0, \
          const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1)"
     ));
-    // M = 1000, K = 512, N = 392 at address 0x1000.
-    let args = a.encode_args(0x1000, &[1000, 512, 392]).unwrap().unwrap();
+    // Encoded as a launch encodes them (M = 1000, K = 512, N = 392 at 0x1000 and 0x2000).
+    let facts = common::launch::launch_facts(&e);
+    let dims = [1000, 512, 392];
+    let args = phobos_gpu::encode_args(&facts.tensor_maps[0], "A", 0x1000, &dims).unwrap();
     assert_eq!(
         (args.global_dim, args.global_strides),
         ([512, 1000], [1024])
     );
-    let args = b.encode_args(0x2000, &[1000, 512, 392]).unwrap().unwrap();
+    let args = phobos_gpu::encode_args(&facts.tensor_maps[1], "B", 0x2000, &dims).unwrap();
     assert_eq!((args.global_dim, args.global_strides), ([392, 512], [784]));
 }
 
