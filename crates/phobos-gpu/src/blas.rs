@@ -20,12 +20,12 @@
 
 use crate::blas_plan::{map_to_col_major, plan_gemm, ColMajorGemm, GemmKind};
 use crate::device::Gpu;
-use crate::error::{CallError, GpuError};
+use crate::error::{c_text, CallError, GpuError};
 use crate::memory::{DeviceBuffer, DeviceTensor};
 use crate::probe;
 use cudarc::cublas::sys as cb;
 use phobos_ir::DType;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::sync::Mutex;
 
 use crate::blas_lt::LtCache;
@@ -58,18 +58,11 @@ impl Drop for Blas {
 
 /// A cuBLAS status as a [`CallError`].
 pub(crate) fn blas_error(call: &'static str, status: cb::cublasStatus_t) -> CallError {
-    let text = |p: *const std::ffi::c_char| {
-        if p.is_null() {
-            String::new()
-        } else {
-            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-        }
-    };
     CallError {
         call,
         code: status as u32,
-        name: text(unsafe { cb::cublasGetStatusName(status) }),
-        message: text(unsafe { cb::cublasGetStatusString(status) }),
+        name: c_text(unsafe { cb::cublasGetStatusName(status) }),
+        message: c_text(unsafe { cb::cublasGetStatusString(status) }),
     }
 }
 

@@ -11,13 +11,13 @@
 
 use crate::blas::Blas;
 use crate::blas_plan::ColMajorGemm;
-use crate::error::{CallError, GpuError};
+use crate::error::{c_text, CallError, GpuError};
 use crate::memory::DeviceBuffer;
 use crate::probe;
 use cudarc::cublaslt::sys as lt;
 use phobos_ir::DType;
 use std::collections::HashMap;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 
 /// Workspace cuBLASLt may use per call.
 const WORKSPACE_BYTES: usize = 64 << 20;
@@ -70,18 +70,11 @@ impl Drop for LtCache {
 }
 
 fn lt_error(call: &'static str, status: lt::cublasStatus_t) -> CallError {
-    let text = |p: *const std::ffi::c_char| {
-        if p.is_null() {
-            String::new()
-        } else {
-            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-        }
-    };
     CallError {
         call,
         code: status as u32,
-        name: text(unsafe { lt::cublasLtGetStatusName(status) }),
-        message: text(unsafe { lt::cublasLtGetStatusString(status) }),
+        name: c_text(unsafe { lt::cublasLtGetStatusName(status) }),
+        message: c_text(unsafe { lt::cublasLtGetStatusString(status) }),
     }
 }
 

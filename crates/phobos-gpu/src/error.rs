@@ -98,6 +98,18 @@ pub enum GpuError {
     Invalid(String),
 }
 
+/// A C string a library returned (a status name or message); empty for null.
+pub(crate) fn c_text(p: *const std::ffi::c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // Status names and messages are static NUL-terminated strings of the library.
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 fn first_line_suffix(log: &str) -> String {
     match log.lines().map(str::trim).find(|l| !l.is_empty()) {
         Some(line) => format!(" ({line})"),
