@@ -53,6 +53,11 @@ flags_of() {
   esac
 }
 
+# The sizes with B column-major, for the dtypes that pass --col-b: an entry's own rowMajorB
+# wins over the flag.
+sizes_col_b=$out/sizes_col_b.yaml
+sed "s/'rowMajorB': 'T'/'rowMajorB': 'N'/" "$sizes" >"$sizes_col_b"
+
 export XDG_CACHE_HOME=$out/cache NO_COLOR=1 PATH=$PATH:/usr/local/cuda/bin
 db=$out/cache/bench.sqlite
 mkdir -p "$out/cache"
@@ -68,19 +73,22 @@ for i in "${!dtypes[@]}"; do
   f=$(flags_of "$dt")
   [[ -n $f ]] || { echo "bench/gemm.sh: unknown dtype $dt" >&2; continue; }
   read -r -a flags <<<"$f"
+  dt_sizes=$sizes
+  [[ " ${flags[*]} " == *" --col-b "* ]] && dt_sizes=$sizes_col_b
   # An equal share of what is left for this dtype (tuning, the benchmark and the SASS runs),
   # keeping TRITON_RESERVE seconds (default 150) for Triton and the table.
   share=$(( ($(left 9999 "${TRITON_RESERVE:-150}")) / (n_dtypes - i) ))
   t0=$(date +%s)
   echo "== $dt: tune ($((share * 7 / 10))s at most)" | tee -a "$out/progress.txt"
   # shellcheck disable=SC2086 # EXTRA_ARGS: more kbench words, e.g. "--autotune TILE_N=256"
-  timeout --kill-after=5 "$((share * 7 / 10))" "$kb" "${flags[@]}" ${EXTRA_ARGS:-} --sizes "$sizes" --db "$db" \
+  timeout --kill-after=5 "$((share * 7 / 10))" "$kb" "${flags[@]}" ${EXTRA_ARGS:-} --sizes "$dt_sizes" --db "$db" \
     --retune --budget-ms "${BUDGET_MS:-50}" --report -o "$out/$dt.yaml" >"$out/tune_$dt.log" 2>&1
   echo "   exit $? after $(($(date +%s) - t0))s" | tee -a "$out/progress.txt"
   echo "$dt $(($(date +%s) - t0))" >>"$out/tune_seconds.txt"
   [[ -s $out/$dt.yaml ]] || continue
-  # At least 30 s: the benchmark compiles the winners again and measures the peak once.
-  bench_s=$((share * 20 / 100 > 30 ? share * 20 / 100 : 30))
+  # At least 60 s: the benchmark makes each problem's inputs, times Phobos and cuBLAS in
+  # alternating rounds and measures the peak once.
+  bench_s=$((share * 20 / 100 > 60 ? share * 20 / 100 : 60))
   timeout --kill-after=5 "$bench_s" "$kb" "${flags[0]}" --benchmark "$out/$dt.yaml" \
     --db "$db" >"$out/benchmark_$dt.txt" 2>&1
   echo "   benchmark exit $?" | tee -a "$out/progress.txt"

@@ -11,7 +11,9 @@
 #   3. with GPUS=0,1 (the two-GPU machine): the bf16 tuning of step 2 with --gpus 0,1.
 #
 # Wall times are measured around each command. Logs in $OUT (or target/seed-runs); a summary
-# is printed last. ONLY="000" or ONLY="002" or ONLY="gpus" runs one part.
+# is printed last. ONLY="000" or ONLY="002" or ONLY="gpus" runs one part; SEED_DTYPES="bf16"
+# runs step 2 for one element type; SEED_TUNE_S and SEED_CHECK_S are its time boxes, GPUS_TUNE_S
+# step 3's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kb=$(pwd -P)/.gpu-bundle/bin/phobos-kbench
@@ -49,7 +51,7 @@ fi
 if [[ $only == *002* ]]; then
   export XDG_CACHE_HOME=$out/cache002
   rm -rf "$XDG_CACHE_HOME"
-  for dt in bf16 fp16; do
+  for dt in ${SEED_DTYPES:-bf16 fp16}; do
     types=(--dtype-a "$dt" --dtype-b "$dt" --dtype-c "$dt")
     run "seed002_${dt}_tune" "${SEED_TUNE_S:-100}" "$kb" examples/gemm_tuned.ph --sizes bench/seed_sizes.yaml \
       "${types[@]}" -o "$out/seed002_$dt.yaml"
@@ -62,7 +64,7 @@ fi
 if [[ $only == *gpus* ]]; then
   export XDG_CACHE_HOME=$out/cache_gpus
   rm -rf "$XDG_CACHE_HOME"
-  run seed002_bf16_gpus01 300 "$kb" examples/gemm_tuned.ph --sizes bench/seed_sizes.yaml \
+  run seed002_bf16_gpus01 "${GPUS_TUNE_S:-300}" "$kb" examples/gemm_tuned.ph --sizes bench/seed_sizes.yaml \
     --dtype-a bf16 --dtype-b bf16 --dtype-c bf16 --gpus 0,1 --report -o "$out/seed002_gpus.yaml"
   rm -rf "$XDG_CACHE_HOME/phobos/variants"
 fi

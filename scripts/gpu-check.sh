@@ -91,6 +91,14 @@ if ((gpus < 2)); then
 fi
 # The examples' --compare step (about 10 s a kernel at most) runs before gpu_diff.
 compare_reserve=90
+# The test binaries keep 120 s after them for gpu_diff; a budget that leaves them less than two
+# minutes more would time them out for want of time, not for a fault: say so up front.
+min_budget=$((compare_reserve + 120 + 120))
+if ((budget < min_budget)); then
+  note="GPU_CHECK_BUDGET=$budget is under the $min_budget s the steps need: expect TIMEOUT verdicts"
+  echo "gpu-check: $note" >&2
+  summary+=("$note")
+fi
 : >"$out/tests.log"
 run_tests() {
   local t=$1 cap=$2 name rc secs passed failed ignored

@@ -69,7 +69,8 @@ fn command(s: &Scratch, args: &[&str]) -> Command {
         .args(["--db", &s.db()])
         .env("XDG_CACHE_HOME", &s.0)
         .env_remove(phobos_tune::worker::ABORT_HOOK)
-        .env_remove(phobos_tune::worker::HANG_HOOK);
+        .env_remove(phobos_tune::worker::HANG_HOOK)
+        .env_remove(phobos_tune::worker::CORRUPT_HOOK);
     c
 }
 

@@ -25,11 +25,20 @@ fn the_seed_sizes_file_is_read_as_written() {
             "--autotune",
             "TILE_M=128 TILE_N=128 TILE_K=64 STAGES=3 GROUP_M=8",
             "--dry-run",
+            // The entries' own `rowMajorA: 'T'` wins over the flag, with a warning per entry.
+            "--col-a",
             INTERP[0],
             INTERP[1],
         ],
     );
     assert_eq!(r.code, 0, "{}", r.all());
+    for line in [1, 2] {
+        let w = format!(
+            "warning: {}:{line}: `rowMajorA: 'T'` overrides `--col-a`",
+            data("seed_input.yaml")
+        );
+        assert!(r.stderr.contains(&w), "{w}\n{}", r.all());
+    }
     assert!(
         r.stderr
             .contains("problem 1/2: M=4864 N=4096 K=8192 NT A=f16 B=f16 C=f32 ("),

@@ -80,6 +80,21 @@ fn check_and_config_compare_with_cublas_on_the_gpu() {
     );
     assert_eq!(lines[4], "checked 4 configurations: 4 passed, 0 failed");
 
+    // The cuBLAS comparison can fail: a corrupted output of the first entry's configuration.
+    let pins = items.items().unwrap()[0].config.as_ref().unwrap().to_pins();
+    let r = kbench_with(
+        &s,
+        &[&kernel, "--check", &out],
+        ("PHOBOS_KBENCH_CORRUPT_AT", &pins),
+    );
+    assert_ne!(r.code, 0, "{}", r.all());
+    let first = r.stdout.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("FAIL") && first.contains("against cuBLAS for "),
+        "{}",
+        r.all()
+    );
+
     // The first winner's config string runs on its own.
     let config = text
         .lines()

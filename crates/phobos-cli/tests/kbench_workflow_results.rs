@@ -84,6 +84,17 @@ fn results_round_trip_through_check_and_benchmark() {
         .unwrap();
     assert_eq!(after, measured, "--check tunes nothing");
 
+    // A variant that computes something else fails its check (the worker's corruption hook
+    // changes what the first entry's configuration wrote), and the exit status says so.
+    let pins = items[0].config.as_ref().unwrap().to_pins();
+    let r = kbench_with(
+        &s,
+        &[&kernel, "--check", &out, INTERP[0], INTERP[1]],
+        ("PHOBOS_KBENCH_CORRUPT_AT", &pins),
+    );
+    assert_ne!(r.code, 0, "{}", r.all());
+    assert!(r.stdout.contains("FAIL"), "{}", r.all());
+
     // The seed's spelling: the file as --gemm_size_file and --compare_wo_tuning.
     let r = kbench(
         &s,

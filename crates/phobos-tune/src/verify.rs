@@ -44,44 +44,45 @@ pub fn elements(kernel: &Kernel, problem: &Problem) -> Option<u64> {
     )
 }
 
-/// SplitMix64: a tiny, well-mixed generator; the checks need reproducible, not secret, numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
+/// SplitMix64's `i`-th output (0-based) from `seed`: the generator is a counter run through a
+/// mixer, so any element can be computed on its own and large tensors are filled in parallel
+/// with the same values as one sequential pass. The checks need reproducible, not secret,
+/// numbers.
+fn splitmix_at(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Random values for a dtype: floats in [-1, 1), signed integers in [-4, 4], unsigned in
 /// [0, 8], bools 0/1. Never all zeros.
 pub fn random_tensor(dtype: DType, shape: &[usize], seed: u64) -> HostTensor {
+    use rayon::prelude::*;
     let n: usize = shape.iter().product();
-    let mut rng = Rng(seed);
-    let mut values: Vec<f64> = (0..n)
-        .map(|_| {
-            let u = rng.unit();
-            match dtype {
-                DType::Bool => (u < 0.5) as u8 as f64,
-                t if t.is_signed_int() => (u * 9.0).floor() - 4.0,
-                t if t.is_int() => (u * 9.0).floor(),
-                _ => u * 2.0 - 1.0,
-            }
+    let value = |i: usize| {
+        // Uniform in [0, 1).
+        let u = (splitmix_at(seed, i as u64) >> 11) as f64 / (1u64 << 53) as f64;
+        dtype.round(match dtype {
+            DType::Bool => (u < 0.5) as u8 as f64,
+            t if t.is_signed_int() => (u * 9.0).floor() - 4.0,
+            t if t.is_int() => (u * 9.0).floor(),
+            _ => u * 2.0 - 1.0,
         })
+    };
+    let mut data: Vec<f64> = (0..n)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .map(value)
         .collect();
-    if n > 0 && values.iter().all(|&v| dtype.round(v) == 0.0) {
-        values[0] = 1.0;
+    if n > 0 && data.par_iter().all(|&v| v == 0.0) {
+        data[0] = 1.0;
     }
-    HostTensor::from_f64(dtype, shape, &values)
+    HostTensor {
+        dtype,
+        shape: shape.to_vec(),
+        data,
+    }
 }
 
 /// A value no correct kernel writes: NaN for floats, an unlikely integer otherwise. Both the

@@ -57,6 +57,9 @@ pub fn load(session: &Session, path: &Path) -> Result<Vec<Job>, UserError> {
             bad.push((origin, why));
             continue;
         };
+        for o in item.problem.operands.overrides(&fallback) {
+            eprintln!("warning: {origin}: {o}");
+        }
         let gemm = GemmProblem {
             operands: item.problem.operands.or(&fallback),
             ..item.problem

@@ -111,8 +111,14 @@ pub fn command(s: &Scratch, args: &[&str]) -> Command {
         .args(["--db", &s.db()])
         .env("XDG_CACHE_HOME", &s.0)
         .env_remove("PHOBOS_KBENCH_ABORT_AT")
-        .env_remove("PHOBOS_KBENCH_HANG_AT");
+        .env_remove("PHOBOS_KBENCH_HANG_AT")
+        .env_remove("PHOBOS_KBENCH_CORRUPT_AT");
     c
+}
+
+/// `kbench` with a worker test hook set, e.g. `("PHOBOS_KBENCH_CORRUPT_AT", "TILE_M=32 ...")`.
+pub fn kbench_with(s: &Scratch, args: &[&str], env: (&str, &str)) -> Run {
+    finish(command(s, args).env(env.0, env.1).output().unwrap())
 }
 
 pub fn kbench(s: &Scratch, args: &[&str]) -> Run {

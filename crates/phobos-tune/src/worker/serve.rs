@@ -17,6 +17,11 @@ pub const ABORT_HOOK: &str = "PHOBOS_KBENCH_ABORT_AT";
 /// Test hook: a worker asked to run this point hangs, as a kernel stuck in a loop would.
 pub const HANG_HOOK: &str = "PHOBOS_KBENCH_HANG_AT";
 
+/// Test hook: a worker verifying this point changes every element its variant wrote
+/// (v -> 2v + 1) before comparing, as a wrong kernel would: the check must then fail, whatever
+/// the reference (the interpreter, cuBLAS). Harmless when unset.
+pub const CORRUPT_HOOK: &str = "PHOBOS_KBENCH_CORRUPT_AT";
+
 /// What a worker holds: the kernel's front end, the device, and the interpreter as reference.
 pub struct WorkerState {
     pub frontend: Box<dyn Frontend>,
@@ -99,6 +104,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                 let mut out = args.clone();
                 loaded.run(&mut out)?;
                 drop(loaded);
+                if hook_matches(CORRUPT_HOOK, req) {
+                    corrupt(&kernel, &mut out);
+                }
                 let mut reference_args = args;
                 let name = match reference {
                     ReferenceSpec::Interp { point } => {
@@ -195,9 +203,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         failure: f,
                         fatal: false,
                     })?;
-                let args = make_args(&kernel, problem, *seed, false).map_err(bad_args)?;
                 let mut loaded = state.device.library(&kernel, library, problem)?;
-                loaded.prepare(&args)?;
+                // The same inputs as the kernel's timing jobs of this problem.
+                with_timing_args(&kernel, problem, *seed, |args| loaded.prepare(args))?;
                 let stats = measure(settings, None, || loaded.launch_timed())?;
                 Ok(Reply::Timed { id: *id, stats })
             };
@@ -215,6 +223,27 @@ fn display_point(p: &phobos_ir::Point) -> String {
     } else {
         p.to_pins()
     }
+}
+
+/// [`CORRUPT_HOOK`]'s change: every element of every tensor the kernel writes.
+fn corrupt(kernel: &phobos_ir::Kernel, args: &mut [ArgValue]) {
+    let written = crate::irwalk::written(kernel);
+    for (i, a) in args.iter_mut().enumerate() {
+        if let (true, ArgValue::Tensor(t)) = (written.contains(&i), a) {
+            let dtype = t.dtype;
+            t.data
+                .iter_mut()
+                .for_each(|v| *v = dtype.round(2.0 * *v + 1.0));
+        }
+    }
+}
+
+/// Why a line that starts like a message (a JSON object) is no request, or `None` for other
+/// text.
+fn unreadable_request(line: &str) -> Option<String> {
+    let start = line.find('{')?;
+    let err = serde_json::from_str::<Request>(line[start..].trim_end()).err()?;
+    Some(format!("the worker could not read a request: {err}"))
 }
 
 fn hook_matches(var: &str, req: &Request) -> bool {
@@ -268,6 +297,18 @@ pub fn serve(
     for line in lines {
         let Ok(line) = line else { return 1 };
         let Some(req) = decode::<Request>(&line) else {
+            // Something that looks like a request but is not one of this protocol would leave
+            // the caller waiting for an answer until its timeout: answer it with the reason.
+            if let Some(why) = unreadable_request(&line) {
+                let failure = JobFailure::Load(Failure::from_log(why));
+                if !send(&Reply::Failed {
+                    id: None,
+                    index: None,
+                    failure,
+                }) {
+                    return 1;
+                }
+            }
             continue;
         };
         if req == Request::Quit {
@@ -311,4 +352,23 @@ pub fn serve(
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_that_is_no_request_gets_a_reason() {
+        // JSON has no infinity: serde writes `null`, which no f64 field reads back.
+        let line = r#"{"time":{"id":1,"settings":{"early_stop_factor":null}}}"#;
+        let why = unreadable_request(line).expect("looks like a message");
+        assert!(
+            why.starts_with("the worker could not read a request: "),
+            "{why}"
+        );
+        // Other text (a library's chatter on stdin, an empty line) is not answered.
+        assert_eq!(unreadable_request("hello"), None);
+        assert_eq!(unreadable_request(""), None);
+    }
 }

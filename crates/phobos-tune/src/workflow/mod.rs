@@ -61,6 +61,41 @@ impl Operands {
             order_b: self.order_b.or(fallback.order_b),
         }
     }
+
+    /// The fields of a file entry (`self`) that contradict the command line's flags: the entry
+    /// wins, and each line says which field overrides which flag.
+    pub fn overrides(&self, flags: &Operands) -> Vec<String> {
+        let mut out = Vec::new();
+        let types = [
+            ("dtype_a", "--dtype-a", self.dtype_a, flags.dtype_a),
+            ("dtype_b", "--dtype-b", self.dtype_b, flags.dtype_b),
+            ("dtype_c", "--dtype-c", self.dtype_c, flags.dtype_c),
+        ];
+        for (field, flag, entry, given) in types {
+            if let (Some(e), Some(g)) = (entry, given) {
+                if e != g {
+                    out.push(format!(
+                        "`{field}: {}` overrides `{flag} {}`",
+                        e.name(),
+                        g.name()
+                    ));
+                }
+            }
+        }
+        let orders = [
+            ("rowMajorA", "--col-a", self.order_a, flags.order_a),
+            ("rowMajorB", "--col-b", self.order_b, flags.order_b),
+        ];
+        for (field, flag, entry, given) in orders {
+            if let (Some(e), Some(g)) = (entry, given) {
+                if e != g {
+                    let letter = if e == MemOrder::RowMajor { 'T' } else { 'N' };
+                    out.push(format!("`{field}: '{letter}'` overrides `{flag}`"));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// One GEMM problem: `C[M, N] = A[M, K] @ B[K, N]` with its operands' types and orders.
@@ -153,5 +188,35 @@ pub mod codes {
         UNKNOWN_KEY = "W1001";
         /// The same problem listed twice.
         DUP_PROBLEM = "W1002";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_that_contradicts_a_flag_is_named() {
+        let flags = Operands {
+            dtype_a: Some(DType::F16),
+            order_b: Some(MemOrder::ColMajor),
+            ..Operands::default()
+        };
+        let entry = Operands {
+            dtype_a: Some(DType::BF16),
+            dtype_c: Some(DType::F32),
+            order_b: Some(MemOrder::RowMajor),
+            ..Operands::default()
+        };
+        assert_eq!(
+            entry.overrides(&flags),
+            [
+                "`dtype_a: bf16` overrides `--dtype-a f16`",
+                "`rowMajorB: 'T'` overrides `--col-b`"
+            ]
+        );
+        // Agreeing or absent fields override nothing.
+        assert!(flags.overrides(&flags).is_empty());
+        assert!(Operands::default().overrides(&flags).is_empty());
     }
 }
