@@ -14,7 +14,8 @@
 # then bench/baselines.py times cuBLAS through torch and the autotuned Triton matmul on the same
 # problems, and bench/gemm_table.py prints one table of ratios (Phobos / cuBLAS, Phobos / Triton).
 #
-# Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1,
+# Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1, FAST_KERNEL
+# (the kernel of the tensor-core dtypes, default examples/gemm_fast.ph),
 # EXTRA_ARGS (added to every tuning command, e.g. "--autotune TILE_N=256"), and
 # BENCH_BUDGET (seconds, default 540) that every step is time-boxed against, TRITON_RESERVE
 # (seconds of it kept for the baselines, default 150).
@@ -40,15 +41,18 @@ left() {
   echo "$cap"
 }
 
+# The tensor-core kernel: FAST_KERNEL=examples/gemm_persistent.ph compares the two schedules.
+fast=${FAST_KERNEL:-examples/gemm_fast.ph}
+
 # dtype -> kernel file and kbench flags (A, B, C element types; layouts).
 flags_of() {
   case $1 in
     fp32) echo "examples/sgemm.ph" ;;
     # TILE_K pinned to one 128-byte swizzle line of the type (gemm_fast declares 64, for 16-bit).
-    tf32) echo "examples/gemm_fast.ph --dtype-a tf32 --dtype-b tf32 --dtype-c fp32 --col-b --autotune TILE_K=32" ;;
-    fp16) echo "examples/gemm_fast.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
-    bf16) echo "examples/gemm_fast.ph --dtype-a bf16 --dtype-b bf16 --dtype-c bf16" ;;
-    fp8) echo "examples/gemm_fast.ph --dtype-a fp8 --dtype-b fp8 --dtype-c bf16 --col-b --autotune TILE_K=128" ;;
+    tf32) echo "$fast --dtype-a tf32 --dtype-b tf32 --dtype-c fp32 --col-b --autotune TILE_K=32" ;;
+    fp16) echo "$fast --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
+    bf16) echo "$fast --dtype-a bf16 --dtype-b bf16 --dtype-c bf16" ;;
+    fp8) echo "$fast --dtype-a fp8 --dtype-b fp8 --dtype-c bf16 --col-b --autotune TILE_K=128" ;;
     *) echo "" ;;
   esac
 }

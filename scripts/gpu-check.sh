@@ -138,6 +138,7 @@ examples=(
   "flash_attention.ph BH=3,N=45 --arg scale=0.125"
   "gemm.ph M=77,N=45,K=67"
   "gemm_fast.ph M=77,N=45,K=67"
+  "gemm_persistent.ph M=77,N=45,K=67"
   "gemm_tuned.ph M=77,N=65,K=192"
   "gemm_typed.ph M=77,N=45,K=72"
   "partial_sums.ph N=1000"

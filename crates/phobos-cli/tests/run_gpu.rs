@@ -20,6 +20,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("flash_attention.ph", "BH=3,N=45", &["scale=0.125"]),
     ("gemm.ph", "M=77,N=45,K=67", &[]),
     ("gemm_fast.ph", "M=77,N=45,K=67", &[]),
+    ("gemm_persistent.ph", "M=77,N=45,K=67", &[]),
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
     ("partial_sums.ph", "N=1000", &[]),
@@ -40,6 +41,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "M=77,N=45,K=67",
     ),
     ("gemm_fast.ph", "TILE_N=256 STAGES=4", "M=77,N=45,K=67"),
+    ("gemm_persistent.ph", "SCHEDULE=2", "M=77,N=45,K=67"),
     (
         "gemm_tuned.ph",
         "TILE_M=128 TILE_N=256 TILE_K=64 STAGES=4",
@@ -271,6 +273,29 @@ fn compare_passes_on_the_fast_gemm_paths() {
             &["--autotune", pins, "--compare"],
         );
         failures.extend(compare_run(&format!("gemm_tuned.ph {pins} {dims}"), args));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn compare_passes_on_the_persistent_schedule() {
+    // More tiles (32 x 9 = 288) than an H200 holds blocks of this kernel at once (132), so
+    // blocks loop over several tiles; M, N and K ragged against the 128 x 256 x 64 tile.
+    let mut failures = Vec::new();
+    for types in ["TA=f16,TB=f16,TC=f32", "TA=bf16,TB=bf16,TC=bf16"] {
+        for schedule in ["SCHEDULE=1", "SCHEDULE=2"] {
+            let args = run_args(
+                "gemm_persistent.ph",
+                "M=4000,N=2056,K=136",
+                &[],
+                &["--types", types, "--autotune", schedule, "--compare"],
+            );
+            failures.extend(compare_run(
+                &format!("gemm_persistent.ph {schedule} {types}"),
+                args,
+            ));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -100,6 +100,9 @@ pub struct GemmPlan {
     pub tile_k: u32,
     pub group_m: u32,
     pub split_k: u32,
+    /// sm90 with a producer warp: the block loops over tiles and the call is `run_persistent`
+    /// (set by the kernel's plan, which decides whether the whole kernel can loop).
+    pub persistent: bool,
     /// sm90: the tensor maps of A and B the host encodes per launch.
     pub tma: Option<(TmaSpec, TmaSpec)>,
 }
@@ -291,6 +294,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         tile_k: bk,
         group_m: 1,
         split_k: 1,
+        persistent: false,
         tma: Some((ta, tb)),
     })
 }
@@ -371,6 +375,7 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         tile_k: bk,
         group_m: 1,
         split_k: 1,
+        persistent: false,
         tma: None,
     })
 }
@@ -446,6 +451,7 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         tile_k: bk,
         group_m: 1,
         split_k: 1,
+        persistent: false,
         tma: None,
     })
 }
@@ -468,6 +474,10 @@ impl GemmPlan {
             ..
         } = c;
         match (self.strategy, c.tma) {
+            (Strategy::Sm90, Some((ta, tb))) if self.persistent => format!(
+                "{}::run_persistent({acc}, {a}, {b}, &{ta}, &{tb}, {k0}, {k1}, {smem}, {PIPE});",
+                self.mainloop
+            ),
             (Strategy::Sm90, Some((ta, tb))) => format!(
                 "{}::run({acc}, {a}, {b}, &{ta}, &{tb}, {k0}, {k1}, {smem});",
                 self.mainloop
@@ -501,6 +511,9 @@ impl GemmPlan {
         })
     }
 }
+
+/// The persistent schedule's pipeline counter, declared before the kernel's tile loop.
+pub const PIPE: &str = "ph_pipe";
 
 /// Mirror of `ph::gemm::swizzle_block` (grid-level remap; a bijection of the grid).
 pub fn swizzle_block(bx: u32, by: u32, grid_m: u32, grid_n: u32, group_m: u32) -> (u32, u32) {

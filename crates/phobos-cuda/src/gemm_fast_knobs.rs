@@ -4,9 +4,9 @@
 use phobos_ir::Point;
 
 /// Every name the fast main loops read, in the order the README documents them.
-pub const KNOB_NAMES: [&str; 10] = [
+pub const KNOB_NAMES: [&str; 11] = [
     "TILE_M", "TILE_N", "TILE_K", "WARP_M", "WARP_N", "TILE_TM", "TILE_TN", "STAGES", "GROUP_M",
-    "SPLIT_K",
+    "SPLIT_K", "SCHEDULE",
 ];
 
 /// The knobs of one point. `None`: the kernel does not declare the name; the strategy picks.
@@ -17,6 +17,9 @@ pub const KNOB_NAMES: [&str; 10] = [
 /// STAGES: shared-memory pipeline depth. GROUP_M: block swizzle group (1 = none). SPLIT_K: k
 /// range split across blockIdx.z (1 = none). On sm90 the kernel's thread count picks the copy
 /// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
+/// SCHEDULE: 1 (the default) runs one block per tile; 2 makes each block loop over tiles, the
+/// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
+/// a two-value `@autotune` list is the range `[1, 2]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Knobs {
     pub tile_m: Option<u32>,
@@ -29,6 +32,7 @@ pub struct Knobs {
     pub stages: Option<u32>,
     pub group_m: Option<u32>,
     pub split_k: Option<u32>,
+    pub schedule: Option<u32>,
 }
 
 impl Knobs {
@@ -51,12 +55,18 @@ impl Knobs {
             stages: get("STAGES"),
             group_m: get("GROUP_M"),
             split_k: get("SPLIT_K"),
+            schedule: get("SCHEDULE"),
         }
     }
 
     /// GROUP_M, 1 when absent.
     pub fn group_m(&self) -> u32 {
         self.group_m.unwrap_or(1)
+    }
+
+    /// SCHEDULE=2, the persistent schedule, was asked for.
+    pub fn persistent(&self) -> bool {
+        self.schedule == Some(2)
     }
 
     /// SPLIT_K, 1 when absent.

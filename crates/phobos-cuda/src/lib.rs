@@ -110,6 +110,10 @@ pub struct Emitted {
     /// Blocks along the grid's z axis (SPLIT_K parts): 1 means the kernel's own grid. Above 1
     /// the kernel's grid has z = 1 and the launch uses this instead.
     pub grid_z: u32,
+    /// SCHEDULE=2 (persistent) applied: the kernel loops over the tiles of its grid and takes the grid's
+    /// x and y extents as two more `int` parameters after the tensor maps; the host launches
+    /// as many blocks as are resident at once (see `phobos_gpu::LaunchFacts`).
+    pub persistent: bool,
 }
 
 /// Why a kernel could not be lowered.

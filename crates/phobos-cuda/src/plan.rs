@@ -25,6 +25,9 @@ pub struct Plan {
     pub group_m: u32,
     /// The split k loop, when SPLIT_K applies.
     pub split: Option<SplitK>,
+    /// SCHEDULE=2 applies: the kernel body runs in a loop over the tiles of the logical grid
+    /// (see [`persistent_blocker`]).
+    pub persistent: bool,
     /// Locals declared at their first assignment (or `for`), by that statement's path (as
     /// in `GemmMatch::path`); the others are declared at the top of the kernel.
     pub decl_inline: BTreeMap<LocalId, Vec<(usize, usize)>>,
@@ -79,6 +82,27 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         }
         _ => None,
     };
+    let persistent = knobs.persistent()
+        && match persistent_blocker(k, &gemms, split.is_some()) {
+            None => true,
+            Some(why) => {
+                notes.push(format!(
+                    "SCHEDULE=2 not applied (one block per tile): {why}"
+                ));
+                false
+            }
+        };
+    if persistent {
+        if let Some((_, MainLoop::Fast(f))) = gemms.first_mut() {
+            f.plan.persistent = true;
+        }
+        notes.push(
+            "SCHEDULE=2 (persistent): each block loops over the tiles of the grid (the launch has as many \
+             blocks as are resident at once); the producer warp loads the next tile's stages \
+             while the consumers store the last"
+                .into(),
+        );
+    }
     // Every other tile local: the natural layout of what is assigned to it (a dot's accumulator
     // layout propagates through elementwise expressions), else Blocked. Iterated because a
     // local's layout feeds the natural layouts of later assignments.
@@ -118,9 +142,39 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         tma,
         group_m,
         split,
+        persistent,
         decl_inline,
         notes,
     }
+}
+
+/// Why the kernel cannot loop over its tiles, or `None`: it needs exactly one recognized GEMM,
+/// on the wgmma main loop with a producer warp, a grid without a z axis, and no SPLIT_K. (The
+/// emitter adds the last condition: no block barrier in the code around the main loop.)
+pub fn persistent_blocker(
+    k: &Kernel,
+    gemms: &[(GemmMatch, MainLoop)],
+    split_k: bool,
+) -> Option<&'static str> {
+    let [(_, ml)] = gemms else {
+        return Some("it needs exactly one recognized GEMM loop");
+    };
+    let MainLoop::Fast(f) = ml else {
+        return Some("it needs the wgmma main loop");
+    };
+    if f.plan.strategy != Strategy::Sm90 {
+        return Some("it needs the wgmma main loop (sm_90a, aligned operands)");
+    }
+    if f.plan.threads % 128 != 32 {
+        return Some("it needs a producer warp: @launch(128 * warpgroups + 32)");
+    }
+    if split_k {
+        return Some("SPLIT_K uses the grid's z axis");
+    }
+    if !matches!(k.grid[2].kind, ExprKind::Lit(phobos_ir::Lit::Int(1))) {
+        return Some("the kernel's grid has a z axis");
+    }
+    None
 }
 
 /// The tensor-map parameters of the wgmma + TMA main loops: two per such GEMM (A, B), named

@@ -1,6 +1,7 @@
 //! Offline compile of the fast GEMM variants of gemm_typed (wgmma + TMA, mma.sync, the
-//! register-tiled FFMA loop, GROUP_M and SPLIT_K) for sm_90a with NVRTC, ptxas included: each
-//! compiles, and none spills. Registers per variant are a snapshot. Needs NVRTC (`eval
+//! register-tiled FFMA loop, GROUP_M and SPLIT_K, the persistent schedule) for sm_90a with NVRTC,
+//! ptxas included: each compiles, and none spills but the persistent schedule (see
+//! `may_spill`). Registers per variant are a snapshot. Needs NVRTC (`eval
 //! "$(scripts/cuda-tools.sh)"`); without it the test says so and passes, except under CI=true.
 
 mod common;
@@ -21,6 +22,7 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm90 f16 128x256x64 s4", plain(&at(128, 256, 64, 4, ""), "@launch(256)"), "TA=f16,TB=f16,TC=f32", "sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4"),
         ("sm90 bf16 128x256x64 s4", plain(&at(128, 256, 64, 4, ""), "@launch(256)"), "TA=bf16,TB=bf16,TC=bf16", "sm90::MainLoop<ph::gemm::BF16, 128, 256, 64, 2, 1, 4"),
         ("sm90 f16 128x256x64 s4 producer warp", plain(&at(128, 256, 64, 4, ""), "@launch(288)"), "TA=f16,TB=f16,TC=f32", ", true, false, true>"),
+        ("sm90 f16 128x256x64 s4 persistent (SCHEDULE=2)", plain(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", "::run_persistent("),
         ("sm90 f16 128x128x64 s3 GROUP_M=8", plain(&at(128, 128, 64, 3, ", GROUP_M in [8]"), "@launch(256)"), "TA=f16,TB=f16,TC=f32", "sm90::MainLoop<ph::gemm::F16, 128, 128, 64, 2, 1, 3"),
         ("sm90 bf16 128x128x64 s3 SPLIT_K=4", plain(&at(128, 128, 64, 3, ", SPLIT_K in [4]"), "@launch(256)"), "TA=bf16,TB=bf16,TC=f32", "ph::atomic_add_tile("),
         ("sm90 tf32 128x128x32 s3 (dot_t)", gemm_t_text(&at(128, 128, 32, 3, "")), "TA=tf32,TB=tf32,TC=f32", "sm90::MainLoop<ph::gemm::TF32, 128, 128, 32"),
@@ -78,7 +80,10 @@ fn fast_variants_compile_without_spills() {
         match r {
             Ok(c) => {
                 let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-                if res.spill_store_bytes + res.spill_load_bytes > 0 {
+                // The persistent schedule is known to spill outside its k loop (168 registers
+                // for 288 threads; cuda/gemm/README.md): recorded in the snapshot, not refused.
+                let may_spill = label.contains("persistent");
+                if res.spill_store_bytes + res.spill_load_bytes > 0 && !may_spill {
                     failures.push(format!(
                         "{label}: spills {}/{} bytes",
                         res.spill_store_bytes, res.spill_load_bytes

@@ -297,3 +297,66 @@ fn group_m_remaps_block_indices_only() {
     assert_eq!((e.grid_z, e.tma.len()), (1, 2));
     let _ = DType::F16;
 }
+
+#[test]
+fn the_persistent_schedule_loops_over_tiles() {
+    const POINT: &str =
+        "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [2])";
+    let (k, src) = kernel_of(
+        &gemm_text(POINT, "@launch(288)"),
+        "TA=f16,TB=f16,TC=f16",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert!(e.persistent, "{}", e.notes.join("\n"));
+    assert!(e.source.contains("::run_persistent(acc, "));
+    assert!(e.source.contains(
+        "const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1, int ph_gx, int ph_gy)"
+    ));
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.starts_with("SCHEDULE=2 (persistent): each block loops")));
+    assert!(common::launch::launch_facts(&e).persistent);
+    insta::assert_snapshot!(render(&e));
+
+    // Without a producer warp, with SPLIT_K, or with a block barrier around the main loop (a
+    // reduction of the accumulator): one block per tile, and the notes say why.
+    let cases = [
+        (
+            POINT.to_string(),
+            "@launch(256)",
+            "TC(acc)",
+            "needs a producer warp",
+        ),
+        (
+            POINT.replace("SCHEDULE in [2]", "SCHEDULE in [2], SPLIT_K in [2]"),
+            "@launch(288)",
+            "TC(acc)",
+            "SPLIT_K uses the grid's z axis",
+        ),
+        (
+            POINT.to_string(),
+            "@launch(288)",
+            "TC(acc / sum(acc))",
+            "synchronizes the block or uses shared memory",
+        ),
+    ];
+    for (point, launch, store, why) in cases {
+        let text = gemm_text(&point, launch).replace(
+            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
+            &format!("C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = {store}"),
+        );
+        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        assert!(!e.persistent, "{why}");
+        assert!(!e.source.contains("run_persistent"), "{why}");
+        assert!(
+            e.notes
+                .iter()
+                .any(|n| n.starts_with("SCHEDULE=2 not applied") && n.contains(why)),
+            "{why}: {}",
+            e.notes.join("\n")
+        );
+    }
+}

@@ -68,12 +68,24 @@ fn dry_run(c: &Case) -> Result<(), String> {
     }
     let bound = bind_args(&c.kernel, &args).map_err(|e| format!("bind: {e}"))?;
     let facts = launch_facts(&c.emitted);
-    let phobos_gpu::LaunchPlan { maps, zero, grid } =
-        plan_launch(&facts, &c.kernel, &bound, &args).map_err(|e| format!("plan: {e}"))?;
+    let phobos_gpu::LaunchPlan {
+        maps,
+        zero,
+        grid,
+        logical,
+    } = plan_launch(&facts, &c.kernel, &bound, &args).map_err(|e| format!("plan: {e}"))?;
     if maps.len() != c.emitted.tma.len() || zero.len() != c.emitted.zero_before_launch.len() {
         return Err("launch plan disagrees with the emitted facts".into());
     }
-    if grid[2] != c.emitted.grid_z.max(bound.grid[2]) {
+    if c.emitted.persistent {
+        let [gx, gy, _] = bound.grid;
+        if logical != Some([gx, gy]) || grid != [gx * gy, 1, 1] {
+            return Err(format!(
+                "persistent plan {grid:?} {logical:?} for grid {:?}",
+                bound.grid
+            ));
+        }
+    } else if logical.is_some() || grid[2] != c.emitted.grid_z.max(bound.grid[2]) {
         return Err(format!("grid {grid:?} for grid z {}", c.emitted.grid_z));
     }
     Ok(())

@@ -227,11 +227,16 @@ pub fn encode_args(
 /// reports it (`phobos_cuda::Emitted`): the tensor-map parameters after the runtime dims, the
 /// tensors to zero before the launch (SPLIT_K outputs accumulated with atomics), and the grid's
 /// z extent when it is not the kernel's own (SPLIT_K parts; 0 or 1: the kernel's grid).
+/// `persistent`: the kernel loops over the tiles of its logical grid (x, y), which it takes as
+/// two more `int` parameters after the tensor maps; the launch has as many blocks as fit on the
+/// device at once, at most one per tile.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchFacts {
     pub tensor_maps: Vec<TensorMapParam>,
     pub zero_before_launch: Vec<usize>,
     pub grid_z: u32,
+    #[serde(default)]
+    pub persistent: bool,
 }
 
 /// A launch ready to go: bound arguments with the tensor maps appended, and the device ranges
@@ -240,6 +245,9 @@ pub struct LaunchFacts {
 pub struct PreparedLaunch {
     pub bound: BoundArgs,
     pub zero: Vec<(u64, usize)>,
+    /// A persistent kernel: `bound.grid.x` is its tile count, clamped at launch to the blocks
+    /// that fit on the device at once.
+    pub persistent: bool,
 }
 
 /// What [`plan_launch`] computes without a GPU.
@@ -249,8 +257,11 @@ pub struct LaunchPlan {
     pub maps: Vec<TensorMapArgs>,
     /// Device ranges (address, bytes) to zero before the launch.
     pub zero: Vec<(u64, usize)>,
-    /// The launch's grid.
+    /// The launch's grid (a persistent kernel's: its tile count along x, to be clamped to the
+    /// blocks resident at once).
     pub grid: [u32; 3],
+    /// A persistent kernel's logical grid (x, y), passed after the tensor maps.
+    pub logical: Option<[u32; 2]>,
 }
 
 /// The pure part of [`Gpu::prepare_launch`]: the encode arguments of every map, the ranges to
@@ -315,7 +326,26 @@ pub fn plan_launch(
         }
         grid[2] = facts.grid_z;
     }
-    Ok(LaunchPlan { maps, zero, grid })
+    let mut logical = None;
+    if facts.persistent {
+        let tiles = grid[0] as u64 * grid[1] as u64;
+        if grid[2] != 1 || tiles > i32::MAX as u64 {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: format!(
+                    "a persistent kernel needs a 2-D grid of at most 2^31 - 1 tiles, not {grid:?}"
+                ),
+            });
+        }
+        logical = Some([grid[0], grid[1]]);
+        grid = [tiles as u32, 1, 1];
+    }
+    Ok(LaunchPlan {
+        maps,
+        zero,
+        grid,
+        logical,
+    })
 }
 
 impl Gpu {
@@ -383,14 +413,26 @@ impl Gpu {
         args: &[Arg<'_>],
         facts: &LaunchFacts,
     ) -> Result<PreparedLaunch, GpuError> {
-        let LaunchPlan { maps, zero, grid } = plan_launch(facts, kernel, &bound, args)
+        let LaunchPlan {
+            maps,
+            zero,
+            grid,
+            logical,
+        } = plan_launch(facts, kernel, &bound, args)
             .map_err(|e| GpuError::Invalid(format!("`{}`: {e}", bound.kernel)))?;
         for a in &maps {
             let m = self.encode_tensor_map(a)?;
             bound.args.tensor_map(&m);
         }
+        if let Some([gx, gy]) = logical {
+            bound.args.i32(gx as i32).i32(gy as i32);
+        }
         bound.grid = grid;
-        Ok(PreparedLaunch { bound, zero })
+        Ok(PreparedLaunch {
+            bound,
+            zero,
+            persistent: logical.is_some(),
+        })
     }
 
     /// Zeroes the prepared ranges and launches, both queued on the stream in that order (so a
@@ -405,7 +447,15 @@ impl Gpu {
             self.memset_raw(ptr, bytes, 0)?;
         }
         let mut args = p.bound.args.clone();
-        self.launch_raw(f, LaunchConfig::of(&p.bound, dynamic_smem), &mut args)
+        let mut config = LaunchConfig::of(&p.bound, dynamic_smem);
+        if p.persistent {
+            // As many blocks as are resident at once, at most one per tile.
+            f.ensure_dynamic_smem(dynamic_smem)?;
+            let per_sm = f.driver_blocks_per_sm(p.bound.block, dynamic_smem)?.max(1);
+            let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
+            config.grid[0] = config.grid[0].min(resident).max(1);
+        }
+        self.launch_raw(f, config, &mut args)
     }
 }
 

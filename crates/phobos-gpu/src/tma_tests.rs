@@ -228,8 +228,15 @@ fn plan_appends_maps_zeroes_outputs_and_sets_grid_z() {
         tensor_maps: vec![f16_a(128), b_n_major(6, 2, 64)],
         zero_before_launch: vec![2],
         grid_z: 4,
+        persistent: false,
     };
-    let LaunchPlan { maps, zero, grid } = plan_launch(&facts, &k, &bound, &args).unwrap();
+    let LaunchPlan {
+        maps,
+        zero,
+        grid,
+        logical,
+    } = plan_launch(&facts, &k, &bound, &args).unwrap();
+    assert_eq!(logical, None);
     assert_eq!(maps.len(), 2);
     assert_eq!(maps[0].global_address, 0x10000);
     assert_eq!(maps[0].global_dim, [336, 520]);
@@ -292,11 +299,28 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
         tensor_maps: vec![b],
         ..LaunchFacts::default()
     };
-    let LaunchPlan { maps, zero, grid } = plan_launch(&facts, &k, &bound, &args).unwrap();
+    let LaunchPlan {
+        maps,
+        zero,
+        grid,
+        logical,
+    } = plan_launch(&facts, &k, &bound, &args).unwrap();
     assert_eq!(maps[0].global_dim, [128, 72]);
     assert_eq!(maps[0].global_strides, [256]);
     assert!(zero.is_empty());
     assert_eq!(grid, [4, 2, 1]);
+    assert_eq!(logical, None);
+    // Persistent: the tiles in a row along x (clamped at launch), the logical grid passed on.
+    let persistent = LaunchFacts {
+        persistent: true,
+        ..facts.clone()
+    };
+    let p = plan_launch(&persistent, &k, &bound, &args).unwrap();
+    assert_eq!((p.grid, p.logical), ([8, 1, 1], Some([4, 2])));
+    // ... and only over a 2-D grid.
+    let mut b3 = bound.clone();
+    b3.grid[2] = 2;
+    assert!(plan_launch(&persistent, &k, &b3, &args).is_err());
     // A grid z over a kernel that has its own z is refused.
     let mut b2 = bound.clone();
     b2.grid[2] = 3;

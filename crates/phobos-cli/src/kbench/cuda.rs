@@ -75,6 +75,7 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
             .collect(),
         zero_before_launch: e.zero_before_launch.clone(),
         grid_z: e.grid_z,
+        persistent: e.persistent,
     }
 }
 

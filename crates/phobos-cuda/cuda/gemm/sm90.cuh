@@ -159,6 +159,24 @@ struct MainLoop {
     for (int i = 0; i < Layout::N; ++i) reg_fence(acc.v[i]);
   }
 
+  /// A consumer warpgroup's MMAs on the stage at `st`, committed; returns with this stage's
+  /// MMAs still in flight and the previous stage's complete (its slot can be handed back).
+  template <class Acc>
+  PH_GEMM_DEV static void mma_stage(Acc& acc, u32 st, int wm, int wn) {
+    fence_acc(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / KS; ++kk) {
+      const u64 db = desc_b(st, wn, kk);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) Op::run(acc.v + mi * (WGN / 2), desc_a(st, wm, mi, kk), db);
+    }
+    wgmma_commit();
+    fence_acc(acc);
+    wgmma_wait<1>();
+    fence_acc(acc);
+  }
+
   /// acc += A[m0 :+ BM, k :+ BK] . B[k :+ BK, n0 :+ BN] for k = k0, k0 + BK, .. < k1; the
   /// tensor maps' bounds mask every slice (zero fill).
   /// A, B: operand views with the fields of ph::Operand; only `mn0` and `ok` are read (the
@@ -224,21 +242,9 @@ struct MainLoop {
       for (int t = 0; t < KT; ++t) {
         const int s = t % STAGES;
         mbar_wait(full0 + 8 * s, (t / STAGES) & 1);
-        const u32 st = base + s * STAGE_BYTES;
-        fence_acc(acc);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / KS; ++kk) {
-          const u64 db = desc_b(st, wn, kk);
-#pragma unroll
-          for (int mi = 0; mi < MI; ++mi) Op::run(acc.v + mi * (WGN / 2), desc_a(st, wm, mi, kk), db);
-        }
-        wgmma_commit();
-        fence_acc(acc);
-        // Keep this tile's MMAs in flight; the previous tile's are done after this wait, so its
+        // Keep this tile's MMAs in flight; the previous tile's are done after this, so its
         // slot can be handed back to the producer.
-        wgmma_wait<1>();
-        fence_acc(acc);
+        mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
         if (t > 0) {
           const int ps = (t - 1) % STAGES;
           if (lane == 0) mbar_arrive(empty0 + 8 * ps);
@@ -263,6 +269,102 @@ struct MainLoop {
       }
     }
     __syncthreads();
+  }
+
+  // --- The persistent schedule (SCHEDULE=2): one block runs many tiles -----------------------
+  //
+  // The barriers are set up once per block (`persistent_begin`) and torn down once
+  // (`persistent_end`); between them every tile's `run_persistent` continues the pipeline where
+  // the last one stopped, counting k tiles in `pipe` (slot = n % STAGES, phase = n / STAGES),
+  // with no block barrier. The producer warp therefore runs into the next tile as soon as the
+  // consumers release slots, and its first STAGES copies overlap the consumers' epilogue of the
+  // previous tile. Needs the producer warp, and code around the call without block barriers or
+  // shared memory (the code generator checks both).
+
+  /// Called by all threads before the first tile.
+  PH_GEMM_DEV static void persistent_begin(void* smem, const void* tmA, const void* tmB) {
+    static_assert(PRODUCER_WARP, "the persistent schedule needs the producer warp");
+    const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
+    const u32 full0 = base + STAGES * STAGE_BYTES;
+    const u32 empty0 = full0 + 8 * STAGES;
+    fence_proxy_async();
+    if (threadIdx.x == 0) {
+      tma_prefetch_desc(tmA);
+      tma_prefetch_desc(tmB);
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(full0 + 8 * s, 1);
+        mbar_init(empty0 + 8 * s, CONSUMER_WARPS);
+      }
+      fence_mbar_init();
+    }
+    __syncthreads();
+  }
+
+  /// Called by all threads after the last tile: every copy was consumed, every MMA waited for.
+  PH_GEMM_DEV static void persistent_end(void* smem) {
+    const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
+    const u32 full0 = base + STAGES * STAGE_BYTES;
+    const u32 empty0 = full0 + 8 * STAGES;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_inval(full0 + 8 * s);
+        mbar_inval(empty0 + 8 * s);
+      }
+    }
+    __syncthreads();
+  }
+
+  /// One tile of the persistent schedule: `run`'s contract without its block barriers. `pipe`
+  /// (the same variable in every call of a block, starting at 0) counts the k tiles the
+  /// pipeline has carried so far; every thread advances it by the same amount.
+  template <class Acc, class OA, class OB>
+  PH_GEMM_DEV static void run_persistent(Acc& acc, const OA& A, const OB& B, const TmaDesc* tmA,
+                                         const TmaDesc* tmB, int k0, int k1, unsigned char* smem,
+                                         unsigned& pipe) {
+    if (!A.ok || !B.ok) return;  // uniform
+    const int KT = k1 > k0 ? (k1 - k0 + BK - 1) / BK : 0;
+    if (KT == 0) return;  // uniform
+    const int tid = threadIdx.x;
+    const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
+    const u32 full0 = base + STAGES * STAGE_BYTES;
+    const u32 empty0 = full0 + 8 * STAGES;
+    const unsigned n0 = pipe;
+    pipe += (unsigned)KT;
+    if (tid >= CONSUMERS) {
+      if (tid == CONSUMERS) {
+#pragma unroll 1
+        for (int t = 0; t < KT; ++t) {
+          const unsigned n = n0 + (unsigned)t;
+          const int s = (int)(n % STAGES);
+          // Wait until the consumers released use n - STAGES of this slot.
+          if (n >= (unsigned)STAGES) mbar_wait(empty0 + 8 * s, ((n / STAGES) - 1) & 1);
+          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, A.mn0, B.mn0, k0 + t * BK);
+        }
+      }
+      __syncwarp();
+      return;
+    }
+    const int g = tid / 128;
+    const int wm = g % WG_M, wn = g / WG_M;
+    const int lane = tid & 31;
+#pragma unroll 1
+    for (int t = 0; t < KT; ++t) {
+      const unsigned n = n0 + (unsigned)t;
+      const int s = (int)(n % STAGES);
+      mbar_wait(full0 + 8 * s, (n / STAGES) & 1);
+      mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
+      // The previous k tile's MMAs are done: hand its slot back.
+      if (t > 0 && lane == 0) mbar_arrive(empty0 + 8 * (int)((n - 1) % STAGES));
+      __syncwarp();
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    // And the last one's, so that the producer can fill it for the next tile.
+    if (lane == 0) mbar_arrive(empty0 + 8 * (int)((n0 + (unsigned)KT - 1) % STAGES));
+    __syncwarp();
   }
 };
 

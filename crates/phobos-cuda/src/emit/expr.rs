@@ -17,8 +17,11 @@ impl<'k> Emitter<'k> {
             ExprKind::Dim(d) => Code::atom(self.names.dims[*d].clone()),
             ExprKind::Param(p) => Code::atom(self.names.params[*p].clone()),
             ExprKind::Local(l) => Code::atom(self.names.locals[*l].clone()),
-            ExprKind::Ctx(Ctx::Block(a @ (0 | 1))) if self.plan.group_m > 1 => {
-                Code::atom(if *a == 0 { super::BX } else { super::BY })
+            ExprKind::Ctx(Ctx::Block(a)) if self.remapped_block(*a).is_some() => {
+                Code::atom(self.remapped_block(*a).expect("checked"))
+            }
+            ExprKind::Ctx(Ctx::Grid(a)) if self.remapped_grid(*a).is_some() => {
+                Code::atom(self.remapped_grid(*a).expect("checked"))
             }
             ExprKind::Ctx(c) => ctx(*c, self.k.launch.threads),
             ExprKind::Unary(op, a) => {

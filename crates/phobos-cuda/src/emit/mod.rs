@@ -13,6 +13,7 @@ mod stmt;
 mod tile;
 
 use crate::layout::Layout;
+use crate::mainloop::MainLoop;
 use crate::names::Names;
 use crate::plan::{plan, Plan};
 use crate::{ctype, EmitError, EmitOptions, Emitted};
@@ -66,6 +67,46 @@ pub(crate) fn emit_kernel(
     policy: crate::GemmPolicy,
     arch: u32,
 ) -> Result<Emitted> {
+    let (e, syncs) = emit_with(k, opts, policy, arch, true)?;
+    if e.persistent && syncs {
+        // The producer warp runs ahead into the next tile and would wait for the consumers
+        // while they wait for it at a block barrier: one block per tile after all.
+        return emit_with(k, opts, policy, arch, false).map(|(e, _)| e);
+    }
+    Ok(e)
+}
+
+/// The persistent tile loop's names: the logical grid's extents (kernel parameters) and the
+/// tile index.
+const GX: &str = "ph_gx";
+const GY: &str = "ph_gy";
+const TILE: &str = "ph_tile";
+
+/// Emits the kernel; the flag says whether the code around the main loops synchronizes the
+/// block or uses the shared scratch (which the persistent schedule cannot have).
+fn emit_with(
+    k: &Kernel,
+    opts: &EmitOptions,
+    policy: crate::GemmPolicy,
+    arch: u32,
+    allow_persistent: bool,
+) -> Result<(Emitted, bool)> {
+    let mut plan = plan(k, policy, arch);
+    if plan.persistent && !allow_persistent {
+        plan.persistent = false;
+        for (_, ml) in plan.gemms.iter_mut() {
+            if let MainLoop::Fast(f) = ml {
+                f.plan.persistent = false;
+            }
+        }
+        for n in plan.notes.iter_mut() {
+            if n.starts_with("SCHEDULE=2 (persistent):") {
+                *n = "SCHEDULE=2 not applied (one block per tile): the code around the main \
+                      loop synchronizes the block or uses shared memory"
+                    .into();
+            }
+        }
+    }
     let mut element_loaded = BTreeSet::new();
     crate::visit::any_in_stmts(&k.body, &mut |e| {
         crate::visit::loaded_tensors(e, false, &mut element_loaded);
@@ -75,7 +116,7 @@ pub(crate) fn emit_kernel(
         k,
         opts,
         names: Names::new(k),
-        plan: plan(k, policy, arch),
+        plan,
         lines: Vec::new(),
         indent: 1,
         tmp: 0,
@@ -92,6 +133,9 @@ pub(crate) fn emit_kernel(
     };
     em.headers.insert(crate::PRELUDE_HEADER);
     em.notes = em.plan.notes.clone();
+    if em.plan.persistent {
+        return em.persistent_body();
+    }
     if em.plan.group_m > 1 {
         // GROUP_M: the block's (M tile, N tile) indices in swizzled order, read wherever the
         // kernel reads ctx.block.x/y (a bijection of the grid: blocks never communicate).
@@ -103,10 +147,81 @@ pub(crate) fn emit_kernel(
     }
     em.hoisted_declarations()?;
     em.block(&k.body, 0)?;
-    em.finish()
+    let syncs = em.synchronizes();
+    Ok((em.finish()?, syncs))
 }
 
 impl<'k> Emitter<'k> {
+    /// The kernel body inside the persistent tile loop: the main loop's barriers set up once,
+    /// each tile's (M tile, N tile) from the tile index (GROUP_M-swizzled), the pipeline counter
+    /// carried across tiles.
+    fn persistent_body(mut self) -> Result<(Emitted, bool)> {
+        let mainloop = self
+            .plan
+            .gemms
+            .iter()
+            .find_map(|(_, ml)| match ml {
+                MainLoop::Fast(f) => Some(f.plan.mainloop.clone()),
+                MainLoop::Ffma(_) => None,
+            })
+            .expect("the plan has the persistent GEMM");
+        let (ta, tb) = self.plan.gemm_tma[0]
+            .clone()
+            .expect("a persistent GEMM has tensor maps");
+        self.headers.insert(SCHED_HEADER);
+        self.line(format!(
+            "unsigned {} = 0;  // k tiles through the pipeline so far, across this block's tiles",
+            crate::gemm_fast::PIPE
+        ));
+        self.line(format!(
+            "{mainloop}::persistent_begin(ph_smem, &{ta}, &{tb});"
+        ));
+        self.line(format!(
+            "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{"
+        ));
+        self.indent += 1;
+        self.line(format!(
+            "int {BX}, {BY}; ph::gemm::swizzle_block({TILE} % {GX}, {TILE} / {GX}, {GX}, {GY}, {}, &{BX}, &{BY});",
+            self.plan.group_m
+        ));
+        self.hoisted_declarations()?;
+        self.block(&self.k.body, 0)?;
+        self.indent -= 1;
+        self.line("}");
+        self.line(format!("{mainloop}::persistent_end(ph_smem);"));
+        let syncs = self.synchronizes();
+        Ok((self.finish()?, syncs))
+    }
+
+    /// Whether the emitted code (outside the main loops' own functions) has a block barrier or
+    /// uses the shared scratch area.
+    fn synchronizes(&self) -> bool {
+        self.scratch_bytes > 0
+            || self
+                .lines
+                .iter()
+                .any(|l| l.contains("__syncthreads") && !l.contains("::persistent_"))
+    }
+
+    /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, or the persistent
+    /// tile loop), else `None`.
+    pub(crate) fn remapped_block(&self, axis: u8) -> Option<&'static str> {
+        match axis {
+            0 if self.plan.group_m > 1 || self.plan.persistent => Some(BX),
+            1 if self.plan.group_m > 1 || self.plan.persistent => Some(BY),
+            _ => None,
+        }
+    }
+
+    /// The names `ctx.grid.x/y` read in the persistent tile loop (the logical grid).
+    pub(crate) fn remapped_grid(&self, axis: u8) -> Option<&'static str> {
+        match axis {
+            0 if self.plan.persistent => Some(GX),
+            1 if self.plan.persistent => Some(GY),
+            _ => None,
+        }
+    }
+
     pub(crate) fn line(&mut self, s: impl AsRef<str>) {
         let pad = "  ".repeat(self.indent);
         self.lines.push(format!("{pad}{}", s.as_ref()));
@@ -218,6 +333,10 @@ impl<'k> Emitter<'k> {
                 t.name
             ));
         }
+        if self.plan.persistent {
+            params.push(format!("int {GX}"));
+            params.push(format!("int {GY}"));
+        }
         let bounds = match k.launch.min_blocks_per_sm {
             Some(m) => format!("{}, {m}", k.launch.threads),
             None => k.launch.threads.to_string(),
@@ -321,6 +440,7 @@ impl<'k> Emitter<'k> {
             tma: self.plan.tma.clone(),
             zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
+            persistent: self.plan.persistent,
         })
     }
 }

@@ -221,6 +221,10 @@ fn example_dims(path: &str, k: &Kernel) -> Vec<(String, i64)> {
             "examples/gemm_fast.ph",
             &[("M", 136), ("N", 264), ("K", 80)],
         ),
+        (
+            "examples/gemm_persistent.ph",
+            &[("M", 136), ("N", 264), ("K", 80)],
+        ),
         ("examples/partial_sums.ph", &[("N", 1000)]),
         ("examples/saxpy.ph", &[("N", 1000)]),
         ("examples/sgemm.ph", &[("M", 77), ("N", 45), ("K", 67)]),

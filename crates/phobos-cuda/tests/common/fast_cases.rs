@@ -51,6 +51,11 @@ fn specs() -> Vec<Spec> {
         // Against the interpreter: the unsplit product equals the split one up to the order.
         Spec { label: "sm90 f16 128x128x64 s3 GROUP_M=8 SPLIT_K=2 (interpreter)", text: gemm_text(&at(128, 128, 64, 3, ", GROUP_M in [8], SPLIT_K in [2]"), l256), types: "TA=f16,TB=f16,TC=f32", dims: [264, 136, 208], expect: "ph::gemm::split_k_range(", interp: true },
         Spec { label: "sm90 bf16 128x256x64 s4 -> bf16 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=bf16,TB=bf16,TC=bf16", dims: [136, 264, 80], expect: "sm90::MainLoop<ph::gemm::BF16", interp: true },
+        // The persistent schedule (SCHEDULE=2, a producer warp): 32 x 9 = 288 tiles, more than
+        // an H200 holds blocks of it at once, so blocks loop over tiles; then a small one
+        // against the interpreter.
+        Spec { label: "sm90 f16 128x256x64 s4 persistent -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "::run_persistent(", interp: false },
+        Spec { label: "sm90 bf16 128x256x64 s4 persistent -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", SCHEDULE in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: "::run_persistent(", interp: true },
         // Unaligned problems fall back (N = 45: no 16-byte rows of B).
         Spec { label: "f16 128x256x64 N = 45 falls back to FFMA (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "ph::FfmaGemm<", interp: true },
     ]

@@ -12,7 +12,7 @@ fn extent(d: Dim) -> Extent {
     }
 }
 
-/// `Emitted::tma`, `zero_before_launch` and `grid_z` as `LaunchFacts`.
+/// `Emitted::tma`, `zero_before_launch`, `grid_z` and `persistent` as `LaunchFacts`.
 pub fn launch_facts(e: &Emitted) -> LaunchFacts {
     LaunchFacts {
         tensor_maps: e
@@ -34,5 +34,6 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
             .collect(),
         zero_before_launch: e.zero_before_launch.clone(),
         grid_z: e.grid_z,
+        persistent: e.persistent,
     }
 }
