@@ -313,8 +313,17 @@ __device__ Tile<typename Reg<S>::T, L> load_tile_bcast(const Region<S>& g) {
   return t;
 }
 
+// The thread index, read where it is used: the compiler may not precompute what depends on it
+// ahead of a loop around the call. A persistent kernel (one block, many tiles) would otherwise
+// keep every element address of the C tile live across its main loop, and spill them.
+__device__ __forceinline__ int opaque_tid() {
+  int t;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+  return t;
+}
+
 template <class L, class S, class T> __device__ void store_tile(const Region<S>& g, const Tile<T, L>& t) {
-  const int tid = threadIdx.x;
+  const int tid = opaque_tid();
   if (vector_ok<L>(g)) {
     constexpr int BYTES = L::VEC * (int)sizeof(S);
     constexpr int W = BYTES < 16 ? BYTES : 16;

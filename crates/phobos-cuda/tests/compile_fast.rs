@@ -1,7 +1,6 @@
 //! Offline compile of the fast GEMM variants of gemm_typed (wgmma + TMA, mma.sync, the
 //! register-tiled FFMA loop, GROUP_M and SPLIT_K, the persistent schedule) for sm_90a with NVRTC,
-//! ptxas included: each compiles, and none spills but the persistent schedule (see
-//! `may_spill`). Registers per variant are a snapshot. Needs NVRTC (`eval
+//! ptxas included: each compiles, and none spills. Registers per variant are a snapshot. Needs NVRTC (`eval
 //! "$(scripts/cuda-tools.sh)"`); without it the test says so and passes, except under CI=true.
 
 mod common;
@@ -80,10 +79,7 @@ fn fast_variants_compile_without_spills() {
         match r {
             Ok(c) => {
                 let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-                // The persistent schedule is known to spill outside its k loop (168 registers
-                // for 288 threads; cuda/gemm/README.md): recorded in the snapshot, not refused.
-                let may_spill = label.contains("persistent");
-                if res.spill_store_bytes + res.spill_load_bytes > 0 && !may_spill {
+                if res.spill_store_bytes + res.spill_load_bytes > 0 {
                     failures.push(format!(
                         "{label}: spills {}/{} bytes",
                         res.spill_store_bytes, res.spill_load_bytes
