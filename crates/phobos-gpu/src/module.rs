@@ -80,6 +80,8 @@ pub struct Function {
     attrs: FuncAttributes,
     /// The dynamic shared memory limit as last set.
     max_dyn: AtomicU32,
+    /// [`Function::resident_blocks_per_sm`]'s answers, by (threads, dynamic shared memory).
+    resident: std::sync::Mutex<Vec<((u32, u32), u32)>>,
 }
 
 // SAFETY: as for the module.
@@ -208,6 +210,7 @@ impl Module {
             func,
             name: name.to_string(),
             max_dyn: AtomicU32::new(attrs.max_dynamic_smem_bytes),
+            resident: std::sync::Mutex::new(Vec::new()),
             attrs,
         })
     }
@@ -291,6 +294,21 @@ impl Function {
             .result()
         })?;
         Ok(n.max(0) as u32)
+    }
+
+    /// [`Function::driver_blocks_per_sm`] asked once per (threads, dynamic shared memory) and
+    /// remembered: a persistent launch needs it every time, and a driver query between a timed
+    /// launch's events would count as the kernel's time.
+    pub fn resident_blocks_per_sm(&self, threads: u32, dynamic_smem: u32) -> Result<u32, GpuError> {
+        let key = (threads, dynamic_smem);
+        let mut memo = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, n)) = memo.iter().find(|(k, _)| *k == key) {
+            return Ok(n);
+        }
+        self.ensure_dynamic_smem(dynamic_smem)?;
+        let n = self.driver_blocks_per_sm(threads, dynamic_smem)?;
+        memo.push((key, n));
+        Ok(n)
     }
 
     /// The inputs of our occupancy calculation for a launch of this kernel; `barriers` from the

@@ -449,9 +449,11 @@ impl Gpu {
         let mut args = p.bound.args.clone();
         let mut config = LaunchConfig::of(&p.bound, dynamic_smem);
         if p.persistent {
-            // As many blocks as are resident at once, at most one per tile.
-            f.ensure_dynamic_smem(dynamic_smem)?;
-            let per_sm = f.driver_blocks_per_sm(p.bound.block, dynamic_smem)?.max(1);
+            // As many blocks as are resident at once, at most one per tile (the driver is asked
+            // once per function, not between a timed launch's events).
+            let per_sm = f
+                .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
+                .max(1);
             let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
             config.grid[0] = config.grid[0].min(resident).max(1);
         }

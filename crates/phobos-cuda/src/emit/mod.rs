@@ -196,11 +196,7 @@ impl<'k> Emitter<'k> {
     /// Whether the emitted code (outside the main loops' own functions) has a block barrier or
     /// uses the shared scratch area.
     fn synchronizes(&self) -> bool {
-        self.scratch_bytes > 0
-            || self
-                .lines
-                .iter()
-                .any(|l| l.contains("__syncthreads") && !l.contains("::persistent_"))
+        self.scratch_bytes > 0 || self.lines.iter().any(|l| l.contains("__syncthreads"))
     }
 
     /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, or the persistent
