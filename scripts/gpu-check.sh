@@ -94,7 +94,11 @@ compare_reserve=90
 # The test binaries keep 120 s after them for gpu_diff; a budget that leaves them less than two
 # minutes more would time them out for want of time, not for a fault: say so up front.
 min_budget=$((compare_reserve + 120 + 120))
+# What the test binaries leave for the --compare step and gpu_diff; a smaller budget shrinks it
+# in proportion, so that the first binaries do not get a few seconds each.
+rest_reserve=$((compare_reserve + 120))
 if ((budget < min_budget)); then
+  rest_reserve=$((rest_reserve * budget / min_budget))
   note="GPU_CHECK_BUDGET=$budget is under the $min_budget s the steps need: expect TIMEOUT verdicts"
   echo "gpu-check: $note" >&2
   summary+=("$note")
@@ -129,7 +133,7 @@ for t in "${tests[@]}"; do
   if [[ $t == *gpu_diff* ]]; then
     continue
   fi
-  run_tests "$t" "$(left 180 $((compare_reserve + 120)))"
+  run_tests "$t" "$(left 180 "$rest_reserve")"
 done
 
 # --- 3. phobos run --compare on every example --------------------------------------------------
