@@ -4,7 +4,8 @@
 #   here:  scripts/gpu-bundle.sh        (release binaries into .gpu-bundle/)
 #   there: bash bench/gemm.sh           (carry .gpu-bundle)
 #
-# For each dtype (fp32 on examples/sgemm.ph; tf32, fp16, bf16, fp8 e4m3 on examples/gemm_fast.ph)
+# For each dtype (fp32 on examples/sgemm.ph, tf32 on examples/gemm_fast.ph, fp16, bf16 and fp8
+# e4m3 on examples/gemm_persistent.ph: its producer warp, persistent schedule and clusters)
 # and each problem of bench/gemm_sizes.yaml (4096^3, 8192^3, 4864x4096x8192):
 #   1. phobos-kbench tunes the kernel (-o <dtype>.yaml: the best configuration per problem);
 #   2. phobos-kbench --benchmark <dtype>.yaml times each winner again with cuBLAS (cuBLASLt for
@@ -15,7 +16,7 @@
 # problems, and bench/gemm_table.py prints one table of ratios (Phobos / cuBLAS, Phobos / Triton).
 #
 # Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1, FAST_KERNEL
-# (the kernel of the tensor-core dtypes, default examples/gemm_fast.ph),
+# (the kernel of every tensor-core dtype, instead of the defaults above),
 # EXTRA_ARGS (added to every tuning command, e.g. "--autotune TILE_N=256"), and
 # BENCH_BUDGET (seconds, default 540) that every step is time-boxed against, TRITON_RESERVE
 # (seconds of it kept for the baselines, default 150).
@@ -41,7 +42,9 @@ left() {
   echo "$cap"
 }
 
-# The tensor-core kernel: FAST_KERNEL=examples/gemm_persistent.ph compares the two schedules.
+# The tensor-core kernels. gemm_fast's tile space holds tf32's winner (128x128x32); the 16-bit
+# and fp8 winners are 128x256 tiles, where gemm_persistent's schedules gain 2-4 % (NOTES.md v7).
+wide=${FAST_KERNEL:-examples/gemm_persistent.ph}
 fast=${FAST_KERNEL:-examples/gemm_fast.ph}
 
 # dtype -> kernel file and kbench flags (A, B, C element types; layouts).
@@ -50,9 +53,9 @@ flags_of() {
     fp32) echo "examples/sgemm.ph" ;;
     # TILE_K pinned to one 128-byte swizzle line of the type (gemm_fast declares 64, for 16-bit).
     tf32) echo "$fast --dtype-a tf32 --dtype-b tf32 --dtype-c fp32 --col-b --autotune TILE_K=32" ;;
-    fp16) echo "$fast --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
-    bf16) echo "$fast --dtype-a bf16 --dtype-b bf16 --dtype-c bf16" ;;
-    fp8) echo "$fast --dtype-a fp8 --dtype-b fp8 --dtype-c bf16 --col-b --autotune TILE_K=128" ;;
+    fp16) echo "$wide --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
+    bf16) echo "$wide --dtype-a bf16 --dtype-b bf16 --dtype-c bf16" ;;
+    fp8) echo "$wide --dtype-a fp8 --dtype-b fp8 --dtype-c bf16 --col-b --autotune TILE_K=128" ;;
     *) echo "" ;;
   esac
 }

@@ -1,15 +1,18 @@
-// C = A B on the wgmma main loop with a producer warp, in two schedules: SCHEDULE=1 runs one
+// C = A B on the wgmma main loop with a producer warp, in three schedules: SCHEDULE=1 runs one
 // block per C tile; SCHEDULE=2 launches as many blocks as the GPU holds at once and each loops
 // over tiles, its producer warp loading the next tile's stages while the consumer warpgroups
-// store the last one (crates/phobos-cuda/cuda/gemm/README.md, "persistent schedule"). Both
-// compute the same C: the body is the per-tile program either way, and the interpreter runs it
-// once per tile.
+// store the last one (crates/phobos-cuda/cuda/gemm/README.md, "persistent schedule"); CLUSTER=2
+// (with SCHEDULE=1) runs pairs of blocks on neighbouring M tiles as a thread block cluster that
+// shares each B stage through multicast copies ("clusters"). All compute the same C: the body
+// is the per-tile program either way, and the interpreter runs it once per tile. The
+// persistent schedule runs without clusters: its CLUSTER=2 point is its CLUSTER=1 code (the
+// notes of `phobos emit` say so), which the tuner times twice.
 //
 // Element types are chosen by the host (`--types "TA=bf16,TB=bf16,TC=bf16"`); the persistent
 // schedule needs the wgmma path (sm_90a, 16-byte aligned leading dims; `phobos emit --dims`
 // shows the choice and, when it does not apply, why).
 @autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4])
-@autotune(GROUP_M in [8], SCHEDULE in [1, 2])
+@autotune(GROUP_M in [8], SCHEDULE in [1, 2], CLUSTER in [1, 2])
 @launch(288)
 @flops(2 * M * N * K)
 kernel gemm_persistent<TA = f16, TB = f16, TC = f32>(

@@ -7,6 +7,9 @@
 #   check  scripts/gpu-check.sh   every GPU test and `phobos run --compare` on every example
 #   seed   bench/seed_runs.sh     the seeds' tuning runs (ONLY=... as that script documents)
 #   gemm   bench/gemm.sh          the GEMM benchmark table against cuBLAS and Triton
+#   profile bench/profile.sh      hardware counters of the GEMM winners and of cuBLAS
+# Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
+# reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
 # The device returns at most 8 files from $OUT, so the logs are packed into $OUT/logs.tgz and
 # each part's summary is copied beside it (check.txt, seed.txt, gemm.txt).
 set -uo pipefail
@@ -15,17 +18,26 @@ final=${OUT:-$(pwd -P)/target/device-run}
 work=$(mktemp -d)
 mkdir -p "$final"
 rc=0
+fields=index,timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active
+nvidia-smi --query-gpu=$fields --format=csv,noheader -c 1 >/dev/null 2>&1 ||
+  fields=index,timestamp,clocks.sm,power.draw,temperature.gpu
+echo "$fields" >"$work/clocks.csv"
+nvidia-smi --query-gpu=$fields --format=csv,noheader -lms 250 >>"$work/clocks.csv" 2>&1 &
+smi=$!
 for part in "$@"; do
   mkdir -p "$work/$part"
   case $part in
     check) OUT=$work/check bash scripts/gpu-check.sh; r=$?; cp "$work/check/summary.txt" "$final/check.txt" ;;
     seed) OUT=$work/seed bash bench/seed_runs.sh; r=$?; cp "$work/seed/summary.txt" "$final/seed.txt" ;;
     gemm) OUT=$work/gemm bash bench/gemm.sh; r=$?; cp "$work/gemm/gemm_table.txt" "$final/gemm.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm)" >&2; r=2 ;;
+    profile) OUT=$work/profile bash bench/profile.sh; r=$?; cp "$work/profile/profile.txt" "$final/profile.txt" ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.
   tar czf "$final/logs.tgz" --exclude='*.bin' -C "$work" .
 done
+kill "$smi" 2>/dev/null
+tar czf "$final/logs.tgz" --exclude='*.bin' -C "$work" .
 ls -la "$final"
 exit "$rc"

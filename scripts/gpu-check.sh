@@ -83,7 +83,12 @@ tests=()
 for t in "$bundle"/tests/*; do [[ $t == *gpu_diff* ]] || tests+=("$t"); done
 for t in "$bundle"/tests/*; do [[ $t == *gpu_diff* ]] && tests+=("$t"); done
 # Tests that need two GPUs are left out on a machine with fewer, and the summary says so.
+# CUDA_VISIBLE_DEVICES, when set, says how many of them a program here sees.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then
+  visible=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+  ((visible < gpus)) && gpus=$visible
+fi
 skip=()
 if ((gpus < 2)); then
   skip=(--skip two_gpus_share_one_search)

@@ -302,6 +302,57 @@ fn compare_passes_on_the_persistent_schedule() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn compare_passes_with_clusters() {
+    // CLUSTER=2: blocks in pairs on neighbouring M tiles share B through multicast copies. Nine
+    // M tiles (M = 1100), so the grid's x is rounded up to ten and the last pair's second block
+    // has no tile; N and K ragged. B row-major (N-major slabs split between the pair) and, for
+    // fp8, column-major (K-major rows split).
+    let mut failures = Vec::new();
+    for (types, layout) in [
+        ("TA=f16,TB=f16,TC=f32", "B=row"),
+        ("TA=bf16,TB=bf16,TC=bf16", "B=row"),
+        ("TA=f8e4m3,TB=f8e4m3,TC=bf16", "B=col"),
+    ] {
+        for cluster in ["CLUSTER=1", "CLUSTER=2"] {
+            let pins = format!("SCHEDULE=1 {cluster}");
+            let args = run_args(
+                "gemm_persistent.ph",
+                "M=1100,N=520,K=80",
+                &[],
+                &[
+                    "--types",
+                    types,
+                    "--layout",
+                    layout,
+                    "--autotune",
+                    &pins,
+                    "--compare",
+                ],
+            );
+            // The same variant's code: clusters exactly where asked.
+            let mut emit_args = args[..4].to_vec();
+            emit_args[0] = "emit".into();
+            emit_args.extend(args[4..args.len() - 1].iter().cloned());
+            let out = phobos(&emit_args);
+            let clustered = text(&out.stdout).contains("__cluster_dims__(2, 1, 1)");
+            if !out.status.success() || clustered != (cluster == "CLUSTER=2") {
+                failures.push(format!(
+                    "phobos {}: clusters {clustered}\n{}",
+                    emit_args.join(" "),
+                    text(&out.stderr)
+                ));
+            }
+            failures.extend(compare_run(
+                &format!("gemm_persistent.ph {pins} {types} {layout}"),
+                args,
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn every_example_on_the_gpu_equals_the_interpreter() {
     let mut failures = Vec::new();
     for (file, dims, scalars) in EXAMPLES {

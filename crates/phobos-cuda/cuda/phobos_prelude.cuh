@@ -196,6 +196,16 @@ template <int R_, int C_, int THREADS_, int VEC_> struct Blocked {
 
 template <class L> __device__ __forceinline__ bool in_tile(int r, int c) { return r < L::R && c < L::C; }
 
+// Layouts whose coordinates split as coord(tid, i) = coord(tid, 0) + coord(0, i), with every
+// register of a thread that has registers inside the tile, say `static constexpr bool SEPARABLE
+// = true` (the GEMM accumulator layouts). A full-tile store then computes one address per thread
+// and adds each register's offset, a compile-time constant, instead of an address per register.
+template <class T> struct VoidOf { typedef void type; };
+template <class L, class = void> struct Separable { static constexpr bool value = false; };
+template <class L> struct Separable<L, typename VoidOf<decltype(L::SEPARABLE)>::type> {
+  static constexpr bool value = L::SEPARABLE;
+};
+
 // The column of register i of this thread (arange).
 template <class L> __device__ __forceinline__ int col_of(int i) {
   int r, c;
@@ -328,6 +338,28 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
     constexpr int BYTES = L::VEC * (int)sizeof(S);
     constexpr int W = BYTES < 16 ? BYTES : 16;
     typedef typename VecT<W>::T V;
+    if (Separable<L>::value) {
+      int rb, cb;
+      L::coord(tid, 0, rb, cb);
+      if (!in_tile<L>(rb, cb)) return;  // a thread without registers (a producer warp)
+      S* base = elem_ptr(g, rb, cb);
+#pragma unroll
+      for (int i = 0; i < L::N; i += L::VEC) {
+        int ro, co;
+        L::coord(0, i, ro, co);  // constants: i is unrolled
+        typename Bare<S>::T s[L::VEC];
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v) s[v] = Reg<S>::store(t.v[i + v]);
+        V* dst = reinterpret_cast<V*>(base + ro * g.rs + co);
+#pragma unroll
+        for (int w = 0; w < BYTES / W; ++w) {
+          V x;
+          memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
+          dst[w] = x;
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < L::N; i += L::VEC) {
       int r, c;

@@ -103,8 +103,12 @@ pub struct GemmPlan {
     /// sm90 with a producer warp: the block loops over tiles and the call is `run_persistent`
     /// (set by the kernel's plan, which decides whether the whole kernel can loop).
     pub persistent: bool,
+    /// sm90: blocks of a thread block cluster sharing B (1: none; see [`GemmPlan::apply_cluster`]).
+    pub cluster: u32,
     /// sm90: the tensor maps of A and B the host encodes per launch.
     pub tma: Option<(TmaSpec, TmaSpec)>,
+    /// sm90: the main loop's configuration (what `mainloop` spells).
+    pub sm90: Option<Box<Sm90Cfg>>,
 }
 
 /// The C++ expressions a main-loop call is made of.
@@ -270,6 +274,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         a_k: req.a_k_major,
         b_k: req.b_k_major,
         producer_warp,
+        cluster: 1,
     };
     c.stages = match knobs.stages {
         Some(st) => st,
@@ -295,7 +300,9 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
+        cluster: 1,
         tma: Some((ta, tb)),
+        sm90: Some(Box::new(c)),
     })
 }
 
@@ -376,7 +383,9 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
+        cluster: 1,
         tma: None,
+        sm90: None,
     })
 }
 
@@ -452,7 +461,9 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
+        cluster: 1,
         tma: None,
+        sm90: None,
     })
 }
 
@@ -460,6 +471,28 @@ impl GemmPlan {
     /// The accumulator layout type (for `Layout::External`).
     pub fn layout(&self) -> String {
         format!("typename {}::Layout", self.mainloop)
+    }
+
+    /// Runs the main loop in thread block clusters of `n` blocks along M that share B (the
+    /// kernel's plan decides whether the kernel around it allows that): the main loop's
+    /// template and B's tensor-map box change; the emitter adds the cluster dimensions and the
+    /// cluster-aware block order.
+    pub fn apply_cluster(&mut self, n: u32) -> Result<(), &'static str> {
+        let Some(c) = self.sm90.as_deref_mut() else {
+            return Err("it needs the wgmma main loop");
+        };
+        if let Some(why) = c.cluster_blocker(n) {
+            return Err(why);
+        }
+        c.cluster = n;
+        self.mainloop = c.cpp();
+        if let Some((_, b)) = self.tma.as_mut() {
+            if b.k_major {
+                b.box_dim[1] = c.bn / n;
+            }
+        }
+        self.cluster = n;
+        Ok(())
     }
 
     /// The statement that replaces the loop (see [`CallArgs`]).
@@ -526,6 +559,22 @@ pub fn swizzle_block(bx: u32, by: u32, grid_m: u32, grid_n: u32, group_m: u32) -
     let rows = (grid_m - first_m).min(group_m);
     let in_group = (pid % per_group) as u32;
     (first_m + in_group % rows, in_group / rows)
+}
+
+/// Mirror of `ph::gemm::cluster_swizzle_block`: whole clusters of `cluster` blocks along x
+/// swizzled as units; a cluster's blocks on consecutive M tiles of one N tile. `grid_x` is a
+/// multiple of `cluster`.
+pub fn cluster_swizzle_block(
+    bx: u32,
+    by: u32,
+    grid_x: u32,
+    grid_n: u32,
+    group_m: u32,
+    cluster: u32,
+) -> (u32, u32) {
+    let g = (group_m / cluster).max(1);
+    let (cm, cn) = swizzle_block(bx / cluster, by, grid_x / cluster, grid_n, g);
+    (cm * cluster + bx % cluster, cn)
 }
 
 /// Mirror of `ph::gemm::split_k_range`: part `z` of `split_k` of [k_lo, k_hi) in whole tiles.

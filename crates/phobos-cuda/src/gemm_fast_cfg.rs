@@ -34,7 +34,8 @@ fn b(x: bool) -> &'static str {
     }
 }
 
-/// `ph::gemm::sm90::MainLoop<DT, BM, BN, BK, WG_M, WG_N, STAGES, A_KMAJOR, B_KMAJOR, PRODUCER_WARP>`.
+/// `ph::gemm::sm90::MainLoop<DT, BM, BN, BK, WG_M, WG_N, STAGES, A_KMAJOR, B_KMAJOR, PRODUCER_WARP>`,
+/// and `CLUSTER` after them when it is above 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sm90Cfg {
     pub dt: &'static str,
@@ -48,6 +49,8 @@ pub struct Sm90Cfg {
     pub a_k: bool,
     pub b_k: bool,
     pub producer_warp: bool,
+    /// Blocks of a thread block cluster sharing B (1: no cluster).
+    pub cluster: u32,
 }
 
 impl Sm90Cfg {
@@ -69,7 +72,7 @@ impl Sm90Cfg {
         (self.bm / self.wg_m) * (self.bn / self.wg_n) / 128
     }
     pub fn cpp(&self) -> String {
-        format!(
+        let mut s = format!(
             "ph::gemm::sm90::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
             self.dt,
             self.bm,
@@ -81,7 +84,25 @@ impl Sm90Cfg {
             b(self.a_k),
             b(self.b_k),
             b(self.producer_warp)
-        )
+        );
+        if self.cluster > 1 {
+            s.insert_str(s.len() - 1, &format!(", {}", self.cluster));
+        }
+        s
+    }
+    /// Why B cannot be shared by a cluster of `n` blocks (each copies `1 / n` of it), or `None`:
+    /// the header's static_asserts.
+    pub fn cluster_blocker(&self, n: u32) -> Option<&'static str> {
+        let kb = 128 / self.elem_bytes;
+        if n != 2 {
+            Some("CLUSTER is 1 or 2")
+        } else if self.b_k && (self.bn / n) % 8 != 0 {
+            Some("the B tile's rows do not split into whole swizzle atoms")
+        } else if !self.b_k && (self.bn / kb) % n != 0 {
+            Some("the B tile's 128-byte slabs do not split evenly")
+        } else {
+            None
+        }
     }
     /// The header's static_asserts plus what this crate requires to avoid spills.
     pub fn validate(&self) -> Result<(), String> {

@@ -4,9 +4,9 @@
 use phobos_ir::Point;
 
 /// Every name the fast main loops read, in the order the README documents them.
-pub const KNOB_NAMES: [&str; 11] = [
+pub const KNOB_NAMES: [&str; 12] = [
     "TILE_M", "TILE_N", "TILE_K", "WARP_M", "WARP_N", "TILE_TM", "TILE_TN", "STAGES", "GROUP_M",
-    "SPLIT_K", "SCHEDULE",
+    "SPLIT_K", "SCHEDULE", "CLUSTER",
 ];
 
 /// The knobs of one point. `None`: the kernel does not declare the name; the strategy picks.
@@ -19,7 +19,9 @@ pub const KNOB_NAMES: [&str; 11] = [
 /// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
 /// SCHEDULE: 1 (the default) runs one block per tile; 2 makes each block loop over tiles, the
 /// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
-/// a two-value `@autotune` list is the range `[1, 2]`.
+/// a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
+/// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
+/// (sm90; see `plan`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Knobs {
     pub tile_m: Option<u32>,
@@ -33,6 +35,7 @@ pub struct Knobs {
     pub group_m: Option<u32>,
     pub split_k: Option<u32>,
     pub schedule: Option<u32>,
+    pub cluster: Option<u32>,
 }
 
 impl Knobs {
@@ -56,6 +59,7 @@ impl Knobs {
             group_m: get("GROUP_M"),
             split_k: get("SPLIT_K"),
             schedule: get("SCHEDULE"),
+            cluster: get("CLUSTER"),
         }
     }
 
@@ -67,6 +71,11 @@ impl Knobs {
     /// SCHEDULE=2, the persistent schedule, was asked for.
     pub fn persistent(&self) -> bool {
         self.schedule == Some(2)
+    }
+
+    /// CLUSTER, 1 when absent.
+    pub fn cluster(&self) -> u32 {
+        self.cluster.unwrap_or(1)
     }
 
     /// SPLIT_K, 1 when absent.
@@ -90,12 +99,15 @@ mod tests {
             ("STAGES", 4),
             ("GROUP_M", 8),
             ("BLOCK", 64),
+            ("CLUSTER", 2),
         ]));
         assert_eq!(k.tile_m, Some(128));
         assert_eq!(k.stages, Some(4));
         assert_eq!(k.group_m(), 8);
         assert_eq!(k.split_k(), 1);
         assert_eq!(k.tile_n, None);
+        assert_eq!(k.cluster(), 2);
+        assert_eq!(Knobs::default().cluster(), 1);
     }
 
     #[test]

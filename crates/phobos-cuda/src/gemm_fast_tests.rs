@@ -233,6 +233,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         a_k,
         b_k,
         producer_warp: pw,
+        cluster: 1,
     };
     let s80 = |dt, es, bm, bn, bk, wm, wn, st, a_k, b_k, v| Sm80Cfg {
         dt,
@@ -389,6 +390,25 @@ proptest! {
                 let (pm, pn) = swizzle_block(bx, by, grid_m, grid_n, group_m);
                 prop_assert!(pm < grid_m && pn < grid_n);
                 prop_assert!(seen.insert((pm, pn)));
+            }
+        }
+    }
+
+    #[test]
+    fn cluster_swizzle_is_a_bijection_and_pairs_share_b(clusters in 1u32..20, grid_n in 1u32..40, group_m in 1u32..12) {
+        let grid_x = 2 * clusters;
+        let mut seen = HashSet::new();
+        for by in 0..grid_n {
+            for bx in (0..grid_x).step_by(2) {
+                let (m0, n0) = cluster_swizzle_block(bx, by, grid_x, grid_n, group_m, 2);
+                let (m1, n1) = cluster_swizzle_block(bx + 1, by, grid_x, grid_n, group_m, 2);
+                // The two blocks of a cluster: one N tile (one B tile), neighbouring M tiles.
+                prop_assert_eq!(n0, n1);
+                prop_assert_eq!((m0 % 2, m1), (0, m0 + 1));
+                for (pm, pn) in [(m0, n0), (m1, n1)] {
+                    prop_assert!(pm < grid_x && pn < grid_n);
+                    prop_assert!(seen.insert((pm, pn)));
+                }
             }
         }
     }

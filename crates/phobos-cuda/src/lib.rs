@@ -114,6 +114,10 @@ pub struct Emitted {
     /// x and y extents as two more `int` parameters after the tensor maps; the host launches
     /// as many blocks as are resident at once (see `phobos_gpu::LaunchFacts`).
     pub persistent: bool,
+    /// CLUSTER=2 applied: the kernel is compiled with `__cluster_dims__(cluster, 1, 1)`, so the
+    /// host rounds the grid's x up to a multiple of it (the extra blocks' tiles are past M and
+    /// store nothing). 1: no cluster.
+    pub cluster: u32,
 }
 
 /// Why a kernel could not be lowered.

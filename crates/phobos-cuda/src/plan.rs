@@ -28,6 +28,9 @@ pub struct Plan {
     /// SCHEDULE=2 applies: the kernel body runs in a loop over the tiles of the logical grid
     /// (see [`persistent_blocker`]).
     pub persistent: bool,
+    /// CLUSTER=2 applies: the kernel runs in thread block clusters of this many blocks along x
+    /// whose GEMMs share B (see [`cluster_blocker`]); 1 otherwise.
+    pub cluster: u32,
     /// Locals declared at their first assignment (or `for`), by that statement's path (as
     /// in `GemmMatch::path`); the others are declared at the top of the kernel.
     pub decl_inline: BTreeMap<LocalId, Vec<(usize, usize)>>,
@@ -47,7 +50,6 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         layouts.insert(m.acc, ml.acc_layout().clone());
         gemms.push((m, ml));
     }
-    let (gemm_tma, tma) = tensor_maps(k, &gemms, &mut notes);
     let knobs = Knobs::from_point(&k.point);
     let group_m = if gemms.is_empty() { 1 } else { knobs.group_m() };
     if group_m > 1 {
@@ -103,6 +105,40 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
                 .into(),
         );
     }
+    let mut cluster = 1;
+    if knobs.cluster() > 1 && !gemms.is_empty() {
+        let n = knobs.cluster();
+        let why = cluster_blocker(k, &gemms, split.is_some(), persistent).or_else(|| {
+            match gemms.first_mut() {
+                Some((_, MainLoop::Fast(f))) => {
+                    let before = f.plan.mainloop.clone();
+                    let why = f.plan.apply_cluster(n).err();
+                    // The GEMM's note names the main loop it now calls.
+                    for note in notes.iter_mut() {
+                        *note = note.replace(&before, &f.plan.mainloop);
+                    }
+                    why
+                }
+                _ => Some("it needs the wgmma main loop"),
+            }
+        });
+        match why {
+            None => {
+                cluster = n;
+                notes.push(format!(
+                    "CLUSTER={n}: thread block clusters of {n} blocks on neighbouring M tiles \
+                     (__cluster_dims__({n}, 1, 1), the grid's x rounded up to whole clusters; \
+                     ph::gemm::cluster_swizzle_block) share each B stage: every block copies \
+                     1/{n} of it, multicast to all"
+                ));
+            }
+            Some(why) => notes.push(format!(
+                "CLUSTER={n} not applied (one block per cluster): {why}"
+            )),
+        }
+    }
+    // After CLUSTER, which changes B's box.
+    let (gemm_tma, tma) = tensor_maps(k, &gemms, &mut notes);
     // Every other tile local: the natural layout of what is assigned to it (a dot's accumulator
     // layout propagates through elementwise expressions), else Blocked. Iterated because a
     // local's layout feeds the natural layouts of later assignments.
@@ -143,6 +179,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         group_m,
         split,
         persistent,
+        cluster,
         decl_inline,
         notes,
     }
@@ -175,6 +212,100 @@ pub fn persistent_blocker(
         return Some("the kernel's grid has a z axis");
     }
     None
+}
+
+/// Why the kernel cannot run in clusters whose blocks share the GEMM's B tile, or `None`. Both
+/// blocks of a cluster must run the main loop, on the same B tile and k range: exactly one
+/// recognized GEMM, at the kernel's top level (under no branch or loop), unbatched, with B's
+/// start, the k range and everything they are computed from independent of `ctx.block.x`
+/// (which tells the cluster's blocks apart); a producer warp (the waits on the other block stay
+/// out of the consumers' way); and no SPLIT_K, persistent schedule or read of `ctx.grid.x`
+/// (the launch rounds the grid's x up to whole clusters).
+pub fn cluster_blocker(
+    k: &Kernel,
+    gemms: &[(GemmMatch, MainLoop)],
+    split_k: bool,
+    persistent: bool,
+) -> Option<&'static str> {
+    let [(m, ml)] = gemms else {
+        return Some("it needs exactly one recognized GEMM loop");
+    };
+    let MainLoop::Fast(f) = ml else {
+        return Some("it needs the wgmma main loop");
+    };
+    if f.plan.strategy != Strategy::Sm90 {
+        return Some("it needs the wgmma main loop (sm_90a, aligned operands)");
+    }
+    if f.plan.threads % 128 != 32 {
+        // Measured on an H200 (bench/NOTES.md, v6): with thread 0 issuing the copies between
+        // its MMAs, its warpgroup waits for the other block every k step, at 0.64x the speed.
+        return Some("it needs a producer warp: @launch(128 * warpgroups + 32)");
+    }
+    if persistent {
+        return Some("SCHEDULE=2 loops over tiles one block at a time");
+    }
+    if split_k {
+        return Some("SPLIT_K splits the k range by block");
+    }
+    if m.path.len() != 1 {
+        return Some("the GEMM loop is under a branch or loop, which both blocks must take");
+    }
+    if !m.a.batch.is_empty() || !m.b.batch.is_empty() {
+        return Some("batched operands");
+    }
+    let reads_grid_x = crate::visit::any_in_stmts(&k.body, &mut |e| {
+        matches!(e.kind, ExprKind::Ctx(phobos_ir::Ctx::Grid(0)))
+    });
+    if reads_grid_x {
+        return Some("the kernel reads ctx.grid.x");
+    }
+    let by_x = block_x_locals(&k.body);
+    let depends = |e: &Expr| {
+        crate::visit::any_expr(e, &mut |x| match &x.kind {
+            ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
+            ExprKind::Local(l) => by_x.contains(l),
+            _ => false,
+        })
+    };
+    if depends(&m.b.mn_start) || depends(&m.k_start) || depends(&m.k_end) {
+        return Some("B's tile or the k range depends on ctx.block.x");
+    }
+    None
+}
+
+/// The locals whose value may depend on `ctx.block.x`: assigned from an expression that reads
+/// it or such a local, or assigned under a condition or loop bound that does (to a fixpoint).
+fn block_x_locals(body: &[Stmt]) -> std::collections::BTreeSet<LocalId> {
+    fn walk(stmts: &[Stmt], under: bool, set: &mut std::collections::BTreeSet<LocalId>) -> bool {
+        let mut grew = false;
+        for s in stmts {
+            let tainted = |e: &Expr, set: &std::collections::BTreeSet<LocalId>| {
+                crate::visit::any_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
+                    ExprKind::Local(l) => set.contains(l),
+                    _ => false,
+                })
+            };
+            let own = stmt_exprs(s).into_iter().any(|e| tainted(e, set));
+            let target = match &s.kind {
+                StmtKind::Assign { local, .. } => Some(*local),
+                StmtKind::For { var, .. } => Some(*var),
+                _ => None,
+            };
+            if let Some(l) = target {
+                if (under || own) && set.insert(l) {
+                    grew = true;
+                }
+            }
+            for b in bodies(s) {
+                grew |= walk(b, under || own, set);
+            }
+        }
+        grew
+    }
+    let mut set = std::collections::BTreeSet::new();
+    while walk(body, false, &mut set) {}
+    set
 }
 
 /// The tensor-map parameters of the wgmma + TMA main loops: two per such GEMM (A, B), named

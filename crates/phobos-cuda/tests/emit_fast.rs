@@ -360,3 +360,98 @@ fn the_persistent_schedule_loops_over_tiles() {
         );
     }
 }
+
+#[test]
+fn clusters_share_b_through_multicast() {
+    const POINT: &str =
+        "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], CLUSTER in [2])";
+    let (k, src) = kernel_of(
+        &gemm_text(POINT, "@launch(288)"),
+        "TA=f16,TB=f16,TC=f16",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert_eq!(e.cluster, 2, "{}", e.notes.join("\n"));
+    assert!(e
+        .source
+        .contains("extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(288)"));
+    assert!(e.source.contains(
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, true, 2>::run("
+    ));
+    assert!(e.source.contains("ph::gemm::cluster_swizzle_block((int)blockIdx.x, (int)blockIdx.y, (int)gridDim.x, (int)gridDim.y, 8, 2, &ph_bx, &ph_by);"));
+    // The GEMM's note names the loop the kernel calls.
+    assert!(e.notes.iter().any(
+        |n| n.contains("MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, true, 2>")
+    ));
+    // N-major B keeps its 64-column box (each block copies every other slab).
+    assert_eq!(e.tma[1].spec.box_dim, [64, 64]);
+    assert_eq!(common::launch::launch_facts(&e).cluster_x, 2);
+    insta::assert_snapshot!(render(&e));
+
+    // K-major B (fp8 through dot_t): each block copies half of the box's rows.
+    let (k, src) = kernel_of(
+        &common::fast::gemm_t_text(POINT).replace("@launch(256)", "@launch(288)"),
+        "TA=f8e4m3,TB=f8e4m3,TC=f32",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert_eq!(e.cluster, 2, "{}", e.notes.join("\n"));
+    assert_eq!(e.tma[1].spec.box_dim, [128, 128]);
+    assert_eq!(e.tma[0].spec.box_dim, [128, 128]);
+
+    // Where the blocks of a cluster might not share B or both run the loop: one block per
+    // cluster, and the notes say why.
+    let cases = [
+        (
+            POINT.to_string(),
+            "@launch(256)",
+            ("let pn = ctx.block.y", "let pn = ctx.block.y"),
+            "needs a producer warp",
+        ),
+        (
+            POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SPLIT_K in [2]"),
+            "@launch(288)",
+            ("let pn = ctx.block.y", "let pn = ctx.block.y"),
+            "SPLIT_K",
+        ),
+        (
+            POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SCHEDULE in [2]"),
+            "@launch(288)",
+            ("let pn = ctx.block.y", "let pn = ctx.block.y"),
+            "SCHEDULE=2",
+        ),
+        (
+            POINT.to_string(),
+            "@launch(288)",
+            (
+                "B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]",
+                "B[kt :+ TILE_K, (pn + pm % 1) * TILE_N :+ TILE_N]",
+            ),
+            "depends on ctx.block.x",
+        ),
+        (
+            POINT.to_string(),
+            "@launch(288)",
+            (
+                "B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]",
+                "B[kt :+ TILE_K, (pn + ctx.grid.x * 0) * TILE_N :+ TILE_N]",
+            ),
+            "reads ctx.grid.x",
+        ),
+    ];
+    for (point, launch, (from, to), why) in cases {
+        let text = gemm_text(&point, launch).replace(from, to);
+        assert!(text.contains(to));
+        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        assert_eq!(e.cluster, 1, "{why}");
+        assert!(!e.source.contains("__cluster_dims__"), "{why}");
+        assert!(
+            e.notes
+                .iter()
+                .any(|n| n.starts_with("CLUSTER=2 not applied") && n.contains(why)),
+            "{why}: {}",
+            e.notes.join("\n")
+        );
+    }
+}

@@ -229,7 +229,8 @@ pub fn encode_args(
 /// z extent when it is not the kernel's own (SPLIT_K parts; 0 or 1: the kernel's grid).
 /// `persistent`: the kernel loops over the tiles of its logical grid (x, y), which it takes as
 /// two more `int` parameters after the tensor maps; the launch has as many blocks as fit on the
-/// device at once, at most one per tile.
+/// device at once, at most one per tile. `cluster_x` above 1: the kernel is compiled with
+/// `__cluster_dims__(cluster_x, 1, 1)`, so the grid's x is rounded up to a multiple of it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchFacts {
     pub tensor_maps: Vec<TensorMapParam>,
@@ -237,6 +238,8 @@ pub struct LaunchFacts {
     pub grid_z: u32,
     #[serde(default)]
     pub persistent: bool,
+    #[serde(default)]
+    pub cluster_x: u32,
 }
 
 /// A launch ready to go: bound arguments with the tensor maps appended, and the device ranges
@@ -325,6 +328,15 @@ pub fn plan_launch(
             });
         }
         grid[2] = facts.grid_z;
+    }
+    if facts.cluster_x > 1 {
+        if facts.persistent {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: "a persistent kernel runs without clusters".into(),
+            });
+        }
+        grid[0] = grid[0].div_ceil(facts.cluster_x) * facts.cluster_x;
     }
     let mut logical = None;
     if facts.persistent {

@@ -229,6 +229,7 @@ fn plan_appends_maps_zeroes_outputs_and_sets_grid_z() {
         zero_before_launch: vec![2],
         grid_z: 4,
         persistent: false,
+        cluster_x: 1,
     };
     let LaunchPlan {
         maps,
@@ -317,6 +318,27 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     };
     let p = plan_launch(&persistent, &k, &bound, &args).unwrap();
     assert_eq!((p.grid, p.logical), ([8, 1, 1], Some([4, 2])));
+    // Clusters of 2 along x: the grid's x rounded up to whole clusters (4 stays 4, 5 goes to
+    // 6), y and z untouched; never with the persistent schedule.
+    let cluster = LaunchFacts {
+        cluster_x: 2,
+        ..facts.clone()
+    };
+    assert_eq!(
+        plan_launch(&cluster, &k, &bound, &args).unwrap().grid,
+        [4, 2, 1]
+    );
+    let mut b5 = bound.clone();
+    b5.grid[0] = 5;
+    assert_eq!(
+        plan_launch(&cluster, &k, &b5, &args).unwrap().grid,
+        [6, 2, 1]
+    );
+    let both = LaunchFacts {
+        persistent: true,
+        ..cluster.clone()
+    };
+    assert!(plan_launch(&both, &k, &bound, &args).is_err());
     // ... and only over a 2-D grid.
     let mut b3 = bound.clone();
     b3.grid[2] = 2;

@@ -76,6 +76,7 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
         zero_before_launch: e.zero_before_launch.clone(),
         grid_z: e.grid_z,
         persistent: e.persistent,
+        cluster_x: e.cluster,
     }
 }
 

@@ -26,6 +26,7 @@ struct AccLayout {
   static constexpr int C = BN;
   static constexpr int N = TM * TN;
   static constexpr int VEC = 4;
+  static constexpr bool SEPARABLE = true;  // see ph::Separable
   static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile in 4 x 4 blocks");
   static_assert(LM * TM == WM && LN * TN == WN && LM * LN == 32, "a warp tile is 32 thread tiles");
   // Branch-free: see sm80::AccLayout::coord.

@@ -213,6 +213,43 @@ PH_GEMM_DEV void tma_load_2d(u32 dst, const void* tmap, int c0, int c1, u32 bar)
       "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
+/// The multicast form (a thread block cluster): the box lands at the same shared-memory offset
+/// `dst` in every block of the cluster named in `mask` (bit r: the block of rank r), and its
+/// bytes complete on the barrier at offset `bar` of each of them.
+PH_GEMM_DEV void tma_load_2d_multicast(u32 dst, const void* tmap, int c0, int c1, u32 bar,
+                                       unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+// ---- thread block clusters (sm_90) ------------------------------------------------------------
+
+/// This block's rank in its cluster.
+PH_GEMM_DEV u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Every thread of every block of the cluster arrives, then waits for all the others: the
+/// cluster-wide __syncthreads (release/acquire: shared-memory writes and barrier arrives before
+/// it are visible to every block of the cluster after it).
+PH_GEMM_DEV void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+/// Arrives on the barrier at shared-memory offset `bar` of the cluster's block of rank `rank`
+/// (this block's own included). The default semantics (release at CTA scope), as for a local
+/// arrive: what the arrive publishes is that this warp's MMAs are done reading a slot, which
+/// `wgmma_wait` already established. `.release.cluster` would put a GPU-wide memory barrier
+/// (MEMBAR.ALL.GPU) before every arrive, which halved the speed of the clustered main loop.
+PH_GEMM_DEV void mbar_arrive_cluster(u32 bar, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
 /// Orders this thread's earlier generic-proxy accesses of shared memory before later
 /// async-proxy ones (the copy engine's writes, wgmma's reads) once a barrier has joined them.
 PH_GEMM_DEV void fence_proxy_async() {

@@ -27,6 +27,19 @@ PH_GEMM_HD inline void swizzle_block(int bx, int by, int grid_m, int grid_n, int
   *pn = in_group / rows;
 }
 
+/// `swizzle_block` for a grid of thread block clusters of `cluster` blocks along x: the
+/// clusters are swizzled as whole units (`grid_x / cluster` of them along M, GROUP_M counted in
+/// M tiles), and the blocks of a cluster take consecutive M tiles of the same N tile, so they
+/// share their B tile. `grid_x` is a multiple of `cluster`; a bijection on the grid.
+PH_GEMM_HD inline void cluster_swizzle_block(int bx, int by, int grid_x, int grid_n, int group_m,
+                                             int cluster, int* pm, int* pn) {
+  int cm, cn;
+  const int g = group_m / cluster > 1 ? group_m / cluster : 1;
+  swizzle_block(bx / cluster, by, grid_x / cluster, grid_n, g, &cm, &cn);
+  *pm = cm * cluster + bx % cluster;
+  *pn = cn;
+}
+
 /// The k range block `z` of `split_k` covers when [k_lo, k_hi) is split into whole `tile_k`
 /// steps as evenly as possible: every part starts on a tile boundary of the unsplit loop, so the
 /// parts' iterations together are exactly the unsplit loop's. An empty part has kb == ke.

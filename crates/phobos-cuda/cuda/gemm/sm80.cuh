@@ -24,6 +24,7 @@ struct AccLayout {
   static constexpr int C = BN;
   static constexpr int N = MI * NI * 4;
   static constexpr int VEC = 2;
+  static constexpr bool SEPARABLE = true;  // see ph::Separable
   static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16 x 16");
   // Branch-free so that, with i a compile-time constant in an unrolled loop, the tid-dependent
   // part is computed once and each register costs one add per coordinate.

@@ -2,6 +2,8 @@
 // operands from shared memory, fed by 2-D TMA bulk tensor copies with 128-byte swizzle that
 // complete on mbarriers, STAGES deep. One to four consumer warpgroups; the copies are issued
 // either by thread 0 between its own MMAs or by a dedicated producer warp (PRODUCER_WARP).
+// With CLUSTER = 2, two blocks of a thread block cluster on neighbouring M tiles share their
+// B tile: each copies half of it from global memory, multicast into both blocks.
 // Ragged M/N/K edges are the tensor maps' zero fill; the epilogue masks the store of C.
 #pragma once
 #include "gemm/ptx.cuh"
@@ -36,6 +38,7 @@ struct AccLayout {
   static constexpr int C = BN;
   static constexpr int N = MI * WGN / 2;
   static constexpr int VEC = 2;
+  static constexpr bool SEPARABLE = true;  // see ph::Separable
   static_assert(WGM % 64 == 0, "a warpgroup's rows are whole m64 wgmma tiles");
   static_assert(WGN % 16 == 0 && WGN <= 256, "wgmma N");
   // Branch-free: see sm80::AccLayout::coord.
@@ -73,8 +76,14 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///                 (N-major, 16-bit types only)
 ///   PRODUCER_WARP one extra warp (threads = 128 * WG_M * WG_N + 32) issues all copies; else
 ///                 thread 0 issues them between its MMAs (threads = 128 * WG_M * WG_N)
+///   CLUSTER       1, or 2: the kernel is compiled with __cluster_dims__(2, 1, 1) and the two
+///                 blocks of a cluster run the loop on the same B tile and k range (different
+///                 M tiles). Each block copies half of every B stage with a multicast copy
+///                 that lands in both; a stage's slot is free again once the consumers of both
+///                 blocks released it. L2 traffic per block drops from (BM + BN) to
+///                 (BM + BN / 2) rows a k step. The B box is BN / 2 rows when B is K-major.
 template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
-          bool B_KMAJOR, bool PRODUCER_WARP>
+          bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   static constexpr int CONSUMERS = WG_M * WG_N * 128;
@@ -107,12 +116,21 @@ struct MainLoop {
   static_assert(B_KMAJOR || WGN % KB == 0, "N-major B is read in 64-column slabs per warpgroup");
   static_assert(STAGES >= 2 && STAGES <= 8, "STAGES in 2..8");
   static_assert(WG_M * WG_N >= 1 && WG_M * WG_N <= 4, "1..4 consumer warpgroups");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  // Thread 0 issuing between its MMAs would wait for the other block's consumers every k step,
+  // holding back its own warpgroup's MMAs (0.64x the speed on an H200): clusters take the
+  // producer warp.
+  static_assert(CLUSTER == 1 || PRODUCER_WARP, "CLUSTER needs the producer warp");
+  static_assert(!B_KMAJOR || (BN / CLUSTER) % 8 == 0,
+                "a K-major B box of BN / CLUSTER rows is whole 8-row swizzle atoms");
+  static_assert(B_KMAJOR || (BN / KB) % CLUSTER == 0,
+                "the N-major B slabs split evenly among the cluster's blocks");
 
   // Box shapes (elements, innermost first) the host must encode, per operand.
   static constexpr int A_BOX0 = KB;
   static constexpr int A_BOX1 = A_KMAJOR ? BM : BK;
   static constexpr int B_BOX0 = KB;
-  static constexpr int B_BOX1 = B_KMAJOR ? BN : BK;
+  static constexpr int B_BOX1 = B_KMAJOR ? BN / CLUSTER : BK;
 
   PH_GEMM_DEV static void produce(u32 stage, u32 bar, const void* tmA, const void* tmB, int m0,
                                   int n0, int k) {
@@ -125,12 +143,39 @@ struct MainLoop {
       for (int s = 0; s < BM / KB; ++s) tma_load_2d(stage + s * (BK * 128), tmA, m0 + s * KB, k, bar);
     }
     const u32 sb = stage + A_BYTES;
-    if (B_KMAJOR) {
+    if (CLUSTER > 1) {
+      // This block's share of B, into the same offsets of every block of the cluster.
+      const int rank = (int)cluster_rank();
+      const unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
+      if (B_KMAJOR) {
+        constexpr int ROWS = BN / CLUSTER;
+#pragma unroll
+        for (int s = 0; s < BK / KB; ++s)
+          tma_load_2d_multicast(sb + s * (BN * 128) + rank * (ROWS * 128), tmB, k + s * KB,
+                                n0 + rank * ROWS, bar, all);
+      } else {
+#pragma unroll
+        for (int s = 0; s < BN / KB; ++s)
+          if (s % CLUSTER == rank)
+            tma_load_2d_multicast(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar, all);
+      }
+    } else if (B_KMAJOR) {
 #pragma unroll
       for (int s = 0; s < BK / KB; ++s) tma_load_2d(sb + s * (BN * 128), tmB, k + s * KB, n0, bar);
     } else {
 #pragma unroll
       for (int s = 0; s < BN / KB; ++s) tma_load_2d(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar);
+    }
+  }
+
+  /// A consumer warp's lane 0 hands a slot back: to its own block, or under CLUSTER to every
+  /// block of the cluster (each block's copies write into all of them).
+  PH_GEMM_DEV static void release(u32 empty) {
+    if (CLUSTER == 1) {
+      mbar_arrive(empty);
+    } else {
+#pragma unroll
+      for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty, (u32)r);
     }
   }
 
@@ -188,8 +233,11 @@ struct MainLoop {
   template <class Acc, class OA, class OB>
   PH_GEMM_DEV static void run(Acc& acc, const OA& A, const OB& B, const TmaDesc* tmA,
                               const TmaDesc* tmB, int k0, int k1, unsigned char* smem) {
-    if (!A.ok || !B.ok) return;  // uniform
-    run_raw(acc, smem, tmA, tmB, A.mn0, B.mn0, k0, k1);
+    if (!A.ok || !B.ok) return;  // uniform (under CLUSTER: literal true, see the code generator)
+    // A cluster's block past the last M tile (the grid is rounded up to whole clusters) still
+    // shares the copies and barriers of B; it reads a real A tile and its C store is masked.
+    const int m0 = CLUSTER > 1 && A.mn0 >= A.mn_dim ? 0 : A.mn0;
+    run_raw(acc, smem, tmA, tmB, m0, B.mn0, k0, k1);
   }
 
   template <class Acc>
@@ -209,12 +257,18 @@ struct MainLoop {
       tma_prefetch_desc(tmB);
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
-        mbar_init(full0 + 8 * s, 1);                // the producer's arrive; bytes do the rest
-        mbar_init(empty0 + 8 * s, CONSUMER_WARPS);  // one arrive per consumer warp
+        mbar_init(full0 + 8 * s, 1);  // the producer's arrive; bytes do the rest
+        // One arrive per consumer warp of each block of the cluster.
+        mbar_init(empty0 + 8 * s, CONSUMER_WARPS * CLUSTER);
       }
       fence_mbar_init();
     }
-    __syncthreads();
+    // Under CLUSTER the other block's copies and arrives target these barriers: they must be
+    // initialized cluster-wide before anyone copies.
+    if (CLUSTER > 1)
+      cluster_sync();
+    else
+      __syncthreads();
 
     if (PRODUCER_WARP && tid >= CONSUMERS) {
       if (tid == CONSUMERS) {
@@ -247,7 +301,7 @@ struct MainLoop {
         mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
         if (t > 0) {
           const int ps = (t - 1) % STAGES;
-          if (lane == 0) mbar_arrive(empty0 + 8 * ps);
+          if (lane == 0) release(empty0 + 8 * ps);
           if (!PRODUCER_WARP && tid == 0 && t - 1 + STAGES < KT) {
             mbar_wait(empty0 + 8 * ps, ((t - 1) / STAGES) & 1);
             produce(base + ps * STAGE_BYTES, full0 + 8 * ps, tmA, tmB, m0, n0,
@@ -259,8 +313,12 @@ struct MainLoop {
       wgmma_wait<0>();
       fence_acc(acc);
     }
-    // Every tile that was copied was also waited for, so no copy is in flight past this point.
-    __syncthreads();
+    // Every tile that was copied was also waited for, so no copy is in flight past this point;
+    // under CLUSTER, neither is an arrive of the other block on these barriers after this.
+    if (CLUSTER > 1)
+      cluster_sync();
+    else
+      __syncthreads();
     if (tid == 0) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
@@ -284,6 +342,7 @@ struct MainLoop {
   /// Called by all threads before the first tile.
   PH_GEMM_DEV static void persistent_begin(void* smem, const void* tmA, const void* tmB) {
     static_assert(PRODUCER_WARP, "the persistent schedule needs the producer warp");
+    static_assert(CLUSTER == 1, "the persistent schedule runs without clusters");
     const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
     const u32 full0 = base + STAGES * STAGE_BYTES;
     const u32 empty0 = full0 + 8 * STAGES;

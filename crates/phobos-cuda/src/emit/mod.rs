@@ -136,7 +136,15 @@ fn emit_with(
     if em.plan.persistent {
         return em.persistent_body();
     }
-    if em.plan.group_m > 1 {
+    if em.plan.cluster > 1 {
+        // CLUSTER: the blocks of a cluster (consecutive x) take neighbouring M tiles of one N
+        // tile; whole clusters are GROUP_M-swizzled.
+        em.headers.insert(SCHED_HEADER);
+        em.line(format!(
+            "int {BX}, {BY}; ph::gemm::cluster_swizzle_block((int)blockIdx.x, (int)blockIdx.y, (int)gridDim.x, (int)gridDim.y, {}, {}, &{BX}, &{BY});",
+            em.plan.group_m, em.plan.cluster
+        ));
+    } else if em.plan.group_m > 1 {
         // GROUP_M: the block's (M tile, N tile) indices in swizzled order, read wherever the
         // kernel reads ctx.block.x/y (a bijection of the grid: blocks never communicate).
         em.headers.insert(SCHED_HEADER);
@@ -199,12 +207,13 @@ impl<'k> Emitter<'k> {
         self.scratch_bytes > 0 || self.lines.iter().any(|l| l.contains("__syncthreads"))
     }
 
-    /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, or the persistent
-    /// tile loop), else `None`.
+    /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, CLUSTER, or the
+    /// persistent tile loop), else `None`.
     pub(crate) fn remapped_block(&self, axis: u8) -> Option<&'static str> {
+        let remapped = self.plan.group_m > 1 || self.plan.persistent || self.plan.cluster > 1;
         match axis {
-            0 if self.plan.group_m > 1 || self.plan.persistent => Some(BX),
-            1 if self.plan.group_m > 1 || self.plan.persistent => Some(BY),
+            0 if remapped => Some(BX),
+            1 if remapped => Some(BY),
             _ => None,
         }
     }
@@ -337,8 +346,12 @@ impl<'k> Emitter<'k> {
             Some(m) => format!("{}, {m}", k.launch.threads),
             None => k.launch.threads.to_string(),
         };
+        let cluster = match self.plan.cluster {
+            n if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
+            _ => String::new(),
+        };
         format!(
-            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",
+            "extern \"C\" __global__ void {cluster}__launch_bounds__({bounds}) {}({})",
             self.names.kernel,
             params.join(", ")
         )
@@ -437,6 +450,7 @@ impl<'k> Emitter<'k> {
             zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
             persistent: self.plan.persistent,
+            cluster: self.plan.cluster,
         })
     }
 }

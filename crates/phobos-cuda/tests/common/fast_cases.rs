@@ -56,6 +56,14 @@ fn specs() -> Vec<Spec> {
         // against the interpreter.
         Spec { label: "sm90 f16 128x256x64 s4 persistent -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "::run_persistent(", interp: false },
         Spec { label: "sm90 bf16 128x256x64 s4 persistent -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", SCHEDULE in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: "::run_persistent(", interp: true },
+        // Clusters of two blocks sharing B (CLUSTER=2): odd M tile counts (9, 3, 5), so the
+        // grid's x is rounded up and the last cluster's second block has no tile; N-major B
+        // (slabs split between the blocks) and K-major B (rows split); a producer warp issuing
+        // (clusters need it).
+        Spec { label: "sm90 f16 128x256x64 s4 CLUSTER=2 GROUP_M=8 -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], CLUSTER in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [1100, 520, 336], expect: "__cluster_dims__(2, 1, 1)", interp: false },
+        Spec { label: "sm90 bf16 128x256x64 s4 producer warp CLUSTER=2 -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", CLUSTER in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: ", true, false, true, 2>::run(", interp: true },
+        Spec { label: "sm90 e4m3 128x256x128 s4 dot_t CLUSTER=2", text: gemm_t_text(&at(128, 256, 128, 4, ", CLUSTER in [2]")).replace("@launch(256)", "@launch(288)"), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: RAGGED, expect: ", true, true, true, 2>::run(", interp: false },
+        Spec { label: "sm90 tf32 128x128x32 s3 dot_t CLUSTER=2 GROUP_M=4", text: gemm_t_text(&at(128, 128, 32, 3, ", GROUP_M in [4], CLUSTER in [2]")).replace("@launch(256)", "@launch(288)"), types: "TA=tf32,TB=tf32,TC=f32", dims: RAGGED, expect: "cluster_swizzle_block(", interp: false },
         // Unaligned problems fall back (N = 45: no 16-byte rows of B).
         Spec { label: "f16 128x256x64 N = 45 falls back to FFMA (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "ph::FfmaGemm<", interp: true },
     ]

@@ -12,7 +12,7 @@ fn extent(d: Dim) -> Extent {
     }
 }
 
-/// `Emitted::tma`, `zero_before_launch`, `grid_z` and `persistent` as `LaunchFacts`.
+/// `Emitted::tma`, `zero_before_launch`, `grid_z`, `persistent` and `cluster` as `LaunchFacts`.
 pub fn launch_facts(e: &Emitted) -> LaunchFacts {
     LaunchFacts {
         tensor_maps: e
@@ -35,5 +35,6 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
         zero_before_launch: e.zero_before_launch.clone(),
         grid_z: e.grid_z,
         persistent: e.persistent,
+        cluster_x: e.cluster,
     }
 }
