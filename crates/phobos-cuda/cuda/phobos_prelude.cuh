@@ -198,7 +198,7 @@ template <class L> __device__ __forceinline__ bool in_tile(int r, int c) { retur
 
 // Layouts whose coordinates split as coord(tid, i) = coord(tid, 0) + coord(0, i), with every
 // register of a thread that has registers inside the tile, say `static constexpr bool SEPARABLE
-// = true` (the GEMM accumulator layouts). A full-tile store then computes one address per thread
+// = true` (the wgmma and mma.sync accumulator layouts). A full-tile store then computes one address per thread
 // and adds each register's offset, a compile-time constant, instead of an address per register.
 template <class T> struct VoidOf { typedef void type; };
 template <class L, class = void> struct Separable { static constexpr bool value = false; };

@@ -26,7 +26,9 @@ struct AccLayout {
   static constexpr int C = BN;
   static constexpr int N = TM * TN;
   static constexpr int VEC = 4;
-  static constexpr bool SEPARABLE = true;  // see ph::Separable
+  // Not SEPARABLE (ph::Separable): with that store ptxas held sgemm's 64x128x16 point at 128
+  // registers and spilled 12 bytes, and the FFMA loop's store is a small part of its time (its
+  // fp32 figures did not move, bench/NOTES.md v7).
   static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile in 4 x 4 blocks");
   static_assert(LM * TM == WM && LN * TN == WN && LM * LN == 32, "a warp tile is 32 thread tiles");
   // Branch-free: see sm80::AccLayout::coord.
