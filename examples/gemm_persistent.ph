@@ -6,7 +6,7 @@
 // shares each B stage through multicast copies ("clusters"). All compute the same C: the body
 // is the per-tile program either way, and the interpreter runs it once per tile. The
 // persistent schedule runs without clusters: its CLUSTER=2 point is its CLUSTER=1 code (the
-// notes of `phobos emit` say so), which the tuner times twice.
+// notes of `phobos emit` say so), which the tuner finds to be the same binary and times once.
 //
 // Element types are chosen by the host (`--types "TA=bf16,TB=bf16,TC=bf16"`); the persistent
 // schedule needs the wgmma path (sm_90a, 16-byte aligned leading dims; `phobos emit --dims`
