@@ -10,7 +10,7 @@ use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Layout and declaration decisions for one kernel.
 pub struct Plan {
@@ -193,17 +193,8 @@ pub fn persistent_blocker(
     gemms: &[(GemmMatch, MainLoop)],
     split_k: bool,
 ) -> Option<&'static str> {
-    let [(_, ml)] = gemms else {
-        return Some("it needs exactly one recognized GEMM loop");
-    };
-    let MainLoop::Fast(f) = ml else {
-        return Some("it needs the wgmma main loop");
-    };
-    if f.plan.strategy != Strategy::Sm90 {
-        return Some("it needs the wgmma main loop (sm_90a, aligned operands)");
-    }
-    if f.plan.threads % 128 != 32 {
-        return Some("it needs a producer warp: @launch(128 * warpgroups + 32)");
+    if let Err(why) = one_gemm_with_producer_warp(gemms) {
+        return Some(why);
     }
     if split_k {
         return Some("SPLIT_K uses the grid's z axis");
@@ -227,20 +218,12 @@ pub fn cluster_blocker(
     split_k: bool,
     persistent: bool,
 ) -> Option<&'static str> {
-    let [(m, ml)] = gemms else {
-        return Some("it needs exactly one recognized GEMM loop");
+    // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
+    // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
+    let m = match one_gemm_with_producer_warp(gemms) {
+        Ok(m) => m,
+        Err(why) => return Some(why),
     };
-    let MainLoop::Fast(f) = ml else {
-        return Some("it needs the wgmma main loop");
-    };
-    if f.plan.strategy != Strategy::Sm90 {
-        return Some("it needs the wgmma main loop (sm_90a, aligned operands)");
-    }
-    if f.plan.threads % 128 != 32 {
-        // Measured on an H200 (bench/NOTES.md, v6): with thread 0 issuing the copies between
-        // its MMAs, its warpgroup waits for the other block every k step, at 0.64x the speed.
-        return Some("it needs a producer warp: @launch(128 * warpgroups + 32)");
-    }
     if persistent {
         return Some("SCHEDULE=2 loops over tiles one block at a time");
     }
@@ -260,33 +243,51 @@ pub fn cluster_blocker(
         return Some("the kernel reads ctx.grid.x");
     }
     let by_x = block_x_locals(&k.body);
-    let depends = |e: &Expr| {
-        crate::visit::any_expr(e, &mut |x| match &x.kind {
-            ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
-            ExprKind::Local(l) => by_x.contains(l),
-            _ => false,
-        })
-    };
-    if depends(&m.b.mn_start) || depends(&m.k_start) || depends(&m.k_end) {
+    if [&m.b.mn_start, &m.k_start, &m.k_end]
+        .into_iter()
+        .any(|e| reads_block_x(e, &by_x))
+    {
         return Some("B's tile or the k range depends on ctx.block.x");
     }
     None
 }
 
+/// The one recognized GEMM of the kernel when it runs on the wgmma main loop with a producer
+/// warp (what both the persistent schedule and clusters build on), else why not.
+fn one_gemm_with_producer_warp(
+    gemms: &[(GemmMatch, MainLoop)],
+) -> Result<&GemmMatch, &'static str> {
+    let [(m, ml)] = gemms else {
+        return Err("it needs exactly one recognized GEMM loop");
+    };
+    let MainLoop::Fast(f) = ml else {
+        return Err("it needs the wgmma main loop");
+    };
+    if f.plan.strategy != Strategy::Sm90 {
+        return Err("it needs the wgmma main loop (sm_90a, aligned operands)");
+    }
+    if f.plan.threads % 128 != 32 {
+        return Err("it needs a producer warp: @launch(128 * warpgroups + 32)");
+    }
+    Ok(m)
+}
+
+/// True when `e` reads `ctx.block.x` or one of the locals in `by_x`.
+fn reads_block_x(e: &Expr, by_x: &BTreeSet<LocalId>) -> bool {
+    crate::visit::any_expr(e, &mut |x| match &x.kind {
+        ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
+        ExprKind::Local(l) => by_x.contains(l),
+        _ => false,
+    })
+}
+
 /// The locals whose value may depend on `ctx.block.x`: assigned from an expression that reads
 /// it or such a local, or assigned under a condition or loop bound that does (to a fixpoint).
-fn block_x_locals(body: &[Stmt]) -> std::collections::BTreeSet<LocalId> {
-    fn walk(stmts: &[Stmt], under: bool, set: &mut std::collections::BTreeSet<LocalId>) -> bool {
+fn block_x_locals(body: &[Stmt]) -> BTreeSet<LocalId> {
+    fn walk(stmts: &[Stmt], under: bool, set: &mut BTreeSet<LocalId>) -> bool {
         let mut grew = false;
         for s in stmts {
-            let tainted = |e: &Expr, set: &std::collections::BTreeSet<LocalId>| {
-                crate::visit::any_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
-                    ExprKind::Local(l) => set.contains(l),
-                    _ => false,
-                })
-            };
-            let own = stmt_exprs(s).into_iter().any(|e| tainted(e, set));
+            let own = stmt_exprs(s).into_iter().any(|e| reads_block_x(e, set));
             let target = match &s.kind {
                 StmtKind::Assign { local, .. } => Some(*local),
                 StmtKind::For { var, .. } => Some(*var),
@@ -303,7 +304,7 @@ fn block_x_locals(body: &[Stmt]) -> std::collections::BTreeSet<LocalId> {
         }
         grew
     }
-    let mut set = std::collections::BTreeSet::new();
+    let mut set = BTreeSet::new();
     while walk(body, false, &mut set) {}
     set
 }
