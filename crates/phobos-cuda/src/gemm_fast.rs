@@ -103,11 +103,10 @@ pub struct GemmPlan {
     /// sm90 with a producer warp: the block loops over tiles and the call is `run_persistent`
     /// (set by the kernel's plan, which decides whether the whole kernel can loop).
     pub persistent: bool,
-    /// sm90: blocks of a thread block cluster sharing B (1: none; see [`GemmPlan::apply_cluster`]).
-    pub cluster: u32,
     /// sm90: the tensor maps of A and B the host encodes per launch.
     pub tma: Option<(TmaSpec, TmaSpec)>,
-    /// sm90: the main loop's configuration (what `mainloop` spells).
+    /// sm90: the main loop's configuration (what `mainloop` spells; its `cluster` is set by
+    /// [`GemmPlan::apply_cluster`]).
     pub sm90: Option<Box<Sm90Cfg>>,
 }
 
@@ -300,7 +299,6 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
-        cluster: 1,
         tma: Some((ta, tb)),
         sm90: Some(Box::new(c)),
     })
@@ -383,7 +381,6 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
-        cluster: 1,
         tma: None,
         sm90: None,
     })
@@ -461,7 +458,6 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         group_m: 1,
         split_k: 1,
         persistent: false,
-        cluster: 1,
         tma: None,
         sm90: None,
     })
@@ -491,7 +487,6 @@ impl GemmPlan {
                 b.box_dim[1] = c.bn / n;
             }
         }
-        self.cluster = n;
         Ok(())
     }
 
