@@ -20,7 +20,7 @@ case $dtype in
   bf16) ph=bf16 ;;
   *) echo "profile.sh: DTYPE is fp16 or bf16" >&2; exit 2 ;;
 esac
-points=${POINTS:-"examples/gemm_fast.ph|TILE_M=128 TILE_N=256 TILE_K=64 STAGES=4 GROUP_M=8;examples/gemm_persistent.ph|SCHEDULE=1;examples/gemm_persistent.ph|SCHEDULE=2"}
+points=${POINTS:-"examples/gemm_fast.ph|TILE_M=128 TILE_N=256 TILE_K=64 STAGES=4 GROUP_M=8;examples/gemm_persistent.ph|STAGES=4 SCHEDULE=1;examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2"}
 bin=.gpu-bundle/bin
 [[ -x $bin/phobos ]] || { echo "profile.sh: no $bin/phobos; run scripts/gpu-bundle.sh" >&2; exit 2; }
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -1,8 +1,9 @@
 // C = A B on the fast main loops: the block tiles, pipeline depths and GROUP_M swizzles that
-// ran fastest on an H200 (f16/bf16 128x256x64 with 4 stages: 0.87-0.95 of cuBLAS, 4096^3-8192^3;
-// 128x128x64 with 3 stages, the default, for TF32 and for small problems), 256 threads (two
-// consumer warpgroups of the wgmma main loop; @launch(288) adds a producer warp, which
-// examples/gemm_persistent.ph uses for its persistent schedule and clusters).
+// ran fastest on an H200 (f16/bf16 128x256x64 with 4 stages; tf32 128x256x32 with 4 stages:
+// 0.94-0.98 of cuBLAS, bench/NOTES.md v8; 128x128x64 with 3 stages, the default, for small
+// problems), 256 threads (two consumer warpgroups of the wgmma main loop; @launch(288) adds a
+// producer warp, which examples/gemm_persistent.ph uses for its persistent schedule and
+// clusters).
 //
 // Element types are chosen by the host (`--types "TA=bf16,TB=bf16,TC=f32"`); the dot
 // accumulates in f32 and C takes one conversion at the store. The code generator recognizes

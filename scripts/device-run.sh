@@ -8,6 +8,7 @@
 #   seed   bench/seed_runs.sh     the seeds' tuning runs (ONLY=... as that script documents)
 #   gemm   bench/gemm.sh          the GEMM benchmark table against cuBLAS and Triton
 #   profile bench/profile.sh      hardware counters of the GEMM winners and of cuBLAS
+#   stalls bench/stalls.sh        where the warps of a GEMM winner and of cuBLAS wait, per instruction
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
 # The device returns at most 8 files from $OUT, so the logs are packed into $OUT/logs.tgz and
@@ -31,13 +32,14 @@ for part in "$@"; do
     seed) OUT=$work/seed bash bench/seed_runs.sh; r=$?; cp "$work/seed/summary.txt" "$final/seed.txt" ;;
     gemm) OUT=$work/gemm bash bench/gemm.sh; r=$?; cp "$work/gemm/gemm_table.txt" "$final/gemm.txt" ;;
     profile) OUT=$work/profile bash bench/profile.sh; r=$?; cp "$work/profile/profile.txt" "$final/profile.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile)" >&2; r=2 ;;
+    stalls) OUT=$work/stalls bash bench/stalls.sh; r=$?; cp "$work/stalls/stalls.txt" "$final/stalls.txt" ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.
-  tar czf "$final/logs.tgz" --exclude='*.bin' -C "$work" .
+  tar czf "$final/logs.tgz" --exclude='*.bin' --exclude='*.ncu-rep' -C "$work" .
 done
 kill "$smi" 2>/dev/null
-tar czf "$final/logs.tgz" --exclude='*.bin' -C "$work" .
+tar czf "$final/logs.tgz" --exclude='*.bin' --exclude='*.ncu-rep' -C "$work" .
 ls -la "$final"
 exit "$rc"

@@ -148,6 +148,32 @@ fn json_schema_of_an_interpreter_search() {
 }
 
 #[test]
+fn a_where_false_at_the_point_prunes_it() {
+    // `@where(B != 32)` folds at the point: B=32 is pruned, like a `@where` false for the
+    // problem, not reported as a failed compile.
+    let s = Scratch::new("where_const");
+    let r = kbench(
+        &s,
+        &[
+            &data("where_const.ph"),
+            "--dims",
+            "N=128",
+            "--backend",
+            "interp",
+            "--report",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("  pruned B=32: violates @where(B != 32)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("compile-failed"), "{}", r.stderr);
+    assert!(!r.stdout.contains("compile-failed"), "{}", r.stdout);
+}
+
+#[test]
 fn text_output_has_space_lines_winner_and_summary() {
     let s = Scratch::new("text");
     let r = kbench(

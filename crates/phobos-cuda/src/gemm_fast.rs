@@ -24,7 +24,7 @@ pub use tma::{TmaOperand, TmaSpec};
 /// The headers of the strategies, as NVRTC named headers: (include name, text). The generated
 /// source includes `gemm/sm90.cuh`, `gemm/sm80.cuh`, `gemm/ffma.cuh` and `gemm/sched.cuh` by
 /// these names; they include each other by the same names.
-pub fn headers() -> [(&'static str, &'static str); 7] {
+pub fn headers() -> [(&'static str, &'static str); 8] {
     [
         ("gemm/ptx.cuh", include_str!("../cuda/gemm/ptx.cuh")),
         (
@@ -32,6 +32,10 @@ pub fn headers() -> [(&'static str, &'static str); 7] {
             include_str!("../cuda/gemm/wgmma_ops.cuh"),
         ),
         ("gemm/sm90.cuh", include_str!("../cuda/gemm/sm90.cuh")),
+        (
+            "gemm/store_tma.cuh",
+            include_str!("../cuda/gemm/store_tma.cuh"),
+        ),
         ("gemm/sm80.cuh", include_str!("../cuda/gemm/sm80.cuh")),
         ("gemm/ffma.cuh", include_str!("../cuda/gemm/ffma.cuh")),
         ("gemm/sched.cuh", include_str!("../cuda/gemm/sched.cuh")),

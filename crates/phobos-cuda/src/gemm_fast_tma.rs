@@ -12,6 +12,8 @@ pub enum TmaOperand {
     A,
     /// B, `[K, N]` logically.
     B,
+    /// C, `[M, N]` row-major: the epilogue's TMA stores (`gemm/store_tma.cuh`).
+    C,
 }
 
 /// `CUtensorMapDataType` values the maps use (numeric values of the CUDA 12/13 enum).
@@ -97,6 +99,13 @@ impl TmaSpec {
         })
     }
 
+    /// The map of a row-major C that `ph::gemm::sm90::store_tile_tma` stores through: boxes one
+    /// 128-byte swizzle line wide and 64 rows (one m64 wgmma tile) long. `k_major` here means
+    /// that the box's lines run along C's contiguous axis (N).
+    pub fn store_c(dtype: DType) -> Option<TmaSpec> {
+        TmaSpec::new(TmaOperand::C, dtype, true, 64)
+    }
+
     /// Bytes one box brings into shared memory.
     pub fn box_bytes(&self) -> u32 {
         self.box_dim[0] * self.box_dim[1] * self.elem_bytes
@@ -110,7 +119,11 @@ impl fmt::Display for TmaSpec {
             "{:?}: {:?}, inner={}, box={}x{}, swizzle 128B, oob zero",
             self.operand,
             self.data_type,
-            if self.k_major { "K" } else { "MN" },
+            match (self.operand, self.k_major) {
+                (TmaOperand::C, _) => "N",
+                (_, true) => "K",
+                (_, false) => "MN",
+            },
             self.box_dim[0],
             self.box_dim[1]
         )
@@ -145,5 +158,17 @@ mod tests {
         let s = TmaSpec::new(TmaOperand::B, DType::Tf32, true, 256).unwrap();
         assert_eq!((s.data_type as u32, s.box_dim), (7, [32, 256]));
         assert!(TmaSpec::new(TmaOperand::A, DType::I8, true, 64).is_none());
+    }
+
+    #[test]
+    fn c_store_boxes_are_one_line_by_64_rows() {
+        let s = TmaSpec::store_c(DType::F16).unwrap();
+        assert_eq!(
+            (s.operand, s.box_dim, s.swizzle),
+            (TmaOperand::C, [64, 64], 3)
+        );
+        assert_eq!(TmaSpec::store_c(DType::F32).unwrap().box_dim, [32, 64]);
+        assert_eq!(TmaSpec::store_c(DType::BF16).unwrap().box_bytes(), 8192);
+        assert!(TmaSpec::store_c(DType::I32).is_none());
     }
 }

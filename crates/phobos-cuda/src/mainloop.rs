@@ -229,7 +229,7 @@ fn operand_align(k: &Kernel, o: &GemmOperand) -> u32 {
 }
 
 /// The largest power of two (at most 16) known to divide the element stride of `axis`.
-fn stride_align(k: &Kernel, tensor: usize, axis: usize) -> u32 {
+pub(crate) fn stride_align(k: &Kernel, tensor: usize, axis: usize) -> u32 {
     let ParamKind::Tensor { dims, order, .. } = &k.params[tensor].kind else {
         return 1;
     };

@@ -5,6 +5,7 @@
 mod common;
 
 use common::fast::{aligned_dims, gemm_text, kernel_of};
+use phobos_cuda::gemm_fast::TmaOperand;
 use phobos_cuda::{emit, emit_for_arch, EmitOptions, Emitted};
 use phobos_ir::{DType, Dim};
 
@@ -38,7 +39,8 @@ fn gemm_typed_wgmma_f16() {
     assert!(e.source.contains(
         "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 1, 4, true, false, false>"
     ));
-    assert_eq!(e.tma.len(), 2);
+    // A, B, and C (the tile's store goes through shared memory and TMA).
+    assert_eq!(e.tma.len(), 3);
     insta::assert_snapshot!(render(&e));
 }
 
@@ -72,9 +74,13 @@ fn tensor_maps_describe_the_operands_in_memory_order() {
     assert_eq!((a.tensor, a.global_dim, a.line_stride), (0, [k, m], k));
     assert_eq!((b.tensor, b.global_dim, b.line_stride), (1, [n, k], n));
     assert_eq!((a.spec.box_dim, b.spec.box_dim), ([64, 128], [64, 64]));
+    // C [M, N] row-major, stored through TMA: N innermost.
+    let c = &e.tma[2];
+    assert_eq!((c.tensor, c.global_dim, c.line_stride), (2, [n, m], n));
     assert!(e.source.contains(
         "int K, int N, const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma0, \
-         const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1)"
+         const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1, \
+         const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma2)"
     ));
     // Encoded as a launch encodes them (M = 1000, K = 512, N = 392 at 0x1000 and 0x2000).
     let facts = common::launch::launch_facts(&e);
@@ -86,6 +92,12 @@ fn tensor_maps_describe_the_operands_in_memory_order() {
     );
     let args = phobos_gpu::encode_args(&facts.tensor_maps[1], "B", 0x2000, &dims).unwrap();
     assert_eq!((args.global_dim, args.global_strides), ([392, 512], [784]));
+    // f32 C: boxes of 32 columns (128 bytes) by 64 rows.
+    let args = phobos_gpu::encode_args(&facts.tensor_maps[2], "C", 0x3000, &dims).unwrap();
+    assert_eq!(
+        (args.global_dim, args.global_strides, args.box_dim),
+        ([392, 1000], [1568], [32, 64])
+    );
 }
 
 #[test]
@@ -311,7 +323,7 @@ fn the_persistent_schedule_loops_over_tiles() {
     assert!(e.persistent, "{}", e.notes.join("\n"));
     assert!(e.source.contains("::run_persistent(acc, "));
     assert!(e.source.contains(
-        "const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma1, int ph_gx, int ph_gy)"
+        "const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma2, int ph_gx, int ph_gy)"
     ));
     assert!(e
         .notes
@@ -355,6 +367,77 @@ fn the_persistent_schedule_loops_over_tiles() {
             e.notes
                 .iter()
                 .any(|n| n.starts_with("SCHEDULE=2 not applied") && n.contains(why)),
+            "{why}: {}",
+            e.notes.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_c_store_stages_through_shared_memory_and_tma() {
+    const POINT: &str =
+        "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [3], GROUP_M in [8], SCHEDULE in [2])";
+    let (k, src) = kernel_of(
+        &gemm_text(POINT, "@launch(288)"),
+        "TA=f16,TB=f16,TC=f16",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert!(e.persistent, "{}", e.notes.join("\n"));
+    // C [M, N] row-major: N innermost, boxes of 64 columns (128 bytes) by 64 rows.
+    let c = &e.tma[2];
+    let (m, n) = (Dim::Dyn(0), Dim::Dyn(2));
+    assert_eq!((c.tensor, c.global_dim, c.line_stride), (2, [n, m], n));
+    assert_eq!((c.spec.operand, c.spec.box_dim), (TmaOperand::C, [64, 64]));
+    // Staged past the main loop's 148528 bytes: the 128 x 256 f16 tile and 1024 of slack.
+    assert!(e.source.contains(
+        "ph::gemm::sm90::store_tile_tma<false, 1>(ph::Region<ph::f16>{C, ph::mul(pm, 128), ph::mul(pn, 256), M, N, N, 1, true}, acc, &ph_tma2, ph_smem + 148528);"
+    ), "{}", e.source);
+    assert_eq!(e.dynamic_smem_bytes, 148528 + 128 * 256 * 2 + 1024);
+    assert!(e.source.contains("#include \"gemm/store_tma.cuh\""));
+    insta::assert_snapshot!(render(&e));
+
+    // One block per tile: the issuing threads wait for the copies before the block exits.
+    let one = POINT.replace("SCHEDULE in [2]", "SCHEDULE in [1]");
+    let (k, src) = kernel_of(
+        &gemm_text(&one, "@launch(288)"),
+        "TA=f16,TB=f16,TC=bf16",
+        &aligned_dims(),
+    );
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    assert!(
+        e.source
+            .contains("ph::gemm::sm90::store_tile_tma<true, 1>("),
+        "{}",
+        e.source
+    );
+
+    // Where no staging buffer fits beside the stages without costing a block per
+    // multiprocessor, or the store adds: the register store, and the notes say why.
+    let cases = [
+        (
+            POINT.replace("SCHEDULE in [2]", "SPLIT_K in [2]"),
+            "TA=f16,TB=f16,TC=f32",
+            "SPLIT_K adds partial tiles",
+        ),
+        (
+            POINT.replace("TILE_N in [256]", "TILE_N in [128]"),
+            "TA=f16,TB=f16,TC=f16",
+            "or lower the blocks per multiprocessor",
+        ),
+    ];
+    for (point, types, why) in cases {
+        let (k, src) = kernel_of(&gemm_text(&point, "@launch(288)"), types, &aligned_dims());
+        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        assert!(!e.source.contains("store_tile_tma"), "{why}");
+        assert!(
+            e.tma.iter().all(|t| t.spec.operand != TmaOperand::C),
+            "{why}"
+        );
+        assert!(
+            e.notes
+                .iter()
+                .any(|n| n.starts_with("C store: registers to global memory") && n.contains(why)),
             "{why}: {}",
             e.notes.join("\n")
         );

@@ -148,7 +148,9 @@ fn tensor_core_loops_when_aligned_and_ffma_otherwise() {
         "{}",
         fast.source
     );
-    assert_eq!(fast.tma.len(), 2);
+    // A and B; and C, whose tile the kernel stores through shared memory and TMA.
+    assert_eq!(fast.tma.len(), 3);
+    assert!(fast.source.contains("ph::gemm::sm90::store_tile_tma<"));
     // For sm_80 the same kernel takes mma.sync.
     let sm80 = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 80).unwrap();
     assert!(

@@ -1,6 +1,6 @@
 //! The tuner's view of a checked `.ph` file: phobos-check behind the engine's `Frontend`.
 
-use phobos_check::{instantiate, KernelInfo, Module, Space, Variant};
+use phobos_check::{codes, instantiate, KernelInfo, Module, Space, Variant};
 use phobos_ir::{Kernel, Point};
 use phobos_syntax::{Diagnostic, SourceFile};
 use phobos_tune::{Failure, Frontend, Problem};
@@ -93,7 +93,27 @@ impl Frontend for CheckFrontend {
     }
 
     fn where_violation(&self, point: &Point, problem: &Problem) -> Result<Option<String>, Failure> {
-        let k = self.instantiate(point, problem)?;
+        let v = self.variant(point, problem)?;
+        let k = match instantiate(&self.module, self.info(), &v) {
+            Ok(k) => k,
+            Err(diags) => {
+                // A `@where` over the point's names alone that is false here (E0207): the
+                // point is pruned like one whose `@where` fails for the problem, not a
+                // failed compile.
+                let mut errors = diags.iter().filter(|d| d.is_error()).peekable();
+                let only_where = errors.peek().is_some()
+                    && errors.clone().all(|d| d.code == codes::WHERE_VIOLATED);
+                return match errors.next() {
+                    Some(d) if only_where => {
+                        let text = d.message.strip_prefix("this point ").unwrap_or(&d.message);
+                        Ok(Some(text.replace('`', "")))
+                    }
+                    _ => Err(self.diagnostics(&diags)),
+                };
+            }
+        };
+        let mut k = k;
+        phobos_cuda::specialize_alignment(&mut k, &problem.dims);
         phobos_check::eval_where(&k, &problem.dims).map_err(Failure::from_log)
     }
 

@@ -258,6 +258,37 @@ PH_GEMM_DEV void fence_proxy_async() {
 PH_GEMM_DEV void tma_prefetch_desc(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(tmap) : "memory");
 }
+/// A 2-D TMA store of one box from shared memory (`src`) to the tensor at element coordinates
+/// (c0 innermost, c1), in the issuing thread's current bulk async-group; the parts of the box
+/// outside the tensor are not written.
+PH_GEMM_DEV void tma_store_2d(const void* tmap, u32 src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(tmap),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+PH_GEMM_DEV void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until at most N of this thread's bulk async-groups still read their shared memory.
+template <int N>
+PH_GEMM_DEV void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/// Waits until at most N of this thread's bulk async-groups are incomplete (their writes to
+/// global memory done and visible).
+template <int N>
+PH_GEMM_DEV void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+/// Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads (a multiple of 32).
+PH_GEMM_DEV void named_bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+PH_GEMM_DEV void sts32(u32 addr, u32 v) { asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory"); }
+PH_GEMM_DEV void sts64(u32 addr, u32 a, u32 b) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(a), "r"(b) : "memory");
+}
+PH_GEMM_DEV void sts16(u32 addr, unsigned short v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
+}
 
 // ---- wgmma fences (sm_90a) --------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ struct alignas(64) TmaDesc {
 template <int BM, int BN, int WG_M, int WG_N, int THREADS_>
 struct AccLayout {
   static constexpr int CONSUMERS = WG_M * WG_N * 128;
+  static constexpr int WARPGROUPS_M = WG_M;  // warpgroup g is at (g % WG_M, g / WG_M)
   static constexpr int THREADS = THREADS_;  // the block: consumers, then any producer warp
   static_assert(THREADS >= CONSUMERS, "the consumer warpgroups are threads 0 .. CONSUMERS-1");
   static constexpr int WGM = BM / WG_M;
@@ -365,6 +366,9 @@ struct MainLoop {
     const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
     const u32 full0 = base + STAGES * STAGE_BYTES;
     const u32 empty0 = full0 + 8 * STAGES;
+    // A C store through TMA (store_tile_tma) may still be in flight: the thread that issued
+    // it waits for it to complete (a no-op without one).
+    if (threadIdx.x % 128 == 0) bulk_wait<0>();
     __syncthreads();
     if (threadIdx.x == 0) {
 #pragma unroll

@@ -25,6 +25,8 @@ pub(crate) type Result<T> = std::result::Result<T, EmitError>;
 
 /// The header of the grid-level GEMM knobs (GROUP_M swizzle, SPLIT_K range).
 pub(crate) const SCHED_HEADER: &str = "gemm/sched.cuh";
+/// The C store through shared memory and TMA.
+pub(crate) const STORE_TMA_HEADER: &str = "gemm/store_tma.cuh";
 /// The swizzled block indices under GROUP_M (`ctx.block.x`, `ctx.block.y`).
 pub(crate) const BX: &str = "ph_bx";
 pub(crate) const BY: &str = "ph_by";
@@ -55,6 +57,8 @@ pub(crate) struct Emitter<'k> {
     layouts_used: BTreeSet<Layout>,
     headers: BTreeSet<&'static str>,
     gemm_smem: u32,
+    /// Shared memory of the TMA C store's staging buffer, after the main loop's.
+    c_smem: u32,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -127,6 +131,7 @@ fn emit_with(
         layouts_used: BTreeSet::new(),
         headers: BTreeSet::new(),
         gemm_smem: 0,
+        c_smem: 0,
         notes: Vec::new(),
         path: Vec::new(),
         last_line: None,
@@ -365,7 +370,8 @@ impl<'k> Emitter<'k> {
             }
         }
         let scratch = self.scratch_bytes.div_ceil(16) * 16;
-        let gemm_region = self.gemm_smem.div_ceil(16) * 16;
+        // The main loop's stages, the C store's staging buffer, then the scratch area.
+        let gemm_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
         let smem = gemm_region + scratch;
         let mut out = Vec::new();
         out.push(format!(

@@ -44,9 +44,15 @@ impl<'k> Emitter<'k> {
                 index,
                 value,
             } => {
-                let split_store = self.path.len() == 1
-                    && self.plan.split.as_ref().map(|sk| sk.store) == Some(self.path[0].1);
-                if split_store {
+                let top = (self.path.len() == 1).then(|| self.path[0].1);
+                let split_store =
+                    top.is_some() && self.plan.split.as_ref().map(|sk| sk.store) == top;
+                let tma_store =
+                    top.is_some() && self.plan.tma_store.as_ref().map(|t| t.stmt) == top;
+                if tma_store {
+                    self.store_tile_tma(*tensor, index, value)?;
+                    self.pending.insert(*tensor);
+                } else if split_store {
                     self.atomic_add_tile(*tensor, index, value)?;
                     self.pending.insert(*tensor);
                 } else if value.ty.is_tile() {

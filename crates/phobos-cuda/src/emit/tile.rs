@@ -3,7 +3,7 @@
 
 use super::expr::{int_lit, reduce_op};
 use super::ops::{self, Code};
-use super::{Emitter, Result};
+use super::{Emitter, Result, STORE_TMA_HEADER};
 use crate::ctype;
 use crate::layout::{blocked, rc, Layout};
 use crate::mainloop::dot_ld;
@@ -244,6 +244,38 @@ impl<'k> Emitter<'k> {
         let (name, _) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         self.line(format!("ph::store_tile({region}, {name});"));
+        Ok(())
+    }
+
+    /// The epilogue store of a wgmma GEMM's tile through shared memory and TMA (the plan's
+    /// `tma_store`): staged past the main loop's shared memory. Outside the persistent schedule
+    /// the issuing threads wait for the copies to read it (the block exits next); in it, the
+    /// next tile's store or `persistent_end` does.
+    pub(crate) fn store_tile_tma(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<()> {
+        let Some(ts) = self.plan.tma_store.clone() else {
+            return self.store_tile(tensor, index, value);
+        };
+        // `C[..] = TC(acc)`: the store rounds the accumulator to C's type itself, once.
+        let (name, _) = match &value.kind {
+            ExprKind::Cast(inner) if matches!(inner.kind, ExprKind::Local(_)) => {
+                self.as_tile(inner)?
+            }
+            _ => self.as_tile(value)?,
+        };
+        let region = self.region(tensor, index, true)?;
+        let at = self.gemm_smem.div_ceil(16) * 16;
+        self.c_smem = ts.smem_bytes;
+        self.headers.insert(STORE_TMA_HEADER);
+        let drain = !self.plan.persistent;
+        self.line(format!(
+            "ph::gemm::sm90::store_tile_tma<{drain}, {}>({region}, {name}, &{}, ph_smem + {at});",
+            ts.rounds, ts.map
+        ));
         Ok(())
     }
 

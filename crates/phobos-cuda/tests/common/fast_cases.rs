@@ -64,6 +64,19 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm90 bf16 128x256x64 s4 producer warp CLUSTER=2 -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", CLUSTER in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: ", true, false, true, 2>::run(", interp: true },
         Spec { label: "sm90 e4m3 128x256x128 s4 dot_t CLUSTER=2", text: gemm_t_text(&at(128, 256, 128, 4, ", CLUSTER in [2]")).replace("@launch(256)", "@launch(288)"), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: RAGGED, expect: ", true, true, true, 2>::run(", interp: false },
         Spec { label: "sm90 tf32 128x128x32 s3 dot_t CLUSTER=2 GROUP_M=4", text: gemm_t_text(&at(128, 128, 32, 3, ", GROUP_M in [4], CLUSTER in [2]")).replace("@launch(256)", "@launch(288)"), types: "TA=tf32,TB=tf32,TC=f32", dims: RAGGED, expect: "cluster_swizzle_block(", interp: false },
+        // The C store through shared memory and TMA (at 128x256, 3 stages leave room for the
+        // staged tile; at 128x128, 4 stages hold one block per multiprocessor either way):
+        // ragged tiles (the copy engine clips the boxes), each C type, both schedules, clusters
+        // (a padding block's boxes lie wholly outside C) and an elementwise epilogue.
+        Spec { label: "sm90 f16 128x256x64 s3 persistent TMA store -> f16", text: gemm_text(&at(128, 256, 64, 3, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "store_tile_tma<false, 1>(", interp: false },
+        Spec { label: "sm90 bf16 128x256x64 s3 persistent TMA store -> bf16 (interpreter)", text: gemm_text(&at(128, 256, 64, 3, ", SCHEDULE in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=bf16", dims: [264, 520, 80], expect: "store_tile_tma<false, 1>(", interp: true },
+        // Four stages: half the tile's boxes per round; an f32 C: a quarter.
+        Spec { label: "sm90 f16 128x256x64 s4 persistent TMA store in 2 rounds -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "store_tile_tma<false, 2>(", interp: false },
+        Spec { label: "sm90 bf16 128x256x64 s4 TMA store in 4 rounds -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: "store_tile_tma<true, 4>(", interp: true },
+        Spec { label: "sm90 f16 128x256x64 s3 TMA store CLUSTER=2 -> f16", text: gemm_text(&at(128, 256, 64, 3, ", GROUP_M in [8], CLUSTER in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [1100, 520, 336], expect: "store_tile_tma<true, 1>(", interp: false },
+        Spec { label: "sm90 e4m3 128x256x128 s3 dot_t persistent TMA store -> bf16", text: gemm_t_text(&at(128, 256, 128, 3, ", SCHEDULE in [2]")).replace("@launch(256)", "@launch(288)"), types: "TA=f8e4m3,TB=f8e4m3,TC=bf16", dims: RAGGED, expect: "store_tile_tma<false, 1>(", interp: false },
+        Spec { label: "sm90 f16 128x128x64 s4 TMA store scaled -> f16", text: scaled(gemm_text(&at(128, 128, 64, 4, ""), l256)), types: "TA=f16,TB=f16,TC=f16", dims: RAGGED, expect: "store_tile_tma<true, 1>(", interp: false },
+        Spec { label: "sm90 f16 128x128x64 s4 TMA store -> f32 (interpreter)", text: gemm_text(&at(128, 128, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [136, 264, 80], expect: "store_tile_tma<true, 1>(", interp: true },
         // Unaligned problems fall back (N = 45: no 16-byte rows of B).
         Spec { label: "f16 128x256x64 N = 45 falls back to FFMA (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "ph::FfmaGemm<", interp: true },
     ]

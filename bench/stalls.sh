@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Where the warps of one GEMM launch wait, instruction by instruction: Nsight Compute's warp-state
+# sampling of one Phobos point and of cuBLAS (through torch) on the same problem, summed per SASS
+# instruction and per opcode. Runs on the GPU machine and builds nothing: carry .gpu-bundle
+# (scripts/gpu-bundle.sh).
+#
+#   OUT=dir bash bench/stalls.sh            (or: bash scripts/device-run.sh stalls)
+#
+# Environment: DTYPE=fp16 (fp16, bf16), SIZE=4096 (M = N = K), POINTS (`;`-separated "file|pins"
+# pairs, default the f16 winner of bench/NOTES.md v8). Writes $OUT/stalls.txt (per kernel: the
+# stall reasons, the opcodes and the 25 instructions with the most samples) and, per kernel,
+# the report (`*.ncu-rep`) and its SASS page as CSV.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-target/stalls}
+mkdir -p "$out"
+dtype=${DTYPE:-fp16}
+size=${SIZE:-4096}
+case $dtype in
+  fp16) ph=f16 torch_t=float16 ;;
+  bf16) ph=bf16 torch_t=bfloat16 ;;
+  *) echo "stalls.sh: DTYPE is fp16 or bf16" >&2; exit 2 ;;
+esac
+points=${POINTS:-"examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"}
+bin=.gpu-bundle/bin
+[[ -x $bin/phobos ]] || { echo "stalls.sh: no $bin/phobos; run scripts/gpu-bundle.sh" >&2; exit 2; }
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+[[ -n $ncu ]] || { echo "stalls.sh: no ncu on this machine" >&2; exit 2; }
+
+sample() {  # name, command...
+  local name=$1
+  shift
+  # The last launch whose name looks like a GEMM (torch makes its inputs first): profile them
+  # all and keep the report; the summary reads the last.
+  "$ncu" --clock-control none --section WarpStateStats --section SourceCounters \
+    -k "regex:(gemm|nvjet|xmma|cutlass|sm90)" -f -o "$out/$name" "$@" >"$out/ncu_$name.log" 2>&1
+  echo "$name exit $?" >>"$out/progress.txt"
+  "$ncu" -i "$out/$name.ncu-rep" --page details --section WarpStateStats --csv \
+    >"$out/$name.details.csv" 2>>"$out/ncu_$name.log"
+  "$ncu" -i "$out/$name.ncu-rep" --page source --print-source sass --csv \
+    >"$out/$name.sass.csv" 2>>"$out/ncu_$name.log"
+}
+
+i=0
+IFS=';' read -ra list <<<"$points"
+for p in "${list[@]}"; do
+  i=$((i + 1))
+  sample "phobos$i" "$bin/phobos" run "${p%%|*}" --dims "M=$size,N=$size,K=$size" \
+    --types "TA=$ph,TB=$ph,TC=$ph" --autotune "${p#*|}"
+  echo "phobos$i ${p%%|*} ${p#*|}" >>"$out/points.txt"
+done
+sample cublas python3 -c "
+import torch
+a = torch.randn($size, $size, device='cuda').to(torch.$torch_t)
+b = torch.randn($size, $size, device='cuda').to(a.dtype)
+for _ in range(3): c = a @ b
+torch.cuda.synchronize()
+"
+python3 bench/stalls_summary.py "$out" | tee "$out/stalls.txt"
