@@ -6,22 +6,27 @@
 #
 #   OUT=dir bash bench/stalls.sh            (or: bash scripts/device-run.sh stalls)
 #
-# Environment: DTYPE=fp16 (fp16, bf16), SIZE=4096 (M = N = K), POINTS (`;`-separated "file|pins"
-# pairs, default the f16 winner of bench/NOTES.md v8). Writes $OUT/stalls.txt (per kernel: the
-# stall reasons, the opcodes and the 25 instructions with the most samples) and, per kernel,
-# the report (`*.ncu-rep`) and its SASS page as CSV.
+# Environment: DTYPE=fp16 (fp16, bf16, fp32), SIZE=4096 (M = N = K), POINTS (`;`-separated
+# "file|pins" pairs, default the winner of bench/NOTES.md v8 for the dtype). Writes
+# $OUT/stalls.txt (per kernel: the stall reasons, the opcodes and the 25 instructions with the
+# most samples) and, per kernel, the report (`*.ncu-rep`) and its SASS page as CSV.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-target/stalls}
 mkdir -p "$out"
 dtype=${DTYPE:-fp16}
 size=${SIZE:-4096}
+# fp32: exact FFMA on both sides (sgemm takes no type arguments; torch without TF32).
+types=()
 case $dtype in
-  fp16) ph=f16 torch_t=float16 ;;
-  bf16) ph=bf16 torch_t=bfloat16 ;;
-  *) echo "stalls.sh: DTYPE is fp16 or bf16" >&2; exit 2 ;;
+  fp16) types=(--types "TA=f16,TB=f16,TC=f16") torch_t=float16 ;;
+  bf16) types=(--types "TA=bf16,TB=bf16,TC=bf16") torch_t=bfloat16 ;;
+  fp32) torch_t=float32 ;;
+  *) echo "stalls.sh: DTYPE is fp16, bf16 or fp32" >&2; exit 2 ;;
 esac
-points=${POINTS:-"examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"}
+default_points="examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"
+[[ $dtype == fp32 ]] && default_points="examples/sgemm.ph|TILE_M=128 TILE_N=128 TILE_K=8 GROUP_M=8 MIN_BLOCKS=2"
+points=${POINTS:-$default_points}
 bin=.gpu-bundle/bin
 [[ -x $bin/phobos ]] || { echo "stalls.sh: no $bin/phobos; run scripts/gpu-bundle.sh" >&2; exit 2; }
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -46,11 +51,12 @@ IFS=';' read -ra list <<<"$points"
 for p in "${list[@]}"; do
   i=$((i + 1))
   sample "phobos$i" "$bin/phobos" run "${p%%|*}" --dims "M=$size,N=$size,K=$size" \
-    --types "TA=$ph,TB=$ph,TC=$ph" --autotune "${p#*|}"
+    "${types[@]}" --autotune "${p#*|}"
   echo "phobos$i ${p%%|*} ${p#*|}" >>"$out/points.txt"
 done
 sample cublas python3 -c "
 import torch
+torch.backends.cuda.matmul.allow_tf32 = False
 a = torch.randn($size, $size, device='cuda').to(torch.$torch_t)
 b = torch.randn($size, $size, device='cuda').to(a.dtype)
 for _ in range(3): c = a @ b
