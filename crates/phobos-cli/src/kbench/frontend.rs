@@ -53,6 +53,22 @@ impl CheckFrontend {
         Ok(v.at(point.clone()))
     }
 
+    /// The kernel at this point with the problem's types and layouts, specialized on the
+    /// problem's alignment (as Triton does on divisibility by 16: the fast GEMM main loops need
+    /// 16-byte leading dims; the facts are checked at launch); the checker's diagnostics when
+    /// the point does not check.
+    fn specialized(
+        &self,
+        point: &Point,
+        problem: &Problem,
+    ) -> Result<Result<Kernel, Vec<Diagnostic>>, Failure> {
+        let v = self.variant(point, problem)?;
+        Ok(instantiate(&self.module, self.info(), &v).map(|mut k| {
+            phobos_cuda::specialize_alignment(&mut k, &problem.dims);
+            k
+        }))
+    }
+
     fn diagnostics(&self, diags: &[Diagnostic]) -> Failure {
         let errors: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
         let first = errors.first().or(diags.first());
@@ -93,36 +109,37 @@ impl Frontend for CheckFrontend {
     }
 
     fn where_violation(&self, point: &Point, problem: &Problem) -> Result<Option<String>, Failure> {
-        let v = self.variant(point, problem)?;
-        let k = match instantiate(&self.module, self.info(), &v) {
+        let k = match self.specialized(point, problem)? {
             Ok(k) => k,
+            // A `@where` over the point's names alone that is false here (E0207): the point
+            // is pruned like one whose `@where` fails for the problem, not a failed compile.
             Err(diags) => {
-                // A `@where` over the point's names alone that is false here (E0207): the
-                // point is pruned like one whose `@where` fails for the problem, not a
-                // failed compile.
-                let mut errors = diags.iter().filter(|d| d.is_error()).peekable();
-                let only_where = errors.peek().is_some()
-                    && errors.clone().all(|d| d.code == codes::WHERE_VIOLATED);
-                return match errors.next() {
-                    Some(d) if only_where => {
-                        let text = d.message.strip_prefix("this point ").unwrap_or(&d.message);
-                        Ok(Some(text.replace('`', "")))
-                    }
-                    _ => Err(self.diagnostics(&diags)),
-                };
+                return match where_violated_at_point(&diags) {
+                    Some(text) => Ok(Some(text)),
+                    None => Err(self.diagnostics(&diags)),
+                }
             }
         };
-        let mut k = k;
-        phobos_cuda::specialize_alignment(&mut k, &problem.dims);
         phobos_check::eval_where(&k, &problem.dims).map_err(Failure::from_log)
     }
 
     fn instantiate(&self, point: &Point, problem: &Problem) -> Result<Kernel, Failure> {
-        let v = self.variant(point, problem)?;
-        let mut k = instantiate(&self.module, self.info(), &v).map_err(|d| self.diagnostics(&d))?;
-        // Specialize on the problem's alignment (as Triton does on divisibility by 16): the
-        // fast GEMM main loops need 16-byte leading dims; the facts are checked at launch.
-        phobos_cuda::specialize_alignment(&mut k, &problem.dims);
-        Ok(k)
+        self.specialized(point, problem)?
+            .map_err(|d| self.diagnostics(&d))
     }
+}
+
+/// `this point violates @where(..)` when the only errors are constant `@where`s false at the
+/// point (E0207), else `None`.
+fn where_violated_at_point(diags: &[Diagnostic]) -> Option<String> {
+    let mut errors = diags.iter().filter(|d| d.is_error()).peekable();
+    let first = errors.peek().copied()?;
+    if !errors.all(|d| d.code == codes::WHERE_VIOLATED) {
+        return None;
+    }
+    let text = first
+        .message
+        .strip_prefix("this point ")
+        .unwrap_or(&first.message);
+    Some(text.replace('`', ""))
 }

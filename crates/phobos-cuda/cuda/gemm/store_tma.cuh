@@ -46,13 +46,15 @@ __device__ __forceinline__ u32 pack2(bf16*, float a, float b) {
   asm("cvt.rn.bf16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
   return r;
 }
+/// Any other 1- or 2-byte type, through the prelude's conversion (sts_pair keeps 4-byte
+/// types out).
 template <class S, class T>
 __device__ __forceinline__ u32 pack2(S*, T a, T b) {
   const S x = Reg<S>::store(a), y = Reg<S>::store(b);
   u32 u = 0, v = 0;
   memcpy(&u, &x, sizeof(S));
   memcpy(&v, &y, sizeof(S));
-  return u | (v << (8 * (sizeof(S) & 3)));
+  return u | (v << (8 * sizeof(S)));
 }
 
 /// Stores two register values at `at` as C's elements.

@@ -47,10 +47,11 @@ impl<'k> Emitter<'k> {
                 let top = (self.path.len() == 1).then(|| self.path[0].1);
                 let split_store =
                     top.is_some() && self.plan.split.as_ref().map(|sk| sk.store) == top;
-                let tma_store =
-                    top.is_some() && self.plan.tma_store.as_ref().map(|t| t.stmt) == top;
-                if tma_store {
-                    self.store_tile_tma(*tensor, index, value)?;
+                let tma_store = (self.plan.tma_store.as_ref())
+                    .filter(|t| top == Some(t.stmt))
+                    .cloned();
+                if let Some(ts) = tma_store {
+                    self.store_tile_tma(&ts, *tensor, index, value)?;
                     self.pending.insert(*tensor);
                 } else if split_store {
                     self.atomic_add_tile(*tensor, index, value)?;

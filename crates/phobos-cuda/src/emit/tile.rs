@@ -7,6 +7,7 @@ use super::{Emitter, Result, STORE_TMA_HEADER};
 use crate::ctype;
 use crate::layout::{blocked, rc, Layout};
 use crate::mainloop::dot_ld;
+use crate::plan::TmaStore;
 use phobos_ir::{Expr, ExprKind, Index, Lit, ParamId, ReduceOp};
 
 /// The register index of the per-register loops.
@@ -253,13 +254,11 @@ impl<'k> Emitter<'k> {
     /// next tile's store or `persistent_end` does.
     pub(crate) fn store_tile_tma(
         &mut self,
+        ts: &TmaStore,
         tensor: ParamId,
         index: &[Index],
         value: &Expr,
     ) -> Result<()> {
-        let Some(ts) = self.plan.tma_store.clone() else {
-            return self.store_tile(tensor, index, value);
-        };
         // `C[..] = TC(acc)`: the store rounds the accumulator to C's type itself, once.
         let (name, _) = match &value.kind {
             ExprKind::Cast(inner) if matches!(inner.kind, ExprKind::Local(_)) => {
