@@ -16,7 +16,7 @@
 # problems, and bench/gemm_table.py prints one table of ratios (Phobos / cuBLAS, Phobos / Triton).
 #
 # Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1, FAST_KERNEL
-# (the kernel of every tensor-core dtype, instead of the defaults above),
+# (the kernel of every tensor-core dtype, instead of the defaults above), SGEMM_KERNEL (fp32's),
 # EXTRA_ARGS (added to every tuning command, e.g. "--autotune TILE_N=256"), and
 # BENCH_BUDGET (seconds, default 540) that every step is time-boxed against, TRITON_RESERVE
 # (seconds of it kept for the baselines, default 150).
@@ -50,7 +50,7 @@ fast=${FAST_KERNEL:-examples/gemm_fast.ph}
 # dtype -> kernel file and kbench flags (A, B, C element types; layouts).
 flags_of() {
   case $1 in
-    fp32) echo "examples/sgemm.ph" ;;
+    fp32) echo "${SGEMM_KERNEL:-examples/sgemm.ph}" ;;
     # TILE_K pinned to one 128-byte swizzle line of the type (gemm_fast declares 64, for 16-bit).
     tf32) echo "$fast --dtype-a tf32 --dtype-b tf32 --dtype-c fp32 --col-b --autotune TILE_K=32" ;;
     fp16) echo "$wide --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;

@@ -7,7 +7,7 @@
 #   OUT=dir bash bench/stalls.sh            (or: bash scripts/device-run.sh stalls)
 #
 # Environment: DTYPE=fp16 (fp16, bf16, fp32), SIZE=4096 (M = N = K), POINTS (`;`-separated
-# "file|pins" pairs, default the winner of bench/NOTES.md v8 for the dtype). Writes
+# "file|pins" pairs, default the winner of bench/NOTES.md v8 (fp32: v9) for the dtype). Writes
 # $OUT/stalls.txt (per kernel: the stall reasons, the opcodes and the 25 instructions with the
 # most samples) and, per kernel, the report (`*.ncu-rep`) and its SASS page as CSV.
 set -uo pipefail
@@ -25,7 +25,7 @@ case $dtype in
   *) echo "stalls.sh: DTYPE is fp16, bf16 or fp32" >&2; exit 2 ;;
 esac
 default_points="examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"
-[[ $dtype == fp32 ]] && default_points="examples/sgemm.ph|TILE_M=128 TILE_N=128 TILE_K=8 GROUP_M=8 MIN_BLOCKS=2"
+[[ $dtype == fp32 ]] && default_points="examples/sgemm.ph|TILE_M=128 TILE_N=256 TILE_K=16 GROUP_M=8 MIN_BLOCKS=1"
 points=${POINTS:-$default_points}
 bin=.gpu-bundle/bin
 [[ -x $bin/phobos ]] || { echo "stalls.sh: no $bin/phobos; run scripts/gpu-bundle.sh" >&2; exit 2; }

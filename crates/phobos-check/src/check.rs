@@ -61,7 +61,7 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
         if ir.is_none() || size <= 1 || size > MAX_CHECKED_POINTS {
             continue;
         }
-        let mut failed = 0u128;
+        let (mut failed, mut excluded) = (0u128, 0u128);
         let mut first: Option<(ir::Point, String)> = None;
         for point in kernel.space.points() {
             if point == base.point {
@@ -69,6 +69,14 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
             }
             let (k, diags) = lower::instantiate_full(module, kernel, &base.at(point.clone()));
             if k.is_none() {
+                // A `@where` false at the point puts it outside the space, by design.
+                let errors = diags.iter().filter(|d| d.is_error());
+                if errors.clone().count() > 0
+                    && errors.clone().all(|d| d.code == codes::WHERE_VIOLATED)
+                {
+                    excluded += 1;
+                    continue;
+                }
                 failed += 1;
                 if first.is_none() {
                     let msg = diags
@@ -86,23 +94,29 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
                 .iter()
                 .find(|a| matches!(a.kind, AttrKind::Autotune(_)))
                 .map_or(kernel.span, |a| a.span);
-            out.push(
-                Diagnostic::warning(
-                    codes::POINTS_FAIL,
-                    format!(
-                        "{failed} of {size} points do not check, e.g. {}: {msg}",
-                        point.to_pins()
-                    ),
-                    span,
-                )
-                .with_label(format!("the space of `{}`", kernel.name))
-                .with_note("the tuner skips these points")
-                .with_help(format!(
-                    "see the errors of one point with `phobos emit --kernel {} --autotune \"{}\"`",
-                    kernel.name,
+            let mut warning = Diagnostic::warning(
+                codes::POINTS_FAIL,
+                format!(
+                    "{failed} of {size} points do not check, e.g. {}: {msg}",
                     point.to_pins()
-                )),
-            );
+                ),
+                span,
+            )
+            .with_label(format!("the space of `{}`", kernel.name))
+            .with_note("the tuner skips these points")
+            .with_help(format!(
+                "see the errors of one point with `phobos emit --kernel {} --autotune \"{}\"`",
+                kernel.name,
+                point.to_pins()
+            ));
+            if excluded > 0 {
+                warning = warning.with_note(if excluded == 1 {
+                    "1 other point violates a `@where`: outside the space, not counted".to_string()
+                } else {
+                    format!("{excluded} other points violate a `@where`: outside the space, not counted")
+                });
+            }
+            out.push(warning);
         }
     }
     out

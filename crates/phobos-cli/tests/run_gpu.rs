@@ -56,7 +56,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("saxpy.ph", "BLOCK=4096", "N=1000"),
     (
         "sgemm.ph",
-        "TILE_M=128 TILE_N=128 TILE_K=16",
+        "TILE_M=128 TILE_N=256 TILE_K=16",
         "M=77,N=45,K=67",
     ),
     ("softmax.ph", "ROWS=8 BLOCK=4096", "M=7,N=45"),

@@ -390,6 +390,9 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     })
 }
 
+/// The FFMA loop's pipeline depth when the kernel does not declare STAGES.
+const FFMA_STAGES: u32 = 2;
+
 fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Ffma;
     if req.dtype != DType::F32 || req.tf32 {
@@ -403,6 +406,7 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let (tm, tn) = match (knobs.tile_tm, knobs.tile_tn) {
         (Some(a), Some(b)) => (a, b),
         _ => match per_thread {
+            128 => (8, 16),
             64 => (8, 8),
             32 => (8, 4),
             16 => (4, 4),
@@ -444,6 +448,7 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         b_k: req.b_k_major,
         va: width(req.align_a, if req.a_k_major { bk } else { req.tile_m }),
         vb: width(req.align_b, if req.b_k_major { bk } else { req.tile_n }),
+        stages: knobs.stages.unwrap_or(FFMA_STAGES),
     };
     c.validate().map_err(|e| rej(s, e))?;
     Ok(GemmPlan {

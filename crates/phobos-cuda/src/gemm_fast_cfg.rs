@@ -293,7 +293,8 @@ impl Sm80Cfg {
     }
 }
 
-/// `ph::gemm::ffma::MainLoop<BM, BN, BK, WARPS_M, WARPS_N, TM, TN, A_KMAJOR, B_KMAJOR, VA, VB>`.
+/// `ph::gemm::ffma::MainLoop<BM, BN, BK, WARPS_M, WARPS_N, TM, TN, A_KMAJOR, B_KMAJOR, VA, VB,
+/// STAGES>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FfmaCfg {
     pub bm: u32,
@@ -305,22 +306,24 @@ pub struct FfmaCfg {
     pub tn: u32,
     pub a_k: bool,
     pub b_k: bool,
-    /// Global load width in floats (4, 2 or 1).
+    /// Global copy width in floats (4, 2 or 1).
     pub va: u32,
     pub vb: u32,
+    /// Shared-memory pipeline depth (2..4).
+    pub stages: u32,
 }
 
 impl FfmaCfg {
     pub fn threads(&self) -> u32 {
         self.warps_m * self.warps_n * 32
     }
-    /// `MainLoop::SMEM_BYTES`: two buffers of BK lines of (BM + 4) and (BN + 4) floats.
+    /// `MainLoop::SMEM_BYTES`: STAGES buffers of BK lines of (BM + 4) and (BN + 4) floats.
     pub fn smem_bytes(&self) -> u32 {
-        2 * (self.bk * (self.bm + 4) + self.bk * (self.bn + 4)) * 4
+        self.stages * (self.bk * (self.bm + 4) + self.bk * (self.bn + 4)) * 4
     }
     pub fn cpp(&self) -> String {
         format!(
-            "ph::gemm::ffma::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+            "ph::gemm::ffma::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
             self.bm,
             self.bn,
             self.bk,
@@ -331,16 +334,19 @@ impl FfmaCfg {
             b(self.a_k),
             b(self.b_k),
             self.va,
-            self.vb
+            self.vb,
+            self.stages
         )
     }
     pub fn validate(&self) -> Result<(), String> {
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
         let fits = |kmajor: bool, rows: u32, v: u32| (if kmajor { self.bk } else { rows }) % v == 0;
-        let checks: [(bool, &str); 6] = [
+        let checks: [(bool, &str); 8] = [
             (
-                [4, 8].contains(&self.tm) && [4, 8].contains(&self.tn),
-                "thread tile of 4 or 8 per side",
+                [4, 8, 16].contains(&self.tm)
+                    && [4, 8, 16].contains(&self.tn)
+                    && self.tm * self.tn <= 128,
+                "thread tile of 4, 8 or 16 per side, at most 128 elements",
             ),
             (
                 self.bm % self.warps_m == 0 && self.bn % self.warps_n == 0,
@@ -357,6 +363,11 @@ impl FfmaCfg {
             (
                 fits(self.a_k, self.bm, self.va) && fits(self.b_k, self.bn, self.vb),
                 "load width divides the staged lines",
+            ),
+            ((2..=4).contains(&self.stages), "STAGES in 2..4"),
+            (
+                !(self.a_k || self.b_k) || self.threads() % self.bk == 0,
+                "a K-major operand needs the block's threads to be a multiple of TILE_K",
             ),
             (
                 self.smem_bytes() <= SM90_SMEM_LIMIT,

@@ -118,13 +118,26 @@ fn exact_f32_goes_to_ffma() {
     assert_eq!(p.strategy, Strategy::Ffma);
     assert_eq!(
         p.mainloop,
-        "ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4>"
+        "ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4, 2>"
     );
     assert_eq!(p.smem_bytes, 2 * (8 * 132 * 2) * 4);
     assert_eq!(p.min_blocks, 2);
     r.align_b = 1;
     let p = select(&r, &Knobs::default()).unwrap();
-    assert!(p.mainloop.ends_with("4, 1>"));
+    assert!(p.mainloop.ends_with("4, 1, 2>"));
+    // STAGES sizes the cp.async ring; past 4 the loop refuses it.
+    let three = Knobs {
+        stages: Some(3),
+        ..Knobs::default()
+    };
+    let p = select(&r, &three).unwrap();
+    assert!(p.mainloop.ends_with("4, 1, 3>"));
+    assert_eq!(p.smem_bytes, 3 * (8 * 132 * 2) * 4);
+    let five = Knobs {
+        stages: Some(5),
+        ..Knobs::default()
+    };
+    assert!(select(&r, &five).is_err());
 }
 
 #[test]
@@ -261,6 +274,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         b_k,
         va: v,
         vb: v,
+        stages: 2,
     };
     let (f16, bf16, tf32, e4, e5) = (
         "ph::gemm::F16",

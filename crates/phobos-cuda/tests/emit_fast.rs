@@ -236,7 +236,7 @@ fn exact_f32_takes_the_register_tiled_ffma_loop() {
     );
     assert!(
         e.source
-            .contains("ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4>"),
+            .contains("ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4, 2>"),
         "{}",
         e.notes.join("\n")
     );

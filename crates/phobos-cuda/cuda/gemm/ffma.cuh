@@ -1,7 +1,8 @@
 // Exact-fp32 GEMM main loop on FFMA: block tile BM x BN x BK, warp tile WM x WN, thread tile
-// TM x TN, A staged transposed ([BK][BM]) and B as [BK][BN] in double-buffered shared memory,
-// global loads V elements wide (128-bit for V = 4) held in registers across the compute of the
-// previous tile. Ragged M/N/K edges load zeros; whole tiles take the unchecked path.
+// TM x TN, A staged transposed ([BK][BM]) and B as [BK][BN] in a STAGES-deep ring of shared
+// memory filled by cp.async (no registers hold a tile in flight): 16-byte copies along an
+// operand's rows, 4-byte copies for a K-major operand, which is transposed on the way. Ragged
+// M/N/K edges are zero-filled by the copies themselves.
 #pragma once
 #include "gemm/ptx.cuh"
 
@@ -47,108 +48,119 @@ struct AccLayout {
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-template <int V>
-struct Vec;
-template <>
-struct Vec<1> {
-  PH_GEMM_DEV static void load(float* d, const float* p) { d[0] = __ldg(p); }
-};
-template <>
-struct Vec<2> {
-  PH_GEMM_DEV static void load(float* d, const float* p) {
-    const float2 v = __ldg(reinterpret_cast<const float2*>(p));
-    d[0] = v.x;
-    d[1] = v.y;
-  }
-};
-template <>
-struct Vec<4> {
-  PH_GEMM_DEV static void load(float* d, const float* p) {
-    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
-    d[0] = v.x;
-    d[1] = v.y;
-    d[2] = v.z;
-    d[3] = v.w;
-  }
-};
-
-/// Global-to-register-to-shared staging of one operand: ROWS (M or N) x BK elements, stored in
-/// shared memory as BK lines of ROWS + PAD floats (the k-major image the compute loop reads 128
-/// bits at a time). KMAJOR operands are transposed on the way; the others are copied straight.
-template <bool KMAJOR, int ROWS, int BK, int THREADS, int V>
-struct Stage {
+/// cp.async copies of one operand's tile, ROWS (M or N) x BK elements, into one stage of shared
+/// memory laid out as BK lines of ROWS + PAD floats: the k-major image the compute loop reads 128
+/// bits at a time. Elements outside the operand are zero-filled by the copies themselves, so
+/// ragged tiles take the same instructions as whole ones.
+///
+/// `CopyRows`: an operand contiguous along its rows (A column-major, B row-major), copied straight,
+/// V elements (V * 4 bytes) a copy; a warp's copies cover 32 * V consecutive elements of a k line.
+template <int ROWS, int BK, int THREADS, int V>
+struct CopyRows {
   static constexpr int PAD = 4;
   static constexpr int LINE = ROWS + PAD;  // floats per smem line (one k)
   static constexpr int FLOATS = BK * LINE;
-  // Pieces of V elements: along k for K-major operands, along rows otherwise.
-  static constexpr int PPL = KMAJOR ? BK / V : ROWS / V;  // pieces per global line
-  static constexpr int PIECES = KMAJOR ? ROWS * PPL : BK * PPL;
+  static constexpr int BYTES = FLOATS * 4;
+  static constexpr int PPL = ROWS / V;  // pieces per k line
+  static constexpr int PIECES = BK * PPL;
   static constexpr int PER_THREAD = (PIECES + THREADS - 1) / THREADS;
-  static_assert((KMAJOR ? BK : ROWS) % V == 0, "vector width divides the tile");
+  static_assert(ROWS % V == 0, "vector width divides the tile");
 
-  float reg[PER_THREAD][V];
-  // Per-piece copy state, fixed for the k loop: the global address of the piece in the current
-  // tile (advanced by `step` per tile), its k offset inside the tile, and how many elements of
-  // it lie inside the non-k extent (V for whole pieces, 0 for pieces past the edge).
+  // Per-piece state, fixed for the k loop: the global address of the piece in the next tile
+  // (advanced by `step` per tile), its byte offset inside a stage, its k line, and how many of
+  // its elements lie inside the row extent. `base`: a mapped address that zero-filling copies
+  // name instead of the piece's.
   const float* ptr[PER_THREAD];
+  u32 sofs[PER_THREAD];
   int kofs[PER_THREAD];
   int rlim[PER_THREAD];
+  const float* base;
   long long step;
 
   PH_GEMM_DEV void init(const float* X, long long ld, int r0, int r_ext, int k) {
     const int tid = threadIdx.x;
-    step = KMAJOR ? (long long)BK : (long long)BK * ld;
+    base = X;
+    step = (long long)BK * ld;
 #pragma unroll
     for (int j = 0; j < PER_THREAD; ++j) {
       const int q = tid + j * THREADS;
       const int line = q / PPL, e = (q % PPL) * V;
-      const int r = KMAJOR ? r0 + line : r0 + e;
-      kofs[j] = KMAJOR ? e : line;
-      // K-major pieces run along k inside one row: all or nothing. Others run along rows.
-      int lim = KMAJOR ? (r < r_ext ? V : 0) : r_ext - r;
+      const int r = r0 + e;
+      kofs[j] = line;
+      sofs[j] = 4u * (line * LINE + e);
+      int lim = r_ext - r;
       lim = lim < 0 ? 0 : (lim > V ? V : lim);
       rlim[j] = (PIECES % THREADS != 0 && q >= PIECES) ? 0 : lim;
-      // A piece wholly outside keeps the (mapped) base address: it is never dereferenced.
-      ptr[j] = lim > 0 ? (KMAJOR ? X + (long long)r * ld + k + e : X + (long long)(k + line) * ld + r) : X;
+      ptr[j] = lim > 0 ? X + (long long)(k + line) * ld + r : X;
     }
   }
 
-  /// Loads the tile at k (the next one after the previous call) into registers, zeros outside
-  /// [.., k_ext) and the non-k extent; `full`: the whole tile is inside, no checks.
-  PH_GEMM_DEV void load(int k, int k_ext, bool full) {
+  /// Issues the copies of the tile at k (the one after the previous call's) into the stage at
+  /// shared address `s`; elements at k_ext or beyond, or past the row extent, read as zero.
+  PH_GEMM_DEV void copy(u32 s, int k, int k_ext) {
 #pragma unroll
     for (int j = 0; j < PER_THREAD; ++j) {
       if (PIECES % THREADS != 0 && (int)(threadIdx.x + j * THREADS) >= PIECES) continue;
-      if (full) {
-        Vec<V>::load(reg[j], ptr[j]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const bool ok = KMAJOR ? (v < rlim[j] && k + kofs[j] + v < k_ext)
-                                 : (v < rlim[j] && k + kofs[j] < k_ext);
-          reg[j][v] = ok ? __ldg(ptr[j] + v) : 0.f;
-        }
-      }
-      if (rlim[j] > 0) ptr[j] += step;
+      const int bytes = k + kofs[j] < k_ext ? 4 * rlim[j] : 0;
+      cp_async<4 * V>(s + sofs[j], bytes > 0 ? ptr[j] : base, bytes);
+      ptr[j] += step;
     }
   }
-  /// Writes the registers into the shared buffer `s` (FLOATS floats).
-  PH_GEMM_DEV void store(float* s) const {
+};
+
+/// `CopyK`: a K-major operand (A row-major, B column-major or [N, K]), transposed on the way by
+/// one 4-byte copy per element. Consecutive threads take consecutive k of one row, so a warp's
+/// copy reads 32 / BK rows of BK contiguous elements (few sectors) and writes them down
+/// 32 / BK columns of the k-major image; a thread's copies are RSTEP rows apart at one k.
+template <int ROWS, int BK, int THREADS>
+struct CopyK {
+  static constexpr int PAD = 4;
+  static constexpr int LINE = ROWS + PAD;
+  static constexpr int FLOATS = BK * LINE;
+  static constexpr int BYTES = FLOATS * 4;
+  static constexpr int ELEMS = ROWS * BK;
+  static constexpr int PER_THREAD = (ELEMS + THREADS - 1) / THREADS;
+  static constexpr int RSTEP = THREADS / BK;  // rows between a thread's copies
+  static_assert(THREADS % BK == 0, "the tile's k extent divides the block");
+
+  const float* ptr;  // this thread's element in its first row, next tile
+  const float* base;
+  long long rstride;  // RSTEP rows of the operand
+  u32 sofs;           // byte offset of the first element inside a stage
+  int kofs;           // k offset inside the tile
+  int rrem;           // rows inside the extent from this thread's first row on
+
+  PH_GEMM_DEV void init(const float* X, long long ld, int r0, int r_ext, int k) {
     const int tid = threadIdx.x;
+    const int row = tid / BK;
+    base = X;
+    kofs = tid % BK;
+    rstride = (long long)RSTEP * ld;
+    sofs = 4u * (kofs * LINE + row);
+    rrem = r_ext - (r0 + row);
+    ptr = rrem > 0 ? X + (long long)(r0 + row) * ld + k + kofs : X;
+  }
+
+  /// As CopyRows::copy.
+  PH_GEMM_DEV void copy(u32 s, int k, int k_ext) {
+    const bool kin = k + kofs < k_ext;
 #pragma unroll
     for (int j = 0; j < PER_THREAD; ++j) {
-      const int q = tid + j * THREADS;
-      if (PIECES % THREADS != 0 && q >= PIECES) continue;
-      const int line = q / PPL, e = (q % PPL) * V;
-      if (KMAJOR) {
-#pragma unroll
-        for (int v = 0; v < V; ++v) s[(e + v) * LINE + line] = reg[j][v];
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) s[line * LINE + e + v] = reg[j][v];
-      }
+      if (ELEMS % THREADS != 0 && (int)(threadIdx.x + j * THREADS) >= ELEMS) continue;
+      const bool ok = kin && j * RSTEP < rrem;
+      cp_async4(s + sofs + 4u * (j * RSTEP), ok ? ptr + j * rstride : base, ok ? 4 : 0);
     }
+    ptr += BK;
   }
+};
+
+template <bool KMAJOR, int ROWS, int BK, int THREADS, int V>
+struct CopyOf {
+  using type = CopyRows<ROWS, BK, THREADS, V>;
+};
+template <int ROWS, int BK, int THREADS, int V>
+struct CopyOf<true, ROWS, BK, THREADS, V> {
+  using type = CopyK<ROWS, BK, THREADS>;
 };
 
 /// The main loop. Template arguments:
@@ -156,18 +168,21 @@ struct Stage {
 ///   TM, TN        thread tile (multiples of 4; (BM/WARPS_M)/TM * (BN/WARPS_N)/TN == 32)
 ///   A_KMAJOR      A row-major ([M, K]); else column-major; B_KMAJOR: B is [N, K] (dot_t) or
 ///                 [K, N] column-major; else [K, N] row-major
-///   VA, VB        global load width in floats (4, 2 or 1): leading dims and base pointers must
-///                 be multiples of it
+///   VA, VB        copy width in floats (4, 2 or 1) of an operand contiguous along its rows:
+///                 leading dims and base pointers must be multiples of it (a K-major operand is
+///                 copied one element at a time, whatever its width)
+///   STAGES        shared-memory pipeline depth (2..4): tiles in flight while one is computed
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int TM, int TN, bool A_KMAJOR,
-          bool B_KMAJOR, int VA = 4, int VB = 4>
+          bool B_KMAJOR, int VA = 4, int VB = 4, int STAGES = 2>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   using Layout = AccLayout<BM, BN, WARPS_M, WARPS_N, TM, TN>;
   static constexpr int THREADS = Layout::THREADS;
-  using SA = Stage<A_KMAJOR, BM, BK, THREADS, VA>;
-  using SB = Stage<B_KMAJOR, BN, BK, THREADS, VB>;
-  /// Dynamic shared memory (16-byte aligned base): two buffers of each operand.
-  static constexpr int SMEM_BYTES = 2 * (SA::FLOATS + SB::FLOATS) * 4;
+  using SA = typename CopyOf<A_KMAJOR, BM, BK, THREADS, VA>::type;
+  using SB = typename CopyOf<B_KMAJOR, BN, BK, THREADS, VB>::type;
+  static_assert(STAGES >= 2 && STAGES <= 4, "2 to 4 stages");
+  /// Dynamic shared memory (16-byte aligned base): STAGES buffers of each operand.
+  static constexpr int SMEM_BYTES = STAGES * (SA::BYTES + SB::BYTES);
 
   /// acc += A[m0 :+ BM, k :+ BK] . B[k :+ BK, n0 :+ BN] for k = k0, k0 + BK, .. < k1, every
   /// slice masked by its operand's extents; fp32 FFMA, each thread's products in k order.
@@ -188,41 +203,47 @@ struct MainLoop {
                                   int Kb, int k_begin, int k_end) {
     const int KT = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
     if (KT == 0) return;
-    float* sA = static_cast<float*>(smem);
-    float* sB = sA + 2 * SA::FLOATS;
+    const float* sA = static_cast<const float*>(smem);
+    const float* sB = sA + STAGES * SA::FLOATS;
+    const u32 sA_u = smem_u32(sA), sB_u = smem_u32(sB);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int wm = warp % WARPS_M, wn = warp / WARPS_M;
     const int lm = lane / Layout::LN, ln = lane % Layout::LN;
     const int a_off = wm * Layout::WM + lm * 4;  // + g * (WM / GM)
     const int b_off = wn * Layout::WN + ln * 4;  // + h * (WN / GN)
-    const bool full_mn = (m0 + BM <= M) && (n0 + BN <= N);
-    const int K = Ka < Kb ? Ka : Kb;  // whole-tile test only; each operand masks by its own
 
-    SA la;
-    SB lb;
-    la.init(A, lda, m0, M, k_begin);
-    lb.init(B, ldb, n0, N, k_begin);
-    {
-      const bool full = full_mn && k_begin + BK <= K;
-      la.load(k_begin, Ka, full);
-      lb.load(k_begin, Kb, full);
-      la.store(sA);
-      lb.store(sB);
+    SA ca;
+    SB cb;
+    ca.init(A, lda, m0, M, k_begin);
+    cb.init(B, ldb, n0, N, k_begin);
+    // Prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end, so
+    // that the wait below always counts STAGES - 2 younger groups).
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < KT) {
+        ca.copy(sA_u + s * SA::BYTES, k_begin + s * BK, Ka);
+        cb.copy(sB_u + s * SB::BYTES, k_begin + s * BK, Kb);
+      }
+      cp_async_commit();
     }
-    __syncthreads();
 
+    int rs = 0, ws = STAGES - 1;  // the stage read now, the stage written next
 #pragma unroll 1
     for (int t = 0; t < KT; ++t) {
-      const int cur = t & 1;
-      const bool more = t + 1 < KT;
-      if (more) {
-        const int k = k_begin + (t + 1) * BK;
-        const bool full = full_mn && k + BK <= K;
-        la.load(k, Ka, full);
-        lb.load(k, Kb, full);
+      // This thread's copies of tile t have landed; the barrier makes everyone's visible and
+      // orders everyone's reads of the previous tile's stage (== ws) before the copies below.
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      if (t + STAGES - 1 < KT) {
+        const int k = k_begin + (t + STAGES - 1) * BK;
+        ca.copy(sA_u + ws * SA::BYTES, k, Ka);
+        cb.copy(sB_u + ws * SB::BYTES, k, Kb);
       }
-      const float* a_s = sA + cur * SA::FLOATS;
-      const float* b_s = sB + cur * SB::FLOATS;
+      cp_async_commit();
+      ws = ws + 1 == STAGES ? 0 : ws + 1;
+      const float* a_s = sA + rs * SA::FLOATS;
+      const float* b_s = sB + rs * SB::FLOATS;
+      rs = rs + 1 == STAGES ? 0 : rs + 1;
 #pragma unroll
       for (int kk = 0; kk < BK; ++kk) {
         float a[TM], b[TN];
@@ -249,14 +270,10 @@ struct MainLoop {
 #pragma unroll
           for (int j = 0; j < TN; ++j) acc.v[i * TN + j] = fmaf(a[i], b[j], acc.v[i * TN + j]);
       }
-      if (more) {
-        la.store(sA + (cur ^ 1) * SA::FLOATS);
-        lb.store(sB + (cur ^ 1) * SB::FLOATS);
-      }
-      // One barrier per tile: it orders this tile's reads of `cur` before the next tile's
-      // stores into it, and this tile's stores into `cur ^ 1` before the next tile's reads.
-      __syncthreads();
     }
+    // Every copy still in flight is an empty group; the barrier orders the last tile's reads
+    // before the epilogue's use of shared memory.
+    __syncthreads();
   }
 };
 

@@ -256,7 +256,15 @@ pub fn example_cases() -> Vec<Result<Case, String>> {
         let src = super::source(&path);
         let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{path}: {d:?}"));
         for info in &module.kernels {
-            let points: Vec<_> = info.space.points().collect();
+            let base = info
+                .default_variant()
+                .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+            // The points the tuner would compile: none that violates a `@where` (E0207).
+            let points: Vec<_> = info
+                .space
+                .points()
+                .filter(|p| !super::outside_where(&module, info, &base.at(p.clone())))
+                .collect();
             let largest = points
                 .iter()
                 .max_by_key(|p| p.0.iter().map(|(_, v)| *v as i128).product::<i128>())
@@ -269,9 +277,6 @@ pub fn example_cases() -> Vec<Result<Case, String>> {
                     chosen.push(p);
                 }
             }
-            let base = info
-                .default_variant()
-                .unwrap_or_else(|e| panic!("{path}: {e:?}"));
             for p in chosen {
                 let label = format!("{path} {} {}", info.name, p.to_pins());
                 let mut k = match phobos_check::instantiate(&module, info, &base.at(p)) {

@@ -46,7 +46,19 @@ pub fn module_kernel_names(module: &phobos_check::Module) -> Vec<String> {
     module.kernels.iter().map(|k| k.name.clone()).collect()
 }
 
-/// Every point of every kernel of `path` (default types), as (label, kernel).
+/// The point violates a `@where` that folds there, and nothing else: outside the space, as the
+/// checker and the tuner see it.
+pub fn outside_where(
+    module: &phobos_check::Module,
+    info: &phobos_check::KernelInfo,
+    variant: &phobos_check::Variant,
+) -> bool {
+    phobos_check::instantiate(module, info, variant)
+        .err()
+        .is_some_and(|d| d.iter().all(|d| d.code == "E0207"))
+}
+
+/// Every point of every kernel of `path` (default types) inside its space, as (label, kernel).
 pub fn all_points(path: &str) -> Vec<(String, Kernel)> {
     let file = source(path);
     let module = phobos_check::load(file).unwrap_or_else(|d| panic!("{path}: {d:?}"));
@@ -57,6 +69,9 @@ pub fn all_points(path: &str) -> Vec<(String, Kernel)> {
             .unwrap_or_else(|e| panic!("{path}: {e:?}"));
         for point in info.space.points() {
             let variant = base.at(point.clone());
+            if outside_where(&module, info, &variant) {
+                continue;
+            }
             let k = phobos_check::instantiate(&module, info, &variant)
                 .unwrap_or_else(|d| panic!("{path} {} {}: {d:?}", info.name, point.to_pins()));
             out.push((format!("{} {}", info.name, point.to_pins()), k));
