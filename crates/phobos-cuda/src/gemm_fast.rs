@@ -96,8 +96,6 @@ pub struct GemmPlan {
     pub header: &'static str,
     /// Threads the block must have (equal to the request's).
     pub threads: u32,
-    /// Suggested `__launch_bounds__` minimum blocks per multiprocessor.
-    pub min_blocks: u32,
     /// Dynamic shared memory the main loop needs (the host raises the limit above 48 KiB).
     pub smem_bytes: u32,
     /// The main loop's own k step (the loop's TK unless `k_whole` let it choose).
@@ -297,7 +295,6 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         acc_ctype: "float",
         header: "gemm/sm90.cuh",
         threads: c.threads(),
-        min_blocks: 1,
         smem_bytes: c.smem_bytes(),
         tile_k: bk,
         group_m: 1,
@@ -379,7 +376,6 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         },
         header: "gemm/sm80.cuh",
         threads: c.threads(),
-        min_blocks: 1,
         smem_bytes: c.smem_bytes(),
         tile_k: bk,
         group_m: 1,
@@ -457,11 +453,6 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         acc_ctype: "float",
         header: "gemm/ffma.cuh",
         threads: c.threads(),
-        min_blocks: if c.threads() <= 256 {
-            65536 / (c.threads() * 128)
-        } else {
-            1
-        },
         smem_bytes: c.smem_bytes(),
         tile_k: bk,
         group_m: 1,

@@ -121,7 +121,6 @@ fn exact_f32_goes_to_ffma() {
         "ph::gemm::ffma::MainLoop<128, 128, 8, 2, 4, 8, 8, true, false, 4, 4, 2>"
     );
     assert_eq!(p.smem_bytes, 2 * (8 * 132 * 2) * 4);
-    assert_eq!(p.min_blocks, 2);
     r.align_b = 1;
     let p = select(&r, &Knobs::default()).unwrap();
     assert!(p.mainloop.ends_with("4, 1, 2>"));
