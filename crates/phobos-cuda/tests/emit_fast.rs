@@ -30,6 +30,19 @@ fn emitted(autotune: &str, types: &str, dims: &[(&str, i64)]) -> Emitted {
     emit(&k, &EmitOptions { source: Some(src) }).unwrap()
 }
 
+/// A kernel text emitted for the aligned problem.
+fn emit_text(text: &str, types: &str) -> Emitted {
+    let (k, src) = kernel_of(text, types, &aligned_dims());
+    emit(&k, &EmitOptions { source: Some(src) }).unwrap()
+}
+
+/// A note of `e` that starts with `prefix` and gives `why`.
+fn has_note(e: &Emitted, prefix: &str, why: &str) -> bool {
+    e.notes
+        .iter()
+        .any(|n| n.starts_with(prefix) && n.contains(why))
+}
+
 const WGMMA_POINT: &str =
     "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4])";
 
@@ -150,15 +163,13 @@ fn arch_below_90_never_takes_wgmma() {
 
 #[test]
 fn launch_threads_pick_the_copy_issuer() {
-    let (k, src) = kernel_of(
+    let e = emit_text(
         &gemm_text(
             "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4])",
             "@launch(288)",
         ),
         "TA=bf16,TB=bf16,TC=f32",
-        &aligned_dims(),
     );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     // A producer warp: two consumer warpgroups of 64 rows each, the warp on top.
     assert!(
         e.source.contains(
@@ -172,12 +183,10 @@ fn launch_threads_pick_the_copy_issuer() {
         .iter()
         .any(|n| n.contains("a producer warp issues the copies")));
     // 160 threads: one warpgroup plus a producer warp cannot hold 128 x 256 accumulators.
-    let (k, src) = kernel_of(
+    let e = emit_text(
         &gemm_text(WGMMA_POINT, "@launch(160)"),
         "TA=f16,TB=f16,TC=f32",
-        &aligned_dims(),
     );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     assert!(e.tma.is_empty());
     assert!(e.notes.iter().any(|n| n.contains("no Sm90 main loop")));
 }
@@ -204,14 +213,12 @@ fn tf32_and_fp8_take_wgmma_only_k_major() {
         ("TA=f8e4m3,TB=f8e4m3,TC=f32", "F8E4M3"),
         ("TA=f8e5m2,TB=f8e5m2,TC=f32", "F8E5M2"),
     ] {
-        let (k, src) = kernel_of(
+        let e = emit_text(
             &common::fast::gemm_t_text(
                 "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3])",
             ),
             types,
-            &aligned_dims(),
         );
-        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
         assert!(
             e.source.contains(&format!(
                 "ph::gemm::sm90::MainLoop<ph::gemm::{dt}, 128, 128,"
@@ -284,8 +291,7 @@ fn split_k_needs_a_linear_f32_epilogue() {
             "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
             epilogue,
         );
-        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
-        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert_eq!(e.grid_z > 1, splits, "{epilogue}: {}", e.notes.join("\n"));
         assert_eq!(
             e.source.contains("ph::atomic_add_tile("),
@@ -314,12 +320,7 @@ fn group_m_remaps_block_indices_only() {
 fn the_persistent_schedule_loops_over_tiles() {
     const POINT: &str =
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [2])";
-    let (k, src) = kernel_of(
-        &gemm_text(POINT, "@launch(288)"),
-        "TA=f16,TB=f16,TC=f16",
-        &aligned_dims(),
-    );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert!(e.persistent, "{}", e.notes.join("\n"));
     assert!(e.source.contains("::run_persistent(acc, "));
     assert!(e.source.contains(
@@ -359,14 +360,11 @@ fn the_persistent_schedule_loops_over_tiles() {
             "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
             &format!("C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = {store}"),
         );
-        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
-        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert!(!e.persistent, "{why}");
         assert!(!e.source.contains("run_persistent"), "{why}");
         assert!(
-            e.notes
-                .iter()
-                .any(|n| n.starts_with("SCHEDULE=2 not applied") && n.contains(why)),
+            has_note(&e, "SCHEDULE=2 not applied", why),
             "{why}: {}",
             e.notes.join("\n")
         );
@@ -377,12 +375,7 @@ fn the_persistent_schedule_loops_over_tiles() {
 fn the_c_store_stages_through_shared_memory_and_tma() {
     const POINT: &str =
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [3], GROUP_M in [8], SCHEDULE in [2])";
-    let (k, src) = kernel_of(
-        &gemm_text(POINT, "@launch(288)"),
-        "TA=f16,TB=f16,TC=f16",
-        &aligned_dims(),
-    );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert!(e.persistent, "{}", e.notes.join("\n"));
     // C [M, N] row-major: N innermost, boxes of 64 columns (128 bytes) by 64 rows.
     let c = &e.tma[2];
@@ -399,12 +392,7 @@ fn the_c_store_stages_through_shared_memory_and_tma() {
 
     // One block per tile: the issuing threads wait for the copies before the block exits.
     let one = POINT.replace("SCHEDULE in [2]", "SCHEDULE in [1]");
-    let (k, src) = kernel_of(
-        &gemm_text(&one, "@launch(288)"),
-        "TA=f16,TB=f16,TC=bf16",
-        &aligned_dims(),
-    );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    let e = emit_text(&gemm_text(&one, "@launch(288)"), "TA=f16,TB=f16,TC=bf16");
     assert!(
         e.source
             .contains("ph::gemm::sm90::store_tile_tma<true, 1>("),
@@ -427,17 +415,14 @@ fn the_c_store_stages_through_shared_memory_and_tma() {
         ),
     ];
     for (point, types, why) in cases {
-        let (k, src) = kernel_of(&gemm_text(&point, "@launch(288)"), types, &aligned_dims());
-        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        let e = emit_text(&gemm_text(&point, "@launch(288)"), types);
         assert!(!e.source.contains("store_tile_tma"), "{why}");
         assert!(
             e.tma.iter().all(|t| t.spec.operand != TmaOperand::C),
             "{why}"
         );
         assert!(
-            e.notes
-                .iter()
-                .any(|n| n.starts_with("C store: registers to global memory") && n.contains(why)),
+            has_note(&e, "C store: registers to global memory", why),
             "{why}: {}",
             e.notes.join("\n")
         );
@@ -448,12 +433,7 @@ fn the_c_store_stages_through_shared_memory_and_tma() {
 fn clusters_share_b_through_multicast() {
     const POINT: &str =
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], CLUSTER in [2])";
-    let (k, src) = kernel_of(
-        &gemm_text(POINT, "@launch(288)"),
-        "TA=f16,TB=f16,TC=f16",
-        &aligned_dims(),
-    );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert_eq!(e.cluster, 2, "{}", e.notes.join("\n"));
     assert!(e
         .source
@@ -472,12 +452,10 @@ fn clusters_share_b_through_multicast() {
     insta::assert_snapshot!(render(&e));
 
     // K-major B (fp8 through dot_t): each block copies half of the box's rows.
-    let (k, src) = kernel_of(
+    let e = emit_text(
         &common::fast::gemm_t_text(POINT).replace("@launch(256)", "@launch(288)"),
         "TA=f8e4m3,TB=f8e4m3,TC=f32",
-        &aligned_dims(),
     );
-    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     assert_eq!(e.cluster, 2, "{}", e.notes.join("\n"));
     assert_eq!(e.tma[1].spec.box_dim, [128, 128]);
     assert_eq!(e.tma[0].spec.box_dim, [128, 128]);
@@ -525,14 +503,11 @@ fn clusters_share_b_through_multicast() {
     for (point, launch, (from, to), why) in cases {
         let text = gemm_text(&point, launch).replace(from, to);
         assert!(text.contains(to));
-        let (k, src) = kernel_of(&text, "TA=f16,TB=f16,TC=f32", &aligned_dims());
-        let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert_eq!(e.cluster, 1, "{why}");
         assert!(!e.source.contains("__cluster_dims__"), "{why}");
         assert!(
-            e.notes
-                .iter()
-                .any(|n| n.starts_with("CLUSTER=2 not applied") && n.contains(why)),
+            has_note(&e, "CLUSTER=2 not applied", why),
             "{why}: {}",
             e.notes.join("\n")
         );
