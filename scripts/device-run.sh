@@ -9,6 +9,8 @@
 #   gemm   bench/gemm.sh          the GEMM benchmark table against cuBLAS and Triton
 #   profile bench/profile.sh      hardware counters of the GEMM winners and of cuBLAS
 #   stalls bench/stalls.sh        where the warps of a GEMM winner and of cuBLAS wait, per instruction
+#   rowwise bench/rowwise.py      softmax, norms, cross-entropy, transpose: Phobos tuned, torch,
+#                                 Triton and a copy of the same bytes (ROWWISE_ARGS: its flags)
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
 # The device returns at most 8 files from $OUT, so the logs are packed into $OUT/logs.tgz and
@@ -33,7 +35,13 @@ for part in "$@"; do
     gemm) OUT=$work/gemm bash bench/gemm.sh; r=$?; cp "$work/gemm/gemm_table.txt" "$final/gemm.txt" ;;
     profile) OUT=$work/profile bash bench/profile.sh; r=$?; cp "$work/profile/profile.txt" "$final/profile.txt" ;;
     stalls) OUT=$work/stalls bash bench/stalls.sh; r=$?; cp "$work/stalls/stalls.txt" "$final/stalls.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls)" >&2; r=2 ;;
+    rowwise)
+      # shellcheck disable=SC2086
+      OUT=$work/rowwise PHOBOS_BIN_DIR=$(pwd -P)/.gpu-bundle/bin python3 -u bench/rowwise.py ${ROWWISE_ARGS:-} \
+        2>&1 | tee "$work/rowwise/rowwise.txt"
+      r=${PIPESTATUS[0]}
+      cp "$work/rowwise/rowwise.txt" "$final/rowwise.txt" ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.

@@ -10,12 +10,13 @@
 #
 # A test binary is bundled when its target holds a test marked `#[ignore = "needs a GPU"]`
 # (the convention of every GPU test in the workspace), for the crates phobos-gpu, phobos-cuda,
-# phobos-tune and phobos-cli. scripts/gpu-check.sh runs them there; carry `.gpu-bundle` with
+# phobos-tune and phobos-cli (BUNDLE_CRATES overrides the list). scripts/gpu-check.sh runs them there; carry `.gpu-bundle` with
 # the call. Honours CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.gpu-bundle
-crates=(phobos-gpu phobos-cuda phobos-tune phobos-cli)
+# BUNDLE_CRATES (e.g. "phobos-cuda") bundles the GPU tests of fewer crates, for a quicker build.
+read -r -a crates <<<"${BUNDLE_CRATES:-phobos-gpu phobos-cuda phobos-tune phobos-cli}"
 rm -rf "$out" && mkdir -p "$out/bin" "$out/tests"
 
 target_dir=$(cargo metadata --format-version 1 --no-deps |

@@ -17,16 +17,20 @@ use std::process::{Command, Output};
 /// Ragged runtime dims (no tile divides them) and scalar arguments for every example, at its
 /// default point (where a `@where` needs a multiple, the smallest that is not a power of two).
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
+    ("cross_entropy.ph", "M=7,V=5003", &[]),
     ("flash_attention.ph", "BH=3,N=45", &["scale=0.125"]),
     ("gemm.ph", "M=77,N=45,K=67", &[]),
     ("gemm_fast.ph", "M=77,N=45,K=67", &[]),
     ("gemm_persistent.ph", "M=77,N=45,K=67", &[]),
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
+    ("layer_norm.ph", "M=7,N=300", &["eps=0.00001"]),
     ("partial_sums.ph", "N=1000", &[]),
+    ("rms_norm.ph", "M=7,N=301", &["eps=0.000001"]),
     ("saxpy.ph", "N=1000", &["a=0.5"]),
     ("sgemm.ph", "M=77,N=45,K=67", &[]),
     ("softmax.ph", "M=7,N=45", &[]),
+    ("softmax_online.ph", "M=5,N=3001", &[]),
     ("transpose.ph", "M=77,N=45", &[]),
 ];
 
@@ -34,6 +38,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
 /// their defaults where a larger value would violate a `@where` at these dims), with dims that
 /// are ragged where the kernel allows it.
 const LARGEST: &[(&str, &str, &str)] = &[
+    ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
     ("flash_attention.ph", "BR=128 BC=128", "BH=3,N=45"),
     (
         "gemm.ph",
@@ -52,14 +57,25 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "TILE_M=128 TILE_N=128 TILE_K=64 WARP_M=64",
         "M=77,N=45,K=72",
     ),
+    (
+        "layer_norm.ph",
+        "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
+        "M=7,N=300",
+    ),
     ("partial_sums.ph", "U=8", "N=1000"),
+    (
+        "rms_norm.ph",
+        "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
+        "M=7,N=301",
+    ),
     ("saxpy.ph", "BLOCK=4096", "N=1000"),
     (
         "sgemm.ph",
         "TILE_M=128 TILE_N=256 TILE_K=16",
         "M=77,N=45,K=67",
     ),
-    ("softmax.ph", "ROWS=8 BLOCK=4096", "M=7,N=45"),
+    ("softmax.ph", "ROWS=8 THREADS=512 MIN_BLOCKS=2", "M=7,N=45"),
+    ("softmax_online.ph", "BLOCK=8192 THREADS=512", "M=5,N=3001"),
     ("transpose.ph", "TILE_R=64 TILE_C=64", "M=77,N=45"),
 ];
 

@@ -184,6 +184,7 @@ template <class T, class L> struct Tile { T v[L::N]; };
 // v < VEC) of the row-major tile: a warp touches 32 * VEC consecutive elements (coalesced).
 template <int R_, int C_, int THREADS_, int VEC_> struct Blocked {
   static constexpr int R = R_, C = C_, THREADS = THREADS_, VEC = VEC_;
+  static constexpr bool BLOCKED = true;  // row reductions stay in registers (phobos_reduce.cuh)
   static_assert(C % VEC == 0, "VEC must divide C");
   static constexpr int GROUPS = R * C / VEC;
   static constexpr int N = (GROUPS + THREADS - 1) / THREADS * VEC;
@@ -270,6 +271,19 @@ template <class L, class S> __device__ __forceinline__ bool vector_ok(const Regi
          ((unsigned long long)(g.p + (long long)g.r0 * g.rs + g.c0) % W) == 0;
 }
 
+// The masked vector path: columns contiguous and every VEC-group aligned, but the tile may
+// overhang the tensor (a row tile wider than the row, the last rows): each group is read or
+// written whole when it lies inside, element by element at the edge.
+template <class L, class S> __device__ __forceinline__ bool vector_rows_ok(const Region<S>& g) {
+  constexpr int W = (L::VEC * (int)sizeof(S)) < 16 ? L::VEC * (int)sizeof(S) : 16;
+  constexpr int WE = W / (int)sizeof(S) > 0 ? W / (int)sizeof(S) : 1;
+  return L::VEC > 1 && g.ok && g.cs == 1 && (L::R == 1 || g.rs % WE == 0) && g.c0 % WE == 0 &&
+         ((unsigned long long)g.p % W) == 0 && (g.rs * (long long)g.r0) % WE == 0;
+}
+template <class L, class S> __device__ __forceinline__ bool group_inside(const Region<S>& g, int r, int c) {
+  return (unsigned)(g.r0 + r) < (unsigned)g.rn && g.c0 + c >= 0 && g.c0 + c + L::VEC <= g.cn;
+}
+
 template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile(const Region<S>& g) {
   typedef typename Reg<S>::T T;
   Tile<T, L> t;
@@ -295,6 +309,30 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile(con
       } else {
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v) t.v[i + v] = T(0);
+      }
+    }
+  } else if (vector_rows_ok<L>(g)) {
+    constexpr int BYTES = L::VEC * (int)sizeof(S);
+    constexpr int W = BYTES < 16 ? BYTES : 16;
+    typedef typename VecT<W>::T V;
+#pragma unroll
+    for (int i = 0; i < L::N; i += L::VEC) {
+      int r, c;
+      L::coord(tid, i, r, c);
+      if (in_tile<L>(r, c) && group_inside<L>(g, r, c)) {
+        typename Bare<S>::T s[L::VEC];
+        const V* src = reinterpret_cast<const V*>(elem_ptr(g, r, c));
+#pragma unroll
+        for (int w = 0; w < BYTES / W; ++w) {
+          V x = src[w];
+          memcpy(reinterpret_cast<unsigned char*>(s) + w * W, &x, W);
+        }
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v) t.v[i + v] = Reg<S>::load(s[v]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v)
+          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(*elem_ptr(g, r, c + v)) : T(0);
       }
     }
   } else {
@@ -375,6 +413,32 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
           memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
           dst[w] = x;
         }
+      }
+    }
+  } else if (vector_rows_ok<L>(g)) {
+    constexpr int BYTES = L::VEC * (int)sizeof(S);
+    constexpr int W = BYTES < 16 ? BYTES : 16;
+    typedef typename VecT<W>::T V;
+#pragma unroll
+    for (int i = 0; i < L::N; i += L::VEC) {
+      int r, c;
+      L::coord(tid, i, r, c);
+      if (!in_tile<L>(r, c)) continue;
+      if (group_inside<L>(g, r, c)) {
+        typename Bare<S>::T s[L::VEC];
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v) s[v] = Reg<S>::store(t.v[i + v]);
+        V* dst = reinterpret_cast<V*>(elem_ptr(g, r, c));
+#pragma unroll
+        for (int w = 0; w < BYTES / W; ++w) {
+          V x;
+          memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
+          dst[w] = x;
+        }
+      } else {
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v)
+          if (in_bounds(g, r, c + v)) *elem_ptr(g, r, c + v) = Reg<S>::store(t.v[i + v]);
       }
     }
   } else {

@@ -46,13 +46,124 @@ template <class L, class T, int AXIS> __host__ __device__ constexpr int reduce_b
   return smem_tile_bytes<L, T>() + ((AXIS == 1 ? L::R : L::C) * (int)sizeof(T) + 15) / 16 * 16;
 }
 
+// ---- row reductions in registers (Blocked layouts) -------------------------------------------
+//
+// In Blocked<R, C, THREADS, VEC> register group k of thread t (registers k*VEC .. k*VEC+VEC-1)
+// is group g = k * THREADS + t of the row-major tile, and row g / G with G = C / VEC groups a
+// row. When G is a power of two and either divides 32 or is a multiple of 32 (so THREADS, a
+// multiple of 32, keeps the rows of a warp aligned), the lanes sharing a row are LANES =
+// min(G, 32) consecutive lanes of one warp: a row reduces as register partials, a butterfly of
+// shuffles over LANES lanes, and G / LANES partials per row through a small shared buffer. The
+// tile itself never goes through shared memory.
+template <class L> struct RowsInRegisters {
+  static constexpr int G = L::C / L::VEC;
+  static constexpr bool POW2 = G > 0 && (G & (G - 1)) == 0;
+  static constexpr bool value =
+      L::BLOCKED && L::THREADS % 32 == 0 && POW2 && (32 % G == 0 || G % 32 == 0);
+  static constexpr int LANES = G < 32 ? G : 32;
+  // Consecutive register groups of a thread that lie in one row (every thread alike): a row
+  // of G groups spans G / THREADS groups of each thread when THREADS divides G; they are
+  // combined in the thread first.
+  static constexpr int RUN = G % L::THREADS == 0 ? G / L::THREADS : 1;
+  // Partials a row leaves in the shared buffer (one per warp-part of the row), and the
+  // buffer's elements.
+  static constexpr int SLOTS_PER_ROW = G / LANES / RUN;
+  static constexpr int SLOTS = L::R * SLOTS_PER_ROW;
+};
+template <class L, class = void> struct IsBlocked { static constexpr bool value = false; };
+template <class L> struct IsBlocked<L, typename VoidOf<decltype(L::BLOCKED)>::type> {
+  static constexpr bool value = L::BLOCKED;
+};
+template <class L, bool = IsBlocked<L>::value> struct RowFast { static constexpr bool value = false; };
+template <class L> struct RowFast<L, true> { static constexpr bool value = RowsInRegisters<L>::value; };
+
+template <class A, class B> struct SameLayout { static constexpr bool value = false; };
+template <class A> struct SameLayout<A, A> { static constexpr bool value = true; };
+
+template <class L, class T> __host__ __device__ constexpr int row_slots_bytes() {
+  return (RowsInRegisters<L>::SLOTS * (int)sizeof(T) + 15) / 16 * 16;
+}
+
+// Leaves row r's SLOTS_PER_ROW partials at part[r * SLOTS_PER_ROW ..]; the caller syncs.
+template <class Op, class T, class L> __device__ __forceinline__ void row_partials(const Tile<T, L>& x, T* part) {
+  typedef RowsInRegisters<L> RI;
+  constexpr int KS = L::N / L::VEC;  // register groups per thread
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int k0 = 0; k0 < KS; k0 += RI::RUN) {
+    T acc = Op::template id<T>();
+#pragma unroll
+    for (int k = k0; k < k0 + RI::RUN && k < KS; ++k) {
+#pragma unroll
+      for (int v = 0; v < L::VEC; ++v) {
+        int r, c;
+        L::coord(tid, k * L::VEC + v, r, c);
+        if (in_tile<L>(r, c)) acc = Op::op(acc, x.v[k * L::VEC + v]);
+      }
+    }
+    // Every lane of the warp takes part: padding groups (past the last row) hold the identity.
+#pragma unroll
+    for (int m = RI::LANES / 2; m > 0; m /= 2) acc = Op::op(acc, shfl_xor(acc, m));
+    const int g = k0 * L::THREADS + tid;
+    if (g % RI::LANES == 0 && g / RI::G < L::R)
+      part[g / RI::G * RI::SLOTS_PER_ROW + g % RI::G / RI::LANES] = acc;
+  }
+}
+
+template <class Op, class T> __device__ __forceinline__ T row_total(const T* part, int slots, int r) {
+  T acc = Op::template id<T>();
+  for (int j = 0; j < slots; ++j) acc = Op::op(acc, part[r * slots + j]);
+  return acc;
+}
+
+// The row reduction of x broadcast back over x's own shape in layout Lout ([R, C]): each
+// register reads its row's partials, no [R, 1] tile in between.
+template <class Op, class Lout, class T, class Lin, int BYTES>
+__device__ Tile<T, Lout> reduce_rows_bcast(const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(RowFast<Lin>::value, "reduce_rows_bcast needs a Blocked layout with rows in registers");
+  static_assert(row_slots_bytes<Lin, T>() <= BYTES, "scratch too small for reduce_rows_bcast");
+  static_assert(Lout::R == Lin::R, "reduce_rows_bcast keeps the rows");
+  constexpr int SPR = RowsInRegisters<Lin>::SLOTS_PER_ROW;
+  T* part = reinterpret_cast<T*>(s.p);
+  row_partials<Op>(x, part);
+  __syncthreads();
+  Tile<T, Lout> y;
+  // One total per run of register groups in one row: a VEC-group always lies in one row, and
+  // in x's own layout RUN consecutive groups do too.
+  constexpr int RUN = SameLayout<Lout, Lin>::value ? RowsInRegisters<Lin>::RUN : 1;
+  constexpr int STEP = Lout::VEC * RUN;
+#pragma unroll
+  for (int i0 = 0; i0 < Lout::N; i0 += STEP) {
+    int r, c;
+    Lout::coord(threadIdx.x, i0, r, c);
+    const T t = in_tile<Lout>(r, c) ? row_total<Op>(part, SPR, r) : T(0);
+#pragma unroll
+    for (int i = i0; i < i0 + STEP && i < Lout::N; ++i) y.v[i] = t;
+  }
+  return y;
+}
+
+template <class Op, int AXIS, class Lout, class T, class Lin, int BYTES>
+__device__ Tile<T, Lout> reduce_staged(const Tile<T, Lin>& x, Scratch<BYTES> s);
+
 // Reduces along AXIS (1: each row to [R, 1]; 0: each column to [1, C]) into layout Lout.
-// A group of G lanes (a power of two, at most 32) reduces each output element: strided partial
-// sums over the staged tile, then a butterfly of shuffles.
+// Rows of a Blocked layout that keeps them in registers reduce there (RowsInRegisters); other
+// cases stage the tile in shared memory, and a group of G lanes (a power of two, at most 32)
+// reduces each output element: strided partial sums, then a butterfly of shuffles.
 template <class Op, int AXIS, class Lout, class T, class Lin, int BYTES>
 __device__ Tile<T, Lout> reduce(const Tile<T, Lin>& x, Scratch<BYTES> s) {
-  static_assert(reduce_bytes<Lin, T, AXIS>() <= BYTES, "scratch too small for reduce");
   static_assert(AXIS == 1 ? (Lout::R == Lin::R && Lout::C == 1) : (Lout::R == 1 && Lout::C == Lin::C), "reduce shape");
+  if constexpr (AXIS == 1 && RowFast<Lin>::value) {
+    return reduce_rows_bcast<Op, Lout>(x, s);
+  } else {
+    return reduce_staged<Op, AXIS, Lout>(x, s);
+  }
+}
+
+// The staged reduction of reduce<..> (the whole tile through shared memory).
+template <class Op, int AXIS, class Lout, class T, class Lin, int BYTES>
+__device__ Tile<T, Lout> reduce_staged(const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(reduce_bytes<Lin, T, AXIS>() <= BYTES, "scratch too small for reduce");
   constexpr int LD = smem_ld(Lin::C);
   constexpr int NO = AXIS == 1 ? Lin::R : Lin::C;  // outputs
   constexpr int NI = AXIS == 1 ? Lin::C : Lin::R;  // inputs per output

@@ -50,25 +50,75 @@ pub fn rc(shape: &[i64]) -> (i64, i64) {
 /// The Blocked vector width: 4, 2 or 1, dividing `c`, and only as wide as keeps every thread
 /// of the block busy (a tile of 256 elements over 256 threads gets 1).
 pub fn blocked_vec(r: i64, c: i64, threads: u32) -> i64 {
+    blocked_vec_capped(r, c, threads, 4)
+}
+
+/// [`blocked_vec`] up to `cap` (a power of two): 8 or 16 elements a group let tiles of 2- and
+/// 1-byte types move 16 bytes an access.
+pub fn blocked_vec_capped(r: i64, c: i64, threads: u32, cap: i64) -> i64 {
     let t = threads as i64;
-    if c % 4 == 0 && r * c >= 4 * t {
-        4
-    } else if c % 2 == 0 && r * c >= 2 * t {
-        2
-    } else {
-        1
+    let mut v = cap.max(1);
+    while v > 1 && !(c % v == 0 && r * c >= v * t) {
+        v /= 2;
     }
+    v
 }
 
 /// The Blocked layout of a tile shape.
 pub fn blocked(shape: &[i64], threads: u32) -> Layout {
+    blocked_capped(shape, threads, 4)
+}
+
+/// The Blocked layout of a tile shape with vector groups of up to `cap` elements.
+pub fn blocked_capped(shape: &[i64], threads: u32, cap: i64) -> Layout {
     let (r, c) = rc(shape);
     Layout::Blocked {
         r,
         c,
         threads,
-        vec: blocked_vec(r, c, threads),
+        vec: blocked_vec_capped(r, c, threads, cap),
     }
+}
+
+/// The widest Blocked vector group of a kernel: 16 bytes of its narrowest tensor that tiles
+/// are loaded from or stored to (4 for 4-byte types, 8 for 2-byte, 16 for 1-byte), and 4 when
+/// no tile touches memory. One cap for every tile of the kernel, so that tiles of one shape
+/// share their layout and combine without conversions.
+pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
+    use phobos_ir::{ExprKind, ParamKind, StmtKind};
+    let mut narrowest = 4usize;
+    let mut note = |t: usize| {
+        if let ParamKind::Tensor { dtype, .. } = &k.params[t].kind {
+            narrowest = narrowest.min(dtype.size_bytes().max(1));
+        }
+    };
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            if e.ty.is_tile() {
+                note(*tensor);
+            }
+        }
+        false
+    });
+    fn stores(stmts: &[phobos_ir::Stmt], f: &mut dyn FnMut(usize)) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Store { tensor, value, .. } if value.ty.is_tile() => f(*tensor),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => stores(body, f),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    stores(then_body, f);
+                    stores(else_body, f);
+                }
+                _ => {}
+            }
+        }
+    }
+    stores(&k.body, &mut note);
+    (16 / narrowest as i64).clamp(4, 16)
 }
 
 fn vec_of(t: i64) -> i64 {
@@ -200,6 +250,44 @@ fn default_thread_tile(bm: i64, bn: i64, threads: u32) -> Option<(i64, i64)> {
     Some((tm, tn))
 }
 
+/// How a Blocked layout reduces its rows in registers (mirrors `ph::RowsInRegisters`): the
+/// lanes sharing a row, and the partials each row leaves in the shared buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowsInRegisters {
+    pub lanes: i64,
+    pub slots_per_row: i64,
+    pub rows: i64,
+}
+
+impl RowsInRegisters {
+    /// Shared-memory bytes of the partials for register type bytes `size` (16-byte rounded).
+    pub fn smem_bytes(&self, size: i64) -> i64 {
+        (self.rows * self.slots_per_row * size + 15) / 16 * 16
+    }
+}
+
+/// The register row reduction of `l`, when its rows lie on aligned lanes of one warp or on
+/// whole warps: `G = C / VEC` groups a row, a power of two dividing 32 or a multiple of 32.
+/// None for other layouts (the reduction stages the tile in shared memory).
+pub fn rows_in_registers(l: &Layout) -> Option<RowsInRegisters> {
+    let Layout::Blocked { r, c, threads, vec } = *l else {
+        return None;
+    };
+    let g = c / vec;
+    let t = threads as i64;
+    let pow2 = g > 0 && (g & (g - 1)) == 0;
+    if t % 32 != 0 || !pow2 || !(32 % g == 0 || g % 32 == 0) {
+        return None;
+    }
+    let lanes = g.min(32);
+    let run = if g % t == 0 { g / t } else { 1 };
+    Some(RowsInRegisters {
+        lanes,
+        slots_per_row: g / lanes / run,
+        rows: r,
+    })
+}
+
 impl Layout {
     pub fn shape(&self) -> (i64, i64) {
         match self {
@@ -323,6 +411,61 @@ mod tests {
                 vec_groups_are_rows(&l, threads);
             }
         }
+    }
+
+    /// The register row reduction's partial slots: simulated over the layout's coordinates,
+    /// every slot of a row is written exactly once (by the first lane of its part), and no two
+    /// rows share one; the C++ `row_partials` writes the same indices.
+    #[test]
+    fn row_reduction_slots_cover_each_row_once() {
+        for threads in [32u32, 64, 128, 256, 512] {
+            for shape in [
+                [1, 4096],
+                [8, 4096],
+                [1, 256],
+                [4, 128],
+                [16, 64],
+                [64, 16],
+                [32, 8],
+                [2, 8192],
+                [3, 1024],
+                [7, 32],
+            ] {
+                let l = blocked(&shape, threads);
+                let Some(ri) = rows_in_registers(&l) else {
+                    continue;
+                };
+                let Layout::Blocked { r, c, vec, .. } = l else {
+                    unreachable!()
+                };
+                let g = c / vec;
+                let run = if g % threads as i64 == 0 {
+                    g / threads as i64
+                } else {
+                    1
+                };
+                let ks = l.n().unwrap() / vec;
+                let mut writes = vec![0u32; (ri.rows * ri.slots_per_row) as usize];
+                for k0 in (0..ks).step_by(run as usize) {
+                    for tid in 0..threads as i64 {
+                        let grp = k0 * threads as i64 + tid;
+                        // Every group of the run lies in the row of its first.
+                        for k in k0..(k0 + run).min(ks) {
+                            let (row, _) = l.coord(tid, k * vec).unwrap();
+                            assert_eq!(row, grp / g, "{l:?} tid {tid} k {k}");
+                        }
+                        if grp % ri.lanes == 0 && grp / g < r {
+                            let slot = grp / g * ri.slots_per_row + grp % g / ri.lanes;
+                            assert!(slot / ri.slots_per_row == grp / g, "{l:?}");
+                            writes[slot as usize] += 1;
+                        }
+                    }
+                }
+                assert!(writes.iter().all(|&w| w == 1), "{l:?}: {writes:?}");
+            }
+        }
+        assert!(rows_in_registers(&blocked(&[5, 12], 256)).is_none());
+        assert!(rows_in_registers(&blocked(&[1, 8000], 256)).is_none());
     }
 
     #[test]

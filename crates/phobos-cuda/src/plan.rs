@@ -6,7 +6,7 @@ use crate::gemm_fast::{Knobs, Strategy, TmaSpec};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, SplitK};
 use crate::launch::TmaParam;
-use crate::layout::{blocked, FfmaAcc, Layout};
+use crate::layout::{blocked, blocked_capped, kernel_vec_cap, FfmaAcc, Layout};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
@@ -41,6 +41,8 @@ pub struct Plan {
     pub decl_inline: BTreeMap<LocalId, Vec<(usize, usize)>>,
     /// The main-loop choices and why faster ones were not taken (for `Emitted::notes`).
     pub notes: Vec<String>,
+    /// The widest vector group of the kernel's Blocked layouts ([`kernel_vec_cap`]).
+    pub vec_cap: i64,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
@@ -164,9 +166,12 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
             break;
         }
     }
+    let vec_cap = kernel_vec_cap(k);
     for (l, local) in k.locals.iter().enumerate() {
         if let Some(shape) = local.ty.shape() {
-            layouts.entry(l).or_insert_with(|| blocked(shape, threads));
+            layouts
+                .entry(l)
+                .or_insert_with(|| blocked_capped(shape, threads, vec_cap));
         }
     }
     let tma_store = plan_tma_store(k, &gemms, &layouts, split.is_some(), &mut tma, &mut notes);
@@ -189,6 +194,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         tma_store,
         decl_inline,
         notes,
+        vec_cap,
     }
 }
 

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::cases::{example_cases, extra_cases, random_cases, Case, Value};
+use common::cases::{example_cases, extra_cases, random_cases, rowwise_cases, Case, Value};
 use common::fast_cases::fast_cases;
 use common::launch::launch_facts;
 use phobos_gpu::{bind_args, plan_launch, Arg, DeviceTensor, Gpu, TensorRef};
@@ -32,6 +32,7 @@ fn all_cases() -> (Vec<Case>, Vec<String>) {
     for c in example_cases()
         .into_iter()
         .chain(extra_cases())
+        .chain(rowwise_cases())
         .chain(fast_cases())
         .chain(random_cases(RANDOM_KERNELS, 2024))
     {

@@ -7,6 +7,7 @@
 //! memory, so a tile load of a tensor stored to since the last barrier gets one first, and a
 //! tile store to a tensor that element loads read gets one after it.
 
+mod columns;
 mod expr;
 pub(crate) mod ops;
 mod stmt;
@@ -54,6 +55,8 @@ pub(crate) struct Emitter<'k> {
     pending: BTreeSet<ParamId>,
     /// Tensors read by element loads anywhere in the kernel.
     element_loaded: BTreeSet<ParamId>,
+    /// Column-tile locals and their definitions (see [`columns`]).
+    column_defs: std::collections::BTreeMap<phobos_ir::LocalId, phobos_ir::Expr>,
     layouts_used: BTreeSet<Layout>,
     headers: BTreeSet<&'static str>,
     gemm_smem: u32,
@@ -128,6 +131,7 @@ fn emit_with(
         scratch_dirty: false,
         pending: BTreeSet::new(),
         element_loaded,
+        column_defs: columns::column_defs(k),
         layouts_used: BTreeSet::new(),
         headers: BTreeSet::new(),
         gemm_smem: 0,

@@ -5,7 +5,7 @@ use super::expr::{int_lit, reduce_op};
 use super::ops::{self, Code};
 use super::{Emitter, Result, STORE_TMA_HEADER};
 use crate::ctype;
-use crate::layout::{blocked, rc, Layout};
+use crate::layout::{blocked_capped, rc, rows_in_registers, Layout};
 use crate::mainloop::dot_ld;
 use crate::plan::TmaStore;
 use phobos_ir::{Expr, ExprKind, Index, Lit, ParamId, ReduceOp};
@@ -24,8 +24,13 @@ fn ceil16(x: i64) -> u32 {
 
 impl<'k> Emitter<'k> {
     fn natural_layout(&self, e: &Expr) -> Layout {
-        crate::plan::natural(self.k, &self.plan.layouts, e)
-            .unwrap_or_else(|| blocked(e.ty.shape().unwrap_or(&[1]), self.k.launch.threads))
+        crate::plan::natural(self.k, &self.plan.layouts, e).unwrap_or_else(|| {
+            blocked_capped(
+                e.ty.shape().unwrap_or(&[1]),
+                self.k.launch.threads,
+                self.plan.vec_cap,
+            )
+        })
     }
 
     /// Scratch bytes of a tile staged row-major (mirrors `ph::smem_tile_bytes`).
@@ -78,7 +83,9 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
                 let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
-                if let ExprKind::Load { tensor, index } = &inner.kind {
+                if let Some(call) = self.fused_row_reduce(inner, e, &alias)? {
+                    call
+                } else if let ExprKind::Load { tensor, index } = &inner.kind {
                     let region = self.region(*tensor, index, false)?;
                     format!("ph::load_tile_bcast<{alias}, {sr}, {sc}>({region})")
                 } else {
@@ -118,15 +125,56 @@ impl<'k> Emitter<'k> {
         let ax = if shape.len() == 1 { 1 } else { axis };
         let (r, c) = rc(shape);
         let outputs = if ax == 1 { r } else { c };
-        let (src, _) = self.as_tile(arg)?;
+        let (src, src_layout) = self.as_tile(arg)?;
         let size = ctype::register_bytes(arg.ty.dtype()) as i64;
-        let bytes = self.tile_smem_bytes(arg) + ceil16(outputs * size);
+        // Rows of a Blocked tile reduce in registers (`ph::RowsInRegisters`): only the
+        // partials go through shared memory.
+        let bytes = match rows_in_registers(&src_layout).filter(|_| ax == 1) {
+            Some(ri) => ceil16(ri.smem_bytes(size)),
+            None => self.tile_smem_bytes(arg) + ceil16(outputs * size),
+        };
         let s = self.scratch(bytes);
         self.headers.insert(crate::REDUCE_HEADER);
         Ok(format!(
             "ph::reduce<{}, {ax}, {alias}>({src}, {s})",
             reduce_op(op)
         ))
+    }
+
+    /// `broadcast(rowmax(x))` and the like, when x's rows reduce in registers: the reduction
+    /// lands in the broadcast's layout directly (`ph::reduce_rows_bcast`), no `[R, 1]` tile
+    /// and no second pass through shared memory. None when the pattern does not apply (a sum
+    /// of a narrow float type keeps its rounding step, columns keep the general path).
+    fn fused_row_reduce(&mut self, inner: &Expr, e: &Expr, alias: &str) -> Result<Option<String>> {
+        let ExprKind::Reduce {
+            op,
+            axis: Some(axis),
+            arg,
+        } = &inner.kind
+        else {
+            return Ok(None);
+        };
+        let shape = arg.ty.shape().unwrap_or(&[1]);
+        let row_axis = shape.len() == 1 || *axis == 1;
+        let narrow_sum = *op == ReduceOp::Sum && ctype::is_narrow_float(inner.ty.dtype());
+        if !row_axis || narrow_sum || rc(shape).0 != rc(e.ty.shape().unwrap_or(&[1])).0 {
+            return Ok(None);
+        }
+        let arg_layout = match &arg.kind {
+            ExprKind::Local(l) => self.plan.layouts[l].clone(),
+            _ => self.natural_layout(arg),
+        };
+        let Some(ri) = rows_in_registers(&arg_layout) else {
+            return Ok(None);
+        };
+        let (src, _) = self.as_tile(arg)?;
+        let size = ctype::register_bytes(arg.ty.dtype()) as i64;
+        let s = self.scratch(ceil16(ri.smem_bytes(size)));
+        self.headers.insert(crate::REDUCE_HEADER);
+        Ok(Some(format!(
+            "ph::reduce_rows_bcast<{}, {alias}>({src}, {s})",
+            reduce_op(*op)
+        )))
     }
 
     /// Assigns `e`, computed in `lay`, to the tile variable `dst`.
@@ -222,6 +270,11 @@ impl<'k> Emitter<'k> {
                 ops::cast(from, t, &c)
             }
             ExprKind::Broadcast(a) if !a.ty.is_tile() => self.scalar(a)?,
+            // A column tile over more rows: recomputed in this layout (see `columns`).
+            ExprKind::Broadcast(a) if self.column_broadcast(a, e).is_some() => {
+                let inlined = self.column_broadcast(a, e).expect("checked");
+                self.elem(&inlined, lay)?
+            }
             // `[n]` to `[1, n]`: the same layout shape, nothing moves.
             ExprKind::Broadcast(a) if same_rc(a, e) => self.elem(a, lay)?,
             ExprKind::Arange(_) => {
@@ -233,6 +286,17 @@ impl<'k> Emitter<'k> {
                 Code::atom(format!("{name}.v[{I}]"))
             }
         })
+    }
+
+    /// The inlined column expression of `Broadcast(a)` to `e`'s shape when `a` is a column
+    /// tile (`[C]` or `[1, C]`) and the broadcast only adds rows.
+    fn column_broadcast(&self, a: &Expr, e: &Expr) -> Option<Expr> {
+        let (ar, ac) = rc(a.ty.shape()?);
+        let (_, ec) = rc(e.ty.shape()?);
+        if ar != 1 || ac != ec {
+            return None;
+        }
+        super::columns::inline(self.k, a, &self.column_defs)
     }
 
     /// A tile store: from the value's own layout (no conversion for locals).

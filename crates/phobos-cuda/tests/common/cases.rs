@@ -382,3 +382,84 @@ pub fn extra_cases() -> Vec<Result<Case, String>> {
     }
     cases
 }
+
+/// Row reductions in registers (`ph::RowsInRegisters`), their fused broadcast, column-tile
+/// broadcasts and the masked vector loads and stores: rows shared by 4 lanes, by 2 warps, by
+/// the whole block over several registers of each thread, by a block that is not a power of
+/// two in rows; ragged rows (a multiple of 4 for the vector path, odd for the scalar one).
+pub fn rowwise_cases() -> Vec<Result<Case, String>> {
+    let text = "\
+@autotune(R in [2, 3, 4, 64], C in [4, 16, 256, 512, 4096], THREADS in [128, 256])
+@launch(THREADS)
+kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L: tensor<f32>[M, 1]) {
+  let r = ctx.block.x * R
+  let valid = arange(C) < N
+  let x = where(valid, X[r :+ R, 0 :+ C], -inf)
+  let e = where(valid, exp(x - rowmax(x)), 0.0)
+  Y[r :+ R, 0 :+ C] = e / rowsum(e)
+  S[r :+ R, 0 :+ 1] = rowsum(where(valid, x, 0.0))
+  L[r :+ R, 0 :+ 1] = rowmin(where(valid, x, inf))
+}
+";
+    let src = SourceFile::new("rows.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let mut cases = Vec::new();
+    for (pins, m, n) in [
+        ("R=64 C=16 THREADS=256", 150, 12),
+        ("R=4 C=256 THREADS=128", 37, 252),
+        ("R=3 C=512 THREADS=256", 37, 509),
+        ("R=2 C=4096 THREADS=256", 9, 4000),
+        ("R=2 C=4096 THREADS=128", 9, 4093),
+        ("R=4 C=4 THREADS=128", 37, 3),
+    ] {
+        let label = format!("rows {pins} at M={m},N={n}");
+        let variant = match info.variant(Some(pins), None, None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), ("N".to_string(), n)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 5, false));
+    }
+    // The row-wise examples in bf16, at widths that take the masked vector path.
+    for (file, pins, dims) in [
+        (
+            "layer_norm.ph",
+            "BLOCK=1024 THREADS=128 RPB=4",
+            "M=9,N=1000",
+        ),
+        ("rms_norm.ph", "BLOCK=512 THREADS=128 RPB=4", "M=9,N=504"),
+        ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
+        ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
+    ] {
+        let label = format!("{file} {pins} T=bf16 at {dims}");
+        let src = super::source(&format!("examples/{file}"));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let variant = match info.variant(Some(pins), Some("T=bf16"), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims: Vec<(String, i64)> = dims
+            .split(',')
+            .map(|kv| {
+                let (n, v) = kv.split_once('=').expect("NAME=VALUE");
+                (n.to_string(), v.parse().expect("a number"))
+            })
+            .collect();
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 6, false));
+    }
+    cases
+}

@@ -1,0 +1,206 @@
+//! The row-wise examples (softmax in chunks, layer norm, RMSNorm, cross-entropy) against
+//! float64 host implementations, at ragged shapes and several points of each space.
+
+mod common;
+
+use common::ph::{example, kernel};
+use common::run_ok;
+use phobos_interp::host::random_tensor;
+use phobos_interp::Args;
+use phobos_ir::{relative_error, DType, HostTensor};
+
+fn sentinel(dtype: DType, shape: &[usize]) -> HostTensor {
+    HostTensor::from_f64(dtype, shape, &vec![f64::NAN; shape.iter().product()])
+}
+
+/// A random tensor scaled by `k` (so exponentials spread over several orders of magnitude).
+fn scaled(dtype: DType, shape: &[usize], seed: u64, k: f64) -> HostTensor {
+    let t = random_tensor(dtype, shape, seed);
+    let data: Vec<f64> = t.data.iter().map(|v| dtype.round(v * k)).collect();
+    HostTensor::from_f64(dtype, shape, &data)
+}
+
+fn rows(x: &HostTensor) -> impl Iterator<Item = &[f64]> {
+    x.data.chunks(x.shape[1])
+}
+
+fn host_softmax(x: &HostTensor) -> Vec<f64> {
+    rows(x)
+        .flat_map(|row| {
+            let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|v| (v - max).exp()).sum();
+            row.iter()
+                .map(move |v| (v - max).exp() / s)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn softmax_online_matches_the_host() {
+    for (pins, types, (m, n), tol) in [
+        (None, None, (3, 3000), 1e-6),
+        (Some("BLOCK=8192 THREADS=256"), None, (2, 700), 1e-6),
+        (Some("BLOCK=1024 THREADS=128"), None, (2, 5000), 1e-6),
+        (Some("BLOCK=2048 THREADS=256"), None, (2, 5000), 1e-6),
+        (Some("BLOCK=8192 THREADS=512"), None, (2, 20000), 1e-6),
+        (
+            Some("BLOCK=1024 THREADS=256"),
+            Some("T=bf16"),
+            (3, 1500),
+            1e-2,
+        ),
+    ] {
+        let k = kernel(&example("softmax_online.ph"), None, pins, types);
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let x = scaled(dt, &[m, n], 11, 8.0);
+        let out = run_ok(&k, Args::new().push(x.clone()).push(sentinel(dt, &[m, n])));
+        let err = relative_error(&out.get("Y").unwrap().data, &host_softmax(&x));
+        assert!(err < tol, "{pins:?} {types:?} {m}x{n}: {err}");
+    }
+}
+
+#[test]
+fn layer_norm_matches_the_host() {
+    for (pins, types, (m, n), tol) in [
+        (None, None, (5, 300), 1e-6),
+        (Some("BLOCK=1024 THREADS=128"), None, (9, 1000), 1e-6),
+        (Some("BLOCK=1024 THREADS=128 RPB=4"), None, (10, 1000), 1e-6),
+        (
+            Some("BLOCK=4096 THREADS=512"),
+            Some("T=bf16"),
+            (3, 4000),
+            1e-2,
+        ),
+    ] {
+        let k = kernel(&example("layer_norm.ph"), None, pins, types);
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let eps = 1e-5;
+        let x = scaled(dt, &[m, n], 12, 3.0);
+        let w = random_tensor(dt, &[n], 13);
+        let b = random_tensor(dt, &[n], 14);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(w.clone())
+                .push(b.clone())
+                .push(sentinel(dt, &[m, n]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(eps),
+        );
+        let (mut y, mut means, mut rstds) = (Vec::new(), Vec::new(), Vec::new());
+        for row in rows(&x) {
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+            let rstd = 1.0 / (var + eps).sqrt();
+            y.extend((0..n).map(|c| (row[c] - mean) * rstd * w.data[c] + b.data[c]));
+            means.push(mean);
+            rstds.push(rstd);
+        }
+        let label = format!("{pins:?} {types:?} {m}x{n}");
+        let err = relative_error(&out.get("Y").unwrap().data, &y);
+        assert!(err < tol, "{label} Y: {err}");
+        let err = relative_error(&out.get("Mean").unwrap().data, &means);
+        assert!(err < tol, "{label} Mean: {err}");
+        let err = relative_error(&out.get("Rstd").unwrap().data, &rstds);
+        assert!(err < tol, "{label} Rstd: {err}");
+    }
+}
+
+#[test]
+fn rms_norm_matches_the_host() {
+    for (pins, types, (m, n), tol) in [
+        (None, None, (5, 300), 1e-6),
+        (Some("BLOCK=2048 THREADS=256"), None, (7, 2047), 1e-6),
+        (Some("BLOCK=2048 THREADS=256 RPB=4"), None, (9, 2047), 1e-6),
+        (
+            Some("BLOCK=1024 THREADS=128"),
+            Some("T=bf16"),
+            (4, 777),
+            1e-2,
+        ),
+    ] {
+        let k = kernel(&example("rms_norm.ph"), None, pins, types);
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let eps = 1e-6;
+        let x = scaled(dt, &[m, n], 15, 2.0);
+        let w = random_tensor(dt, &[n], 16);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(w.clone())
+                .push(sentinel(dt, &[m, n]))
+                .push(eps),
+        );
+        let y: Vec<f64> = rows(&x)
+            .flat_map(|row| {
+                let ms = row.iter().map(|v| v * v).sum::<f64>() / n as f64;
+                let rstd = 1.0 / (ms + eps).sqrt();
+                (0..n)
+                    .map(|c| row[c] * rstd * w.data[c])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let err = relative_error(&out.get("Y").unwrap().data, &y);
+        assert!(err < tol, "{pins:?} {types:?} {m}x{n}: {err}");
+    }
+}
+
+#[test]
+fn cross_entropy_matches_the_host() {
+    for (pins, types, (m, v), tol) in [
+        (None, None, (3, 5000), 1e-6),
+        (Some("BLOCK=8192 THREADS=512"), None, (2, 50257), 1e-6),
+        (Some("BLOCK=8192 THREADS=512"), None, (2, 3000), 1e-6),
+        (Some("BLOCK=2048 THREADS=256"), None, (2, 9000), 1e-6),
+        (
+            Some("BLOCK=2048 THREADS=512"),
+            Some("T=bf16"),
+            (3, 3001),
+            1e-3,
+        ),
+    ] {
+        let k = kernel(&example("cross_entropy.ph"), None, pins, types);
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let x = scaled(dt, &[m, v], 17, 6.0);
+        // Targets spread over the vocabulary, the last class included.
+        let target: Vec<f64> = (0..m).map(|r| ((r * 7919 + v - 1) % v) as f64).collect();
+        let t = HostTensor::from_f64(DType::I32, &[m], &target);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(t)
+                .push(sentinel(DType::F32, &[m])),
+        );
+        let loss: Vec<f64> = rows(&x)
+            .zip(&target)
+            .map(|(row, &t)| {
+                let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let lse = max + row.iter().map(|x| (x - max).exp()).sum::<f64>().ln();
+                lse - row[t as usize]
+            })
+            .collect();
+        let err = relative_error(&out.get("Loss").unwrap().data, &loss);
+        assert!(err < tol, "{pins:?} {types:?} {m}x{v}: {err}");
+    }
+}

@@ -1,0 +1,25 @@
+// Cross-entropy loss of each row of logits X (M rows over a vocabulary of V) against its target
+// class: Loss[r] = logsumexp(X[r, :]) - X[r, Target[r]]. One row a block, in BLOCK-wide chunks
+// with the online (max, sum) update, so the logits are read once at any vocabulary size. The
+// next chunk's load is issued before the current chunk's reductions, so it is in flight while
+// they run.
+@autotune(BLOCK in [2048, 8192], THREADS in [256, 512])
+@where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@launch(THREADS)
+@bytes(4 * M * V + 8 * M)
+kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {
+  let r = ctx.block.x
+  var m: f32 = -inf
+  var s: f32 = 0.0
+  var next = X[r, 0 :+ BLOCK]
+  for c in range(0, V, BLOCK) {
+    let x = where(c + arange(BLOCK) < V, f32(next), -inf)
+    next = X[r, c + BLOCK :+ BLOCK]
+    let m_new = max(m, max(x))
+    s = s * exp(m - m_new) + sum(exp(x - m_new))
+    m = m_new
+  }
+  if ctx.thread == 0 {
+    Loss[r] = log(s) + m - f32(X[r, Target[r]])
+  }
+}

@@ -1,0 +1,23 @@
+// RMSNorm over the rows of an M x N matrix (N <= BLOCK): Y = X * rsqrt(mean(X²) + eps) * W.
+// A row is kept in registers between the reduction and the scaling, so X is read once. Each
+// block takes RPB consecutive rows and loads the next row before reducing the current one, so
+// a row's load is in flight during the previous row's reduction and store.
+@autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 2], RPB in [1, 4])
+@where(N <= BLOCK)
+@where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@launch(THREADS, MIN_BLOCKS)
+@grid(cdiv(M, RPB))
+@bytes(8 * M * N + 4 * N)
+kernel rms_norm<T = f32>(X: tensor<T>[M, N], W: tensor<T>[N], Y: tensor<T>[M, N], eps: f32) {
+  let r0 = ctx.block.x * RPB
+  let w = f32(W[0 :+ BLOCK])
+  var next = X[r0, 0 :+ BLOCK]
+  for i in range(0, RPB) {
+    let x = f32(next)
+    if i + 1 < RPB {
+      next = X[r0 + i + 1, 0 :+ BLOCK]
+    }
+    let rstd = rsqrt(sum(x * x) / f32(N) + eps)
+    Y[r0 + i, 0 :+ BLOCK] = T(x * rstd * w)
+  }
+}
