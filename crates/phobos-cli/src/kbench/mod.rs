@@ -116,6 +116,12 @@ fn mode(args: &KbenchArgs) -> Result<Mode, UserError> {
 
 fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
     let mode = mode(args)?;
+    if let Some(out) = &args.output {
+        writable(out).map_err(|e| {
+            UserError::new(format!("cannot write {}: {e}", out.display()))
+                .hint("-o names a file in an existing folder you can write to")
+        })?;
+    }
     let mut session = Session::open(args)?;
     match mode {
         Mode::Check(path) => {
@@ -135,6 +141,21 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
             tune::run(&mut session, jobs)
         }
     }
+}
+
+/// Whether a file can be written, checked before a run so that its results are not lost at
+/// the end: an existing file is opened for appending (and not changed), a new one is created
+/// and removed again.
+fn writable(path: &std::path::Path) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a folder"));
+    }
+    if path.exists() {
+        return OpenOptions::new().append(true).open(path).map(drop);
+    }
+    OpenOptions::new().write(true).create_new(true).open(path)?;
+    std::fs::remove_file(path)
 }
 
 /// The problems to tune: a sizes file's, or the command line's.

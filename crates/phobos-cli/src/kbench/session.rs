@@ -37,6 +37,8 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         prune_large: !args.no_prune_large,
         retune: args.retune,
         dry_run: args.dry_run,
+        strategy: args.strategy,
+        max_points: args.max_points,
         ..Settings::default()
     };
     if let Some(j) = args.jobs {
@@ -54,6 +56,23 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         s.verify_max_flops = (1u64 << 22) as f64;
     }
     s
+}
+
+/// Opens the results database, saying on stderr when another process holds its lock for
+/// more than a second (the open waits up to a minute for it).
+fn open_store(path: &std::path::Path) -> Result<Store, phobos_tune::StoreError> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let (opened, wait) = channel::<()>();
+    let shown = path.display().to_string();
+    let waiter = std::thread::spawn(move || {
+        if wait.recv_timeout(std::time::Duration::from_secs(1)) == Err(RecvTimeoutError::Timeout) {
+            eprintln!("waiting for the results database {shown}: another process holds its lock");
+        }
+    });
+    let store = Store::open(path);
+    drop(opened);
+    let _ = waiter.join();
+    store
 }
 
 /// `0,1` into ordinals (no repeats).
@@ -121,7 +140,7 @@ impl<'a> Session<'a> {
                 UserError::new("no cache folder for the results database")
                     .hint("choose one with --db PATH")
             })?;
-        let store = Store::open(&db_path).map_err(|e| UserError::new(e.to_string()))?;
+        let store = open_store(&db_path).map_err(|e| UserError::new(e.to_string()))?;
         Ok(Session {
             args,
             file_name,

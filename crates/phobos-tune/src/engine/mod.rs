@@ -20,15 +20,15 @@ pub use report::{DryRunCheck, Report, Summary, Winner};
 use crate::backend::{Compiler, Frontend};
 use crate::facts::{validate, ProblemError};
 use crate::prune;
-use crate::space::Pinned;
+use crate::space::{Pinned, SelectError, Strategy};
 use crate::store::{RunKey, Store, StoreError};
 use crate::timing::{FinalSettings, TimeSettings};
-use crate::types::{DeviceInfo, Outcome, PointResult, Problem, PruneReason};
+use crate::types::{crash_is_transient, DeviceInfo, Outcome, PointResult, Problem, PruneReason};
 use crate::worker::Executor;
 use phobos_check::PinError;
 use phobos_ir::{Kernel, Point};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,6 +43,11 @@ pub struct Settings {
     pub prune_large: bool,
     /// Ignore stored results and measure again.
     pub retune: bool,
+    /// How the points searched are picked from the space.
+    pub strategy: Strategy,
+    /// At most this many points (required for `Strategy::Random` and for spaces above
+    /// `space::MAX_EXHAUSTIVE_POINTS`).
+    pub max_points: Option<usize>,
     /// Everything but running: space, pruning, compiles, resources, one interpreter check.
     pub dry_run: bool,
     pub time: TimeSettings,
@@ -67,6 +72,8 @@ impl Default for Settings {
             seed: 0,
             prune_large: true,
             retune: false,
+            strategy: Strategy::Exhaustive,
+            max_points: None,
             dry_run: false,
             time: TimeSettings::default(),
             final_round: FinalSettings::default(),
@@ -120,6 +127,8 @@ pub enum TuneError {
     NoPoint { constraint: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Space(#[from] SelectError),
 }
 
 /// The parts a run is made of.
@@ -155,7 +164,7 @@ pub fn tune(
 ) -> Result<Report, TuneError> {
     let frontend = tuner.frontend;
     let pinned = Pinned::new(frontend.space(), pins)?;
-    let points = pinned.points();
+    let points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
     let default_point = pinned.default_point();
     observer(Event::Space {
         pinned: &pinned,
@@ -181,12 +190,25 @@ pub fn tune(
     };
     let mut slots: Vec<Slot> = points.iter().map(|_| Slot::default()).collect();
 
-    // Stage 0: what the store already knows.
+    // Stage 0: what the store already knows. A crash that may have been transient (a signal
+    // from outside, a timeout, memory) runs again once; if it crashes again, that is kept.
     let mut stored: HashMap<String, PointResult> = HashMap::new();
+    let mut retrying: HashSet<String> = HashSet::new();
     if let Some(store) = tuner.store.as_deref() {
         if !settings.retune && !settings.dry_run {
             for r in store.lookup(&key)? {
-                stored.insert(r.point.to_pins(), r);
+                let pins = r.point.to_pins();
+                if let Outcome::Crashed(what) = &r.outcome {
+                    if crash_is_transient(what) {
+                        observer(Event::Log(format!(
+                            "{pins}: the stored crash may have been transient ({what}); \
+                             running it again"
+                        )));
+                        retrying.insert(pins);
+                        continue;
+                    }
+                }
+                stored.insert(pins, r);
             }
         }
     }
@@ -322,6 +344,7 @@ pub fn tune(
         next_id: 0,
         finalists: Vec::new(),
         search_ms: HashMap::new(),
+        retrying,
     };
     if let Some(store) = state.tuner.store.as_deref_mut() {
         if !settings.dry_run {

@@ -41,6 +41,16 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    #[error(
+        "{path} is not a phobos results database (it holds the tables {tables}); it was left \
+         as it is: pass another file with --db"
+    )]
+    Foreign { path: PathBuf, tables: String },
+    #[error("cannot write the results database {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("results database: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("results database: bad stored record: {0}")]
@@ -118,6 +128,27 @@ impl Store {
         };
         let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Someone else's database is refused before anything (WAL, migrations) changes it.
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(open_err)?;
+        if !tables.is_empty() && !tables.iter().any(|t| t == "schema_migrations") {
+            const SHOWN: usize = 5;
+            let mut list = tables
+                .iter()
+                .take(SHOWN)
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if tables.len() > SHOWN {
+                list.push_str(&format!(" and {} more", tables.len() - SHOWN));
+            }
+            return Err(StoreError::Foreign {
+                path: path.to_path_buf(),
+                tables: list,
+            });
+        }
         // WAL lets readers and one writer proceed together; NORMAL sync is durable across a
         // killed process (only a power cut can lose the last commits).
         // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once
@@ -195,11 +226,17 @@ impl Store {
         &mut self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
+        // A full disk or a read-only file shows here: name the file.
+        let write_err = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
         let tx = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(write_err)?;
+        let out = f(&tx).map_err(write_err)?;
+        tx.commit().map_err(write_err)?;
         Ok(out)
     }
 

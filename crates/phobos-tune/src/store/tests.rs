@@ -106,6 +106,41 @@ fn newer_schema_is_refused() {
 }
 
 #[test]
+fn a_foreign_database_is_refused_briefly_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.sqlite");
+    let c = Connection::open(&path).unwrap();
+    for i in 0..8 {
+        c.execute_batch(&format!(
+            "CREATE TABLE t{i} (a INTEGER, b TEXT, c REAL, d BLOB, e TEXT NOT NULL DEFAULT 'x');"
+        ))
+        .unwrap();
+    }
+    drop(c);
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).err().unwrap();
+    let text = err.to_string();
+    assert_eq!(
+        text,
+        format!(
+            "{} is not a phobos results database (it holds the tables `t0`, `t1`, `t2`, `t3`, \
+             `t4` and 3 more); it was left as it is: pass another file with --db",
+            path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is unchanged"
+    );
+    let mode: String = Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete", "not switched to WAL");
+}
+
+#[test]
 fn wal_mode_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("kb.sqlite")).unwrap();
