@@ -508,6 +508,10 @@ fn dims_and_flags_out_of_range_are_refused_before_anything_runs() {
             "the dim M=2147483648 is out of range",
         ),
         (
+            vec!["-m", "2147483647", "-n", "2147483647", "-k", "2147483647", "--dry-run"],
+            "error: the tensors are too large: their size in bytes overflows",
+        ),
+        (
             vec!["--dims", "M=64,N=64,K=64", "--budget-ms", "inf"],
             "`inf` must be a finite number above 0",
         ),

@@ -129,6 +129,8 @@ pub enum TuneError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Space(#[from] SelectError),
+    #[error(transparent)]
+    TooLarge(#[from] phobos_ir::host::TooLarge),
 }
 
 /// The parts a run is made of.
@@ -177,6 +179,10 @@ pub fn tune(
         .find_map(|p| frontend.instantiate(p, problem).ok())
     {
         validate(&k, problem)?;
+        // Every check and timing holds the problem's tensors on the host: refuse a problem
+        // that cannot fit there now, rather than fail each point later.
+        let shapes = crate::verify::shapes(&k, problem).unwrap_or_default();
+        phobos_ir::host::check_host_memory(shapes.iter().flatten().map(|s| s.as_slice()))?;
     }
 
     let key = RunKey {
