@@ -508,7 +508,15 @@ fn dims_and_flags_out_of_range_are_refused_before_anything_runs() {
             "the dim M=2147483648 is out of range",
         ),
         (
-            vec!["-m", "2147483647", "-n", "2147483647", "-k", "2147483647", "--dry-run"],
+            vec![
+                "-m",
+                "2147483647",
+                "-n",
+                "2147483647",
+                "-k",
+                "2147483647",
+                "--dry-run",
+            ],
             "error: the tensors are too large: their size in bytes overflows",
         ),
         (
@@ -801,4 +809,35 @@ fn a_launch_the_driver_rejects_is_recorded_and_the_search_goes_on() {
     }
     assert_eq!(point(&j, "B=4")["status"], "ok");
     assert_eq!(j["winner"]["config"], "B=4");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_damaged_variant_cache_recovers_on_the_gpu() {
+    let s = Scratch::new("gpu-damaged");
+    let args = [&example("partial_sums.ph"), "--dims", "N=4096"];
+    let first = kbench_json(&s, &args);
+    let all_ran = |j: &Value| {
+        j["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| ["ok", "duplicate"].contains(&p["status"].as_str().unwrap()))
+    };
+    assert!(all_ran(&first), "{first:#}");
+    for e in std::fs::read_dir(s.0.join("phobos/variants")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "bin") {
+            let bytes = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
+        }
+    }
+    // Without --retune the stored times are reused; with it every point is compiled again
+    // from the damaged cache and timed, none refused by the driver.
+    let r = kbench(&s, &[&args[..], &["--retune", "--json"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("was damaged"), "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(all_ran(&j), "{j:#}");
+    assert!(j["winner"]["config"].is_string());
 }
