@@ -131,6 +131,8 @@ pub enum TuneError {
     Space(#[from] SelectError),
     #[error(transparent)]
     TooLarge(#[from] phobos_ir::host::TooLarge),
+    #[error("cannot start {jobs} compile threads: {message} (ask for fewer with --jobs)")]
+    Threads { jobs: usize, message: String },
 }
 
 /// The parts a run is made of.
@@ -223,7 +225,10 @@ pub fn tune(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(settings.jobs.max(1))
         .build()
-        .expect("a thread pool");
+        .map_err(|e| TuneError::Threads {
+            jobs: settings.jobs,
+            message: e.to_string(),
+        })?;
     let firsts: Vec<Option<Result<Kernel, Outcome>>> = pool.install(|| {
         points
             .par_iter()
