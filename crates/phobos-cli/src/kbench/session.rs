@@ -58,21 +58,16 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
     s
 }
 
-/// Opens the results database, saying on stderr when another process holds its lock for
-/// more than a second (the open waits up to a minute for it).
+/// Opens the results database, saying on stderr whenever a write waits more than a second
+/// for another process's lock (it waits up to a minute).
 fn open_store(path: &std::path::Path) -> Result<Store, phobos_tune::StoreError> {
-    use std::sync::mpsc::{channel, RecvTimeoutError};
-    let (opened, wait) = channel::<()>();
-    let shown = path.display().to_string();
-    let waiter = std::thread::spawn(move || {
-        if wait.recv_timeout(std::time::Duration::from_secs(1)) == Err(RecvTimeoutError::Timeout) {
-            eprintln!("waiting for the results database {shown}: another process holds its lock");
-        }
-    });
-    let store = Store::open(path);
-    drop(opened);
-    let _ = waiter.join();
-    store
+    let say = |path: &std::path::Path| {
+        eprintln!(
+            "waiting for the results database {}: another process holds its lock",
+            path.display()
+        )
+    };
+    Store::open_with(path, Some(std::sync::Arc::new(say)))
 }
 
 /// `0,1` into ordinals (no repeats).

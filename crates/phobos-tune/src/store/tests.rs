@@ -141,6 +141,29 @@ fn a_foreign_database_is_refused_briefly_and_left_untouched() {
 }
 
 #[test]
+fn a_write_that_waits_for_a_lock_tells_the_hook_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    let told = Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
+    let hook: WaitHook = {
+        let told = told.clone();
+        Arc::new(move |p: &Path| told.lock().unwrap().push(p.to_path_buf()))
+    };
+    let mut s = Store::open_with(&path, Some(hook)).unwrap();
+    s.begin_run(&key()).unwrap();
+    assert!(told.lock().unwrap().is_empty(), "no wait, no word");
+    let lock = Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        lock.execute_batch("COMMIT").unwrap();
+    });
+    s.begin_run(&key()).unwrap();
+    release.join().unwrap();
+    assert_eq!(*told.lock().unwrap(), vec![path.clone()]);
+}
+
+#[test]
 fn wal_mode_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("kb.sqlite")).unwrap();
