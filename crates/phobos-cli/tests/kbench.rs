@@ -488,10 +488,47 @@ fn an_aborting_worker_is_replaced_and_the_point_recorded_crashed() {
     assert!(p["reason"].as_str().unwrap().contains("SIGABRT"), "{p}");
     assert!(j["worker_restarts"].as_u64().unwrap() >= 1);
     assert_eq!(j["summary"]["timed"], 3);
-    // The crash is stored like any outcome: the next run does not retry it.
+    // SIGABRT from inside the worker is deterministic: the next run reuses it, and says so.
     let j = kbench_json(&s, &[&f, "--dims", "N=256", INTERP[0], INTERP[1]]);
     assert_eq!(point(&j, "U=2")["status"], "crashed");
     assert_eq!(point(&j, "U=2")["reused"], true);
+    let r = kbench(&s, &[&f, "--dims", "N=256", INTERP[0], INTERP[1]]);
+    assert!(
+        r.stderr.contains(
+            "crashed: the worker died (signal 6 SIGABRT) (stored: deterministic, --retune runs \
+             it again)"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_hung_worker_is_retried_on_the_next_run_without_retune() {
+    let s = Scratch::new("hang");
+    let f = example("partial_sums.ph");
+    let args = [&f, "--dims", "N=256", INTERP[0], INTERP[1]];
+    let mut c = command(
+        &s,
+        &[&args[..], &["--json", "--job-timeout-s", "2"]].concat(),
+    );
+    c.env(phobos_tune::worker::HANG_HOOK, "U=4");
+    let r = finish(c.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(point(&j, "U=4")["status"], "crashed", "{j:#}");
+    let r = kbench(&s, &[&args[..], &["--json"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("U=4: the stored crash may have been transient (no answer within 2 s"),
+        "{}",
+        r.stderr
+    );
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(point(&j, "U=4")["status"], "ok", "{j:#}");
+    assert_eq!(point(&j, "U=4")["reused"], false);
+    assert_eq!(j["summary"]["timed"], 4, "{j:#}");
 }
 
 #[test]
