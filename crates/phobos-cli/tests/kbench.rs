@@ -632,6 +632,53 @@ fn outputs_and_databases_are_checked_before_the_run_and_named() {
 }
 
 #[test]
+fn a_large_sizes_file_reports_its_one_bad_entry_with_few_lines() {
+    let s = Scratch::new("big-sizes");
+    let sizes = s.0.join("sizes.yaml");
+    let mut text: String = (0..20_000)
+        .map(|i| format!("- {{M: {}, N: 64, K: 64}}\n", 16 * (1 + i % 4)))
+        .collect();
+    text.push_str("- {M: 0, N: 64, K: 64}\n");
+    std::fs::write(&sizes, text).unwrap();
+    let r = kbench(
+        &s,
+        &[
+            &example("gemm_tuned.ph"),
+            "--sizes",
+            sizes.to_str().unwrap(),
+            "--dry-run",
+            INTERP[0],
+            INTERP[1],
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    // 19 996 repeats are warned about: 20 are shown, the rest counted.
+    assert_eq!(
+        r.stderr.matches("warning[W1002]").count(),
+        20,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "... and 19977 more diagnostics in {} (errors among them are listed below)",
+            sizes.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "{}:20001: entry rejected: error[E1006]: M must be positive, not 0",
+            sizes.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.len() < 10_000, "{} bytes", r.stderr.len());
+}
+
+#[test]
 fn a_locked_database_is_waited_for_and_said() {
     let s = Scratch::new("locked");
     let f = example("partial_sums.ph");
