@@ -258,6 +258,7 @@ pub fn instantiates(frontend: &dyn Frontend, problem: &Problem) -> Result<(), St
     // A huge space is searched only in part: looking further than a search would is no use.
     let limit = phobos_tune::space::MAX_EXHAUSTIVE_POINTS as usize;
     if pinned
+        .space
         .points()
         .take(limit)
         .any(|p| frontend.instantiate(&p, problem).is_ok())

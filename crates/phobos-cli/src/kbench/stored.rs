@@ -177,7 +177,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             fe.where_violation(p, problem) == Ok(None) && fe.instantiate(p, problem).is_ok()
         };
         std::iter::once(pinned.default_point())
-            .chain(pinned.points().take(MAX_EXHAUSTIVE_POINTS as usize))
+            .chain(pinned.space.points().take(MAX_EXHAUSTIVE_POINTS as usize))
             .find(valid)
             .unwrap_or_else(|| point.clone())
     }
