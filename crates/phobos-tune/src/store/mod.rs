@@ -6,6 +6,7 @@
 //! up front (`BEGIN IMMEDIATE`) and wait on a busy timeout, so two runs sharing one file
 //! serialize their writes instead of failing with "database is locked".
 
+mod merge;
 mod peaks;
 mod schema;
 
@@ -16,6 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use merge::{MergeCounts, Setup};
 pub use peaks::{Peak, PeakKey};
 pub use schema::current_version;
 
