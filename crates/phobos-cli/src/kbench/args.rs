@@ -9,8 +9,16 @@ use std::path::PathBuf;
 /// or a sizes file; results files are checked (`--check`), benchmarked (`--benchmark`) and
 /// single configurations run (`--config`) without tuning.
 #[derive(Parser, Debug, Clone)]
-#[command(name = "phobos-kbench", version)]
+#[command(
+    name = "phobos-kbench",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct KbenchArgs {
+    /// Another command instead of tuning: `merge`.
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The `.ph` file.
     #[arg(required_unless_present = "worker")]
     pub file: Option<PathBuf>,
@@ -125,12 +133,47 @@ pub struct KbenchArgs {
     /// Time on several GPUs at once, one worker per GPU, e.g. "0,1" (compiles stay shared).
     #[arg(long, visible_alias = "gpu_ids", value_name = "0,1,..")]
     pub gpus: Option<String>,
+    /// Tune only this share of the work, I of N (0 <= I < N): the problems' points are split
+    /// over N processes by predicted cost; each writes its own database, merged afterwards
+    /// (default: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of
+    /// --shards).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The number of shards when the scheduler gives only the index (JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+    /// Run the interleaved final round among each problem's leaders even when every time
+    /// comes from the database (after a merge: the leaders re-timed on one GPU).
+    #[arg(long)]
+    pub final_round: bool,
     /// Seconds one worker job may take before the worker is presumed hung and replaced.
     #[arg(long, default_value_t = 120.0, hide = true)]
     pub job_timeout_s: f64,
     /// Internal: run as the worker process (jobs on stdin, results on stdout).
     #[arg(long, hide = true)]
     pub worker: bool,
+}
+
+/// The commands besides tuning.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Merge results databases (the shards of a job) into OUT: every row once, however often
+    /// merged; inputs measured on different devices, drivers or compilers are refused.
+    Merge(MergeArgs),
+}
+
+/// `phobos-kbench merge OUT IN...`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The merged database (created when missing; what it holds is kept).
+    pub out: PathBuf,
+    /// The databases to add.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Merge measurements taken on different devices, drivers or compilers (the database keys
+    /// them apart; a run only reuses its own setup's).
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// The seed's single-dash spellings (`-dtype_a bf8`, `-col_a`), which clap would read as
@@ -246,6 +289,32 @@ mod tests {
         assert_eq!(parse(&["g.ph"]).check_file(), None);
         let a = parse(&["g.ph", "--config_str", "M=1_N=1_K=1"]);
         assert_eq!(a.config.as_deref(), Some("M=1_N=1_K=1"));
+    }
+
+    #[test]
+    fn merge_is_a_command_and_a_kernel_file_is_not() {
+        let a = parse(&[
+            "merge",
+            "out.sqlite",
+            "a.sqlite",
+            "b.sqlite",
+            "--allow-mixed",
+        ]);
+        let Some(Command::Merge(m)) = a.command else {
+            panic!("{a:?}")
+        };
+        assert_eq!(m.out, PathBuf::from("out.sqlite"));
+        assert_eq!(m.inputs.len(), 2);
+        assert!(m.allow_mixed);
+        let a = parse(&["g.ph", "--shard", "1/4", "--final-round"]);
+        assert!(a.command.is_none());
+        assert_eq!(a.shard.as_deref(), Some("1/4"));
+        assert!(a.final_round);
+        let v: Vec<OsString> = ["phobos-kbench", "merge", "out.sqlite"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert!(KbenchArgs::try_parse_from(v).is_err());
     }
 
     #[test]
