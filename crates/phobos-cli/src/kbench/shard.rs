@@ -17,8 +17,9 @@ pub struct Given {
 }
 
 /// The shard of this process: `--shard I/N`; else a Slurm array task (`SLURM_ARRAY_TASK_ID`
-/// less `SLURM_ARRAY_TASK_MIN`, of `SLURM_ARRAY_TASK_COUNT` or `--shards`); else a Kubernetes
-/// Indexed Job's pod (`JOB_COMPLETION_INDEX` of `--shards`); else none.
+/// less `SLURM_ARRAY_TASK_MIN` of `SLURM_ARRAY_TASK_COUNT`, or with `--shards N` the task id
+/// itself of N, so that a shard resubmitted alone as `--array=5` keeps its number); else a
+/// Kubernetes Indexed Job's pod (`JOB_COMPLETION_INDEX` of `--shards`); else none.
 pub fn resolve(
     args: &KbenchArgs,
     env: &dyn Fn(&str) -> Option<String>,
@@ -46,18 +47,20 @@ pub fn resolve(
         }));
     }
     if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
-        let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-        let count = match args.shards {
-            Some(n) => n,
-            None => number("SLURM_ARRAY_TASK_COUNT")?.ok_or(
-                "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --shards N",
-            )?,
+        let (min, count) = match args.shards {
+            Some(n) => (0, n),
+            None => (
+                number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0),
+                number("SLURM_ARRAY_TASK_COUNT")?.ok_or(
+                    "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --shards N",
+                )?,
+            ),
         };
         let index = id.checked_sub(min).ok_or_else(|| {
             format!("SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={min}")
         })?;
         let shard = Shard::new(index, count)
-            .map_err(|e| format!("SLURM_ARRAY_TASK_ID={id} (less the array's first {min}): {e}; an array of N tasks is --array=0-(N-1)"))?;
+            .map_err(|e| format!("SLURM_ARRAY_TASK_ID={id} (less {min}): {e}"))?;
         return Ok(Some(Given {
             shard,
             from: "SLURM_ARRAY_TASK_ID",
@@ -175,6 +178,14 @@ mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "4"),
         ];
         assert_eq!(resolve_with(&[], &from_one), Ok(shard(3, 4)));
+        // Shard 5 of 8 resubmitted alone (`--array=5`): the task id is the shard.
+        let alone = [
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "5"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ];
+        assert_eq!(resolve_with(&[], &alone), Ok(shard(0, 1)));
+        assert_eq!(resolve_with(&["--shards", "8"], &alone), Ok(shard(5, 8)));
         assert_eq!(
             resolve_with(&["--shards", "8"], &[("JOB_COMPLETION_INDEX", "5")]),
             Ok(shard(5, 8))
