@@ -374,7 +374,9 @@ fn shard_mistakes_are_one_clear_line() {
     let gemm = example("gemm.ph");
     let sizes = s.file("sizes.yaml", SIZES);
     let db = s.path("kb.sqlite");
-    let cases: [(&[&str], Option<(&str, &str)>, &str); 4] = [
+    // Extra flags, a variable set, the start of the error.
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 4] = [
         (
             &["--shard", "4/4"],
             None,
