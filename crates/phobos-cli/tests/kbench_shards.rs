@@ -1,7 +1,8 @@
 //! A tuning job split over processes on the interpreter back end (no GPU): four shards of the
 //! seed GEMM, each into its own database, merged; the merged store holds every point once and
 //! the unsharded command run against it measures nothing again. Shards from the schedulers'
-//! variables, a shard killed and rerun, merges refused across setups.
+//! variables, a shard killed and rerun, merges refused across setups. On the GPU (ignored
+//! without one): two shards on the CUDA back end merged, the same checks.
 
 mod kbench_workflow_common;
 
@@ -44,17 +45,14 @@ fn run(c: &mut Command) -> Run {
 
 /// The tuning command of these tests, for a database.
 fn tune_args<'a>(gemm: &'a str, sizes: &'a str, db: &'a str) -> Vec<&'a str> {
-    vec![
-        gemm,
-        "--sizes",
-        sizes,
-        "--backend",
-        "interp",
-        "--budget-ms",
-        "5",
-        "--db",
-        db,
-    ]
+    let mut args = on_gpu(gemm, sizes, db);
+    args.extend(["--backend", "interp"]);
+    args
+}
+
+/// The same on the default back end, the GPU.
+fn on_gpu<'a>(gemm: &'a str, sizes: &'a str, db: &'a str) -> Vec<&'a str> {
+    vec![gemm, "--sizes", sizes, "--budget-ms", "5", "--db", db]
 }
 
 /// `(problem, point)` of every search-phase row of a database, with how often it is there.
@@ -412,4 +410,38 @@ fn shard_mistakes_are_one_clear_line() {
         assert_eq!(r.code, 1, "{extra:?}: {}", r.all());
         assert!(r.stderr.starts_with(expected), "{extra:?}: {}", r.stderr);
     }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn two_shards_on_the_gpu_merge_into_the_store_of_one_run() {
+    let s = Scratch::new("shards-gpu");
+    let gemm = example("gemm.ph");
+    let sizes = s.file(
+        "sizes.yaml",
+        "- {M: 512, N: 512, K: 512}\n- {M: 1024, N: 256, K: 512}\n",
+    );
+    let dbs = [s.path("shard-0.sqlite"), s.path("shard-1.sqlite")];
+    for (i, db) in dbs.iter().enumerate() {
+        let shard = format!("{i}/2");
+        let mut args = on_gpu(&gemm, &sizes, db);
+        args.extend(["--shard", &shard]);
+        let r = run(&mut kbench_cmd(&s, &args));
+        assert_eq!(r.code, 0, "{}", r.all());
+    }
+    let merged = s.path("merged.sqlite");
+    let r = run(&mut kbench_cmd(&s, &["merge", &merged, &dbs[0], &dbs[1]]));
+    assert_eq!(r.code, 0, "{}", r.all());
+    let once = searched(&merged);
+    assert!(once.values().all(|&n| n == 1), "{once:?}");
+    let (a, b) = (searched(&dbs[0]), searched(&dbs[1]));
+    assert_eq!(once.len(), a.len() + b.len());
+    let rows = measured_rows(&merged);
+    let results = s.path("results.yaml");
+    let mut args = on_gpu(&gemm, &sizes, &merged);
+    args.extend(["-o", &results]);
+    let r = run(&mut kbench_cmd(&s, &args));
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert_eq!(space_size(&r.stderr) * 2, once.len(), "{}", r.stderr);
+    assert_eq!(measured_rows(&merged), rows, "{}", r.stderr);
 }
