@@ -17,7 +17,7 @@
 #
 # The job: KERNEL (default examples/gemm_tuned.ph) on SIZES (bench/seed_sizes.yaml, seed 002's
 # two problems) in DTYPE (bf16; empty: the kernel's types). SHARD_TUNE_S, WHOLE_TUNE_S and
-# CHECK_S are the time boxes. KBENCH=path and BACKEND=interp run the same steps with another
+# CHECK_S are the time boxes (all the boxes together fit one 600 s device call). KBENCH=path and BACKEND=interp run the same steps with another
 # binary on the CPU interpreter (a rehearsal of the script without a GPU).
 # Logs and files in $OUT (or target/shard-gpu); summary.txt last. Exit 0 when the merged store
 # measured nothing again and every problem's winners match.
@@ -55,7 +55,7 @@ step() {
 rm -rf "$out"/*.sqlite* "$out"/cache* "$out/steps.txt"
 # 1. Two shards at once, one per GPU.
 for i in 0 1; do
-  XDG_CACHE_HOME=$out/cache_shard$i step "shard$i" "${SHARD_TUNE_S:-240}" "$i" \
+  XDG_CACHE_HOME=$out/cache_shard$i step "shard$i" "${SHARD_TUNE_S:-180}" "$i" \
     "$kb" "${job[@]}" --shard "$i/2" --db "$out/shard$i.sqlite" &
 done
 wait
@@ -65,23 +65,23 @@ done
 
 # 2. The merge, the store read back as is, then the final round on one GPU.
 export XDG_CACHE_HOME=$out/cache_merged
-step merge 60 0 "$kb" merge "$out/merged.sqlite" "$out/shard0.sqlite" "$out/shard1.sqlite" || rc=1
-step merged 120 0 "$kb" "${job[@]}" --db "$out/merged.sqlite" -o "$out/merged.yaml" || rc=1
+step merge 30 0 "$kb" merge "$out/merged.sqlite" "$out/shard0.sqlite" "$out/shard1.sqlite" || rc=1
+step merged 45 0 "$kb" "${job[@]}" --db "$out/merged.sqlite" -o "$out/merged.yaml" || rc=1
 if grep -q "^final round, interleaved" "$out/merged.log"; then
   echo "the unsharded run against the merged store measured points again" >&2
   rc=1
 fi
-step merged_final 120 0 "$kb" "${job[@]}" --db "$out/merged.sqlite" --final-round \
+step merged_final 75 0 "$kb" "${job[@]}" --db "$out/merged.sqlite" --final-round \
   -o "$out/merged_final.yaml" || rc=1
 
 # 3. The whole job on one GPU, from nothing.
 export XDG_CACHE_HOME=$out/cache_whole
-step whole "${WHOLE_TUNE_S:-240}" 0 "$kb" "${job[@]}" --db "$out/whole.sqlite" -o "$out/whole.yaml" || rc=1
+step whole "${WHOLE_TUNE_S:-180}" 0 "$kb" "${job[@]}" --db "$out/whole.sqlite" -o "$out/whole.yaml" || rc=1
 
 # 4. Both winners timed again on GPU 0, then compared.
 bench=("$kb" "$kernel" --backend "${BACKEND:-cuda}" --benchmark)
-step bench_merged "${CHECK_S:-60}" 0 "${bench[@]}" "$out/merged_final.yaml" || rc=1
-step bench_whole "${CHECK_S:-60}" 0 "${bench[@]}" "$out/whole.yaml" || rc=1
+step bench_merged "${CHECK_S:-40}" 0 "${bench[@]}" "$out/merged_final.yaml" || rc=1
+step bench_whole "${CHECK_S:-40}" 0 "${bench[@]}" "$out/whole.yaml" || rc=1
 python3 - "$out" "$noise" <<'PY' | tee "$out/compare.txt"
 import ast, sys
 out, noise = sys.argv[1], float(sys.argv[2])
