@@ -9,8 +9,7 @@ use super::{json, render, shard, UserError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use phobos_tune::workflow::{write_results, ResultRow, SizesItem};
 use phobos_tune::{tune, Backend, Event, Frontend, Report, Tuner};
-use std::collections::BTreeSet;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
