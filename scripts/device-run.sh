@@ -9,6 +9,7 @@
 #   gemm   bench/gemm.sh          the GEMM benchmark table against cuBLAS and Triton
 #   profile bench/profile.sh      hardware counters of the GEMM winners and of cuBLAS
 #   stalls bench/stalls.sh        where the warps of a GEMM winner and of cuBLAS wait, per instruction
+#   shards bench/shard_gpu.sh     two shards on two GPUs, merged, against the job run whole (nvidia-h200-x2)
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
 # The device returns at most 8 files from $OUT, so the logs are packed into $OUT/logs.tgz and
@@ -33,7 +34,8 @@ for part in "$@"; do
     gemm) OUT=$work/gemm bash bench/gemm.sh; r=$?; cp "$work/gemm/gemm_table.txt" "$final/gemm.txt" ;;
     profile) OUT=$work/profile bash bench/profile.sh; r=$?; cp "$work/profile/profile.txt" "$final/profile.txt" ;;
     stalls) OUT=$work/stalls bash bench/stalls.sh; r=$?; cp "$work/stalls/stalls.txt" "$final/stalls.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls)" >&2; r=2 ;;
+    shards) OUT=$work/shards bash bench/shard_gpu.sh; r=$?; cp "$work/shards/summary.txt" "$final/shards.txt" ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, shards)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.

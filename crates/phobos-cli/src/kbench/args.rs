@@ -10,8 +10,16 @@ use std::path::PathBuf;
 /// or a sizes file; results files are checked (`--check`), benchmarked (`--benchmark`) and
 /// single configurations run (`--config`) without tuning.
 #[derive(Parser, Debug, Clone)]
-#[command(name = "phobos-kbench", version)]
+#[command(
+    name = "phobos-kbench",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct KbenchArgs {
+    /// Another command instead of tuning: `merge`.
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The `.ph` file.
     #[arg(required_unless_present = "worker")]
     pub file: Option<PathBuf>,
@@ -95,7 +103,7 @@ pub struct KbenchArgs {
     #[arg(long, default_value = "exhaustive", value_parser = strategy)]
     pub strategy: Strategy,
     /// Search at most N points (needed with --strategy random, and for spaces of more than
-    /// 65536 points).
+    /// 65536 points); with --shard, N in all, split over the shards.
     #[arg(long, value_name = "N", value_parser = max_points)]
     pub max_points: Option<usize>,
     /// Parallel compiles (default: all cores; at most 1024).
@@ -134,6 +142,19 @@ pub struct KbenchArgs {
     /// Time on several GPUs at once, one worker per GPU, e.g. "0,1" (compiles stay shared).
     #[arg(long, visible_alias = "gpu_ids", value_name = "0,1,..")]
     pub gpus: Option<String>,
+    /// Tune only this share of the work, I of N (0 <= I < N): the problems' points (those
+    /// --strategy and --max-points pick) are split over N processes by predicted cost; each
+    /// writes its own database, merged afterwards (default: SLURM_ARRAY_TASK_ID of
+    /// SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of --shards).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The number of shards when the scheduler gives only the index (JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+    /// Run the interleaved final round among each problem's leaders even when every time
+    /// comes from the database (after a merge: the leaders re-timed on one GPU).
+    #[arg(long)]
+    pub final_round: bool,
     /// Seconds one worker job may take before the worker is presumed hung and replaced.
     #[arg(long, default_value_t = 120.0, hide = true, value_parser = job_timeout_s)]
     pub job_timeout_s: f64,
@@ -201,6 +222,28 @@ fn jobs(s: &str) -> Result<usize, String> {
             "`{s}` is not a number of jobs from 1 to {MAX_JOBS}"
         )),
     }
+}
+
+/// The commands besides tuning.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Merge results databases (the shards of a job) into OUT: every row once, however often
+    /// merged; inputs measured on different devices, drivers or compilers are refused.
+    Merge(MergeArgs),
+}
+
+/// `phobos-kbench merge OUT IN...`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The merged database (created when missing; what it holds is kept).
+    pub out: PathBuf,
+    /// The databases to add.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Merge measurements taken on different devices, drivers or compilers (the database keys
+    /// them apart; a run only reuses its own setup's).
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// The seed's single-dash spellings (`-dtype_a bf8`, `-col_a`), which clap would read as
@@ -350,6 +393,32 @@ mod tests {
             "16",
         ]);
         assert_eq!((a.budget_ms, a.peak, a.jobs), (2.5, Some(989.0), Some(16)));
+    }
+
+    #[test]
+    fn merge_is_a_command_and_a_kernel_file_is_not() {
+        let a = parse(&[
+            "merge",
+            "out.sqlite",
+            "a.sqlite",
+            "b.sqlite",
+            "--allow-mixed",
+        ]);
+        let Some(Command::Merge(m)) = a.command else {
+            panic!("{a:?}")
+        };
+        assert_eq!(m.out, PathBuf::from("out.sqlite"));
+        assert_eq!(m.inputs.len(), 2);
+        assert!(m.allow_mixed);
+        let a = parse(&["g.ph", "--shard", "1/4", "--final-round"]);
+        assert!(a.command.is_none());
+        assert_eq!(a.shard.as_deref(), Some("1/4"));
+        assert!(a.final_round);
+        let v: Vec<OsString> = ["phobos-kbench", "merge", "out.sqlite"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert!(KbenchArgs::try_parse_from(v).is_err());
     }
 
     #[test]

@@ -39,6 +39,7 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         dry_run: args.dry_run,
         strategy: args.strategy,
         max_points: args.max_points,
+        final_round_always: args.final_round,
         ..Settings::default()
     };
     if let Some(j) = args.jobs {
@@ -92,7 +93,13 @@ pub fn parse_gpus(text: &str) -> Result<Vec<u32>, String> {
 impl<'a> Session<'a> {
     /// Reads and checks the source, opens the database. Diagnostics are printed here (the
     /// error then carries no message of its own).
-    pub fn open(args: &'a KbenchArgs) -> Result<Session<'a>, UserError> {
+    /// A shard's default database is its own (`kbench-shard-I-of-N.sqlite` beside the
+    /// default): shards on different hosts must not share one SQLite file over a network
+    /// file system.
+    pub fn open(
+        args: &'a KbenchArgs,
+        shard: Option<phobos_tune::shard::Shard>,
+    ) -> Result<Session<'a>, UserError> {
         let path = args.file.as_ref().expect("clap requires FILE");
         let file_name = path.display().to_string();
         let text = std::fs::read_to_string(path)
@@ -130,7 +137,15 @@ impl<'a> Session<'a> {
         let db_path = args
             .db
             .clone()
-            .or_else(Store::default_path)
+            .or_else(|| {
+                let p = Store::default_path()?;
+                Some(match shard {
+                    Some(s) => {
+                        p.with_file_name(format!("kbench-shard-{}-of-{}.sqlite", s.index, s.count))
+                    }
+                    None => p,
+                })
+            })
             .ok_or_else(|| {
                 UserError::new("no cache folder for the results database")
                     .hint("choose one with --db PATH")

@@ -28,7 +28,7 @@ use crate::worker::Executor;
 use phobos_check::PinError;
 use phobos_ir::{Kernel, Point};
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,6 +63,12 @@ pub struct Settings {
     /// on the GPU): the reference for checks the interpreter cannot run at a reduced size (its
     /// `point` is replaced by the checked point's).
     pub library: Option<crate::worker::LibrarySpec>,
+    /// Only these of the selected points (by `to_pins`; those `strategy` and `max_points`
+    /// pick), the rest left to other processes (`--shard`); `None` for all of them.
+    pub only_points: Option<BTreeSet<String>>,
+    /// Run the final round among the leaders even when every time came from the store, so
+    /// that times measured by several processes are compared on one device (`--final-round`).
+    pub final_round_always: bool,
 }
 
 impl Default for Settings {
@@ -84,6 +90,8 @@ impl Default for Settings {
             verify_max_elements: 1 << 16,
             verify_max_flops: (1u64 << 24) as f64,
             library: None,
+            only_points: None,
+            final_round_always: false,
         }
     }
 }
@@ -168,7 +176,12 @@ pub fn tune(
 ) -> Result<Report, TuneError> {
     let frontend = tuner.frontend;
     let pinned = Pinned::new(frontend.space(), pins)?;
-    let points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
+    // The points of the search (`strategy`, `max_points`), then of those this process's share
+    // (`only_points`, a shard's): the shards of one job split one selection.
+    let mut points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
+    if let Some(only) = &settings.only_points {
+        points.retain(|p| only.contains(&p.to_pins()));
+    }
     let default_point = pinned.default_point();
     observer(Event::Space {
         pinned: &pinned,
@@ -268,7 +281,10 @@ pub fn tune(
     }
     let where_pruned =
         |o: &Option<Outcome>| matches!(o, Some(Outcome::Pruned(PruneReason::Where { .. })));
-    if stored.is_empty() && !points.is_empty() && early.iter().all(where_pruned) {
+    // A slice of the space (`only_points`) may hold only points @where rules out; the others
+    // are another process's.
+    let whole = settings.only_points.is_none();
+    if whole && stored.is_empty() && !points.is_empty() && early.iter().all(where_pruned) {
         let constraint = match &early[0] {
             Some(Outcome::Pruned(PruneReason::Where { constraint })) => constraint.clone(),
             _ => String::new(),

@@ -341,7 +341,8 @@ impl State<'_, '_> {
     }
 
     pub fn final_round(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Result<(), TuneError> {
-        if self.settings.dry_run || self.new_measurements == 0 || self.settings.finalists < 2 {
+        let nothing_new = self.new_measurements == 0 && !self.settings.final_round_always;
+        if self.settings.dry_run || nothing_new || self.settings.finalists < 2 {
             return Ok(());
         }
         let mut timed: Vec<(usize, f64)> = self

@@ -7,6 +7,7 @@
 //! so two runs sharing one file serialize their writes instead of failing with "database is
 //! locked".
 
+mod merge;
 mod peaks;
 mod schema;
 
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use merge::{MergeCounts, Setup};
 pub use peaks::{Peak, PeakKey};
 pub use schema::current_version;
 
