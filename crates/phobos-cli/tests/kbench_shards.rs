@@ -427,11 +427,16 @@ fn shard_mistakes_are_one_clear_line() {
     let db = s.path("kb.sqlite");
     // Extra flags, a variable set, the start of the error.
     type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         (
             &["--shard", "4/4"],
             None,
             "error: --shard: shard 4 of 4 does not exist: the shards of 4 are 0 to 3",
+        ),
+        (
+            &["--shard", "0/5000"],
+            None,
+            "error: --shard: 5000 shards are more than the 4096 a job may be split into",
         ),
         (
             &[],

@@ -7,7 +7,13 @@
 //! share nothing at run time: each writes its own results database, merged afterwards
 //! (`Store::merge`).
 
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 use std::fmt;
+
+/// The most shards a job may be split into: enough for any cluster's array of GPUs, and few
+/// enough that dealing a space's points to them stays quick.
+pub const MAX_SHARDS: usize = 4096;
 
 /// Shard `index` of `count` (`0 <= index < count`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +31,8 @@ pub enum ShardError {
     OutOfRange { index: usize, count: usize },
     #[error("a job split into 0 shards covers nothing: give at least 1")]
     NoShards,
+    #[error("{count} shards are more than the {MAX_SHARDS} a job may be split into")]
+    TooMany { count: usize },
 }
 
 impl Shard {
@@ -32,6 +40,9 @@ impl Shard {
     pub fn new(index: usize, count: usize) -> Result<Shard, ShardError> {
         if count == 0 {
             return Err(ShardError::NoShards);
+        }
+        if count > MAX_SHARDS {
+            return Err(ShardError::TooMany { count });
         }
         if index >= count {
             return Err(ShardError::OutOfRange { index, count });
@@ -59,13 +70,13 @@ impl Shard {
         let mut order: Vec<usize> = (0..costs.len()).collect();
         // Stable: equal costs keep the order they were listed in.
         order.sort_by(|&a, &b| clean(costs[b]).total_cmp(&clean(costs[a])));
-        let mut load = vec![0.0f64; count];
+        // The least loaded shard, ties to the lowest: a heap keeps this O(log N) a unit.
+        let mut load: BinaryHeap<Reverse<(Load, usize)>> =
+            (0..count).map(|s| Reverse((Load(0.0), s))).collect();
         let mut owner = vec![0usize; costs.len()];
         for u in order {
-            let s = (0..count)
-                .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
-                .expect("at least one shard");
-            load[s] += clean(costs[u]);
+            let Reverse((Load(l), s)) = load.pop().expect("at least one shard");
+            load.push(Reverse((Load(l + clean(costs[u])), s)));
             owner[u] = s;
         }
         owner
@@ -79,6 +90,24 @@ impl Shard {
             .filter(|&(_, s)| s == self.index)
             .map(|(u, _)| u)
             .collect()
+    }
+}
+
+/// A shard's predicted total, ordered by `total_cmp`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Load(f64);
+
+impl Eq for Load {}
+
+impl PartialOrd for Load {
+    fn partial_cmp(&self, other: &Load) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Load {
+    fn cmp(&self, other: &Load) -> Ordering {
+        self.0.total_cmp(&other.0)
     }
 }
 
@@ -124,6 +153,11 @@ mod tests {
             Err(ShardError::OutOfRange { index: 4, count: 4 })
         );
         assert_eq!(Shard::parse("0/0"), Err(ShardError::NoShards));
+        assert_eq!(
+            Shard::parse("0/4097"),
+            Err(ShardError::TooMany { count: 4097 })
+        );
+        assert!(Shard::parse("4095/4096").is_ok());
         for bad in ["1", "a/4", "1/b", "-1/4", "1/4/2", ""] {
             assert!(
                 matches!(Shard::parse(bad), Err(ShardError::Syntax(_))),

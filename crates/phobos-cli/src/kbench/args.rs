@@ -1,6 +1,7 @@
 //! `phobos-kbench`'s command line.
 
 use clap::Parser;
+use phobos_tune::shard::MAX_SHARDS;
 use phobos_tune::space::{Strategy, MAX_EXHAUSTIVE_POINTS};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -142,14 +143,14 @@ pub struct KbenchArgs {
     /// Time on several GPUs at once, one worker per GPU, e.g. "0,1" (compiles stay shared).
     #[arg(long, visible_alias = "gpu_ids", value_name = "0,1,..")]
     pub gpus: Option<String>,
-    /// Tune only this share of the work, I of N (0 <= I < N): the problems' points (those
-    /// --strategy and --max-points pick) are split over N processes by predicted cost; each
-    /// writes its own database, merged afterwards (default: SLURM_ARRAY_TASK_ID of
-    /// SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of --shards).
+    /// Tune only this share of the work, I of N (0 <= I < N, N at most 4096): the problems'
+    /// points (those --strategy and --max-points pick) are split over N processes by
+    /// predicted cost; each writes its own database, merged afterwards (default:
+    /// SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of --shards).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
     /// The number of shards when the scheduler gives only the index (JOB_COMPLETION_INDEX).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = shards)]
     pub shards: Option<usize>,
     /// Run the interleaved final round among each problem's leaders even when every time
     /// comes from the database (after a merge: the leaders re-timed on one GPU).
@@ -210,6 +211,16 @@ fn max_points(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 && n as u128 <= MAX_EXHAUSTIVE_POINTS => Ok(n),
         _ => Err(format!(
             "`{s}` is not a number of points from 1 to {MAX_EXHAUSTIVE_POINTS}"
+        )),
+    }
+}
+
+/// `--shards`: 1 to [`MAX_SHARDS`].
+fn shards(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_SHARDS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of shards from 1 to {MAX_SHARDS}"
         )),
     }
 }
