@@ -42,7 +42,9 @@ pub fn run(args: &MergeArgs) -> Result<ExitCode, UserError> {
     // as mixed as merging two inputs from two GPUs.
     let mut seen: Vec<(String, Vec<Setup>)> = Vec::new();
     let out_exists = args.out.is_file();
-    let mut out = open(&args.out)?;
+    // The output is written: say so when another process holds its lock.
+    let mut out =
+        super::session::open_store(&args.out).map_err(|e| UserError::new(e.to_string()))?;
     if out_exists {
         let s = out.setups().map_err(|e| UserError::new(e.to_string()))?;
         seen.push((args.out.display().to_string(), s));

@@ -61,7 +61,7 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
 
 /// Opens the results database, saying on stderr whenever a write waits more than a second
 /// for another process's lock (it waits up to a minute).
-fn open_store(path: &std::path::Path) -> Result<Store, phobos_tune::StoreError> {
+pub(super) fn open_store(path: &std::path::Path) -> Result<Store, phobos_tune::StoreError> {
     let say = |path: &std::path::Path| {
         eprintln!(
             "waiting for the results database {}: another process holds its lock",
