@@ -56,7 +56,7 @@ codes! {
     UNKNOWN_TYPE = "E0303";
     /// A parameter type that is not a tensor or a scalar.
     BAD_PARAM_TYPE = "E0304";
-    /// A tensor dim literal below 1, or a tensor rank outside 1..=8.
+    /// A tensor dim below 1 or above 2147483647, or a tensor rank outside 1..=8.
     BAD_TENSOR_DIM = "E0305";
     /// A dim name that is also a parameter or type parameter name.
     NAME_COLLISION = "E0306";
@@ -64,6 +64,8 @@ codes! {
     BAD_TYPE_DEFAULT = "E0307";
     /// A reserved name (`ctx`, `inf`, `true`, `false`, a type name) used as a declaration.
     RESERVED_NAME = "E0308";
+    /// A tensor whose static dims hold more bytes than fit in `i64`.
+    TENSOR_TOO_LARGE = "E0309";
     /// An unknown name.
     UNKNOWN_NAME = "E0401";
     /// An unknown function.

@@ -24,6 +24,17 @@ pub const KNOWN_ATTRS: [&str; 8] = [
 /// The most ranks a tensor parameter may have.
 pub const MAX_TENSOR_RANK: usize = 8;
 
+/// The largest tensor extent: runtime dims are bound as `i32`, and static ones obey the same
+/// bound so an index always fits the type the kernel computes it in.
+pub const MAX_TENSOR_DIM: i64 = i32::MAX as i64;
+
+/// The bytes of a tensor whose every extent is static, if they fit in `i64`. Element counts and
+/// byte offsets are computed in `i64` by every back end, so a larger tensor cannot be addressed.
+pub fn static_tensor_bytes(dims: &[i64], elem_bytes: usize) -> Option<i64> {
+    dims.iter()
+        .try_fold(elem_bytes as i64, |acc, &d| acc.checked_mul(d.max(0)))
+}
+
 /// A type name as spelled in Phobos source (`f16`, not the tuner alias `fp16`).
 pub fn source_dtype(name: &str) -> Option<DType> {
     DType::ALL.into_iter().find(|t| t.name() == name)
@@ -249,7 +260,26 @@ fn params(
                         .with_label("rank out of range"),
                     );
                 }
-                let dims = dims.iter().map(|d| dim_info(d, space, diags)).collect();
+                let dims: Vec<DimInfo> = dims.iter().map(|d| dim_info(d, space, diags)).collect();
+                let literal: Option<Vec<i64>> = dims
+                    .iter()
+                    .map(|d| match d {
+                        DimInfo::Static(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+                // A type parameter's size is known only per variant; lowering checks it then.
+                let elem_bytes = match &elem {
+                    Some(Elem::Concrete(t)) => t.size_bytes(),
+                    _ => 1,
+                };
+                if let Some(literal) = literal {
+                    if literal.iter().all(|&v| (1..=MAX_TENSOR_DIM).contains(&v))
+                        && static_tensor_bytes(&literal, elem_bytes).is_none()
+                    {
+                        diags.push(too_large(&p.name.name, *span));
+                    }
+                }
                 elem.map(|elem| ParamInfoKind::Tensor { elem, dims })
             }
         };
@@ -276,6 +306,8 @@ fn dim_info(d: &DimExpr, space: &Space, diags: &mut Vec<Diagnostic>) -> DimInfo 
                     )
                     .with_label("below 1"),
                 );
+            } else if *v > MAX_TENSOR_DIM {
+                diags.push(dim_too_large(&v.to_string(), *v, *span));
             }
             DimInfo::Static(*v)
         }
@@ -287,6 +319,33 @@ fn dim_info(d: &DimExpr, space: &Space, diags: &mut Vec<Diagnostic>) -> DimInfo 
             DimInfo::Runtime(id.name.clone())
         }
     }
+}
+
+/// A static tensor extent above [`MAX_TENSOR_DIM`]; `what` is how the dim was written.
+pub(crate) fn dim_too_large(what: &str, v: i64, span: Span) -> Diagnostic {
+    let value = if what == v.to_string() {
+        String::new()
+    } else {
+        format!(" = {v}")
+    };
+    Diagnostic::error(
+        codes::BAD_TENSOR_DIM,
+        format!("the tensor dim `{what}`{value} is too large; a dim is at most {MAX_TENSOR_DIM}"),
+        span,
+    )
+    .with_label("above 2147483647")
+    .with_help("tensor extents are indexed as `i32`; split the tensor or make the dim smaller")
+}
+
+/// A tensor whose static extents hold more bytes than `i64` counts.
+pub(crate) fn too_large(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::TENSOR_TOO_LARGE,
+        format!("the tensor `{name}` is too large: its size in bytes does not fit in i64"),
+        span,
+    )
+    .with_label("the product of these dims overflows")
+    .with_help("make the dims smaller; no device holds a tensor this large")
 }
 
 /// Shape-environment names and runtime dim names must not be parameter or type parameter names.

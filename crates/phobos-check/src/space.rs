@@ -99,6 +99,29 @@ impl Space {
         )
     }
 
+    /// The point at `index` in the order of [`Space::points`], without enumerating the ones
+    /// before it; `None` past the end. Strategies sample huge spaces through it.
+    pub fn point_at(&self, index: u128) -> Option<Point> {
+        if index >= self.size() || self.names.iter().any(|n| n.choices.is_empty()) {
+            return None;
+        }
+        let mut rest = index;
+        let mut values = vec![0; self.names.len()];
+        // Mixed radix, last name fastest.
+        for (i, n) in self.names.iter().enumerate().rev() {
+            let radix = n.choices.len() as u128;
+            values[i] = n.choices[(rest % radix) as usize];
+            rest /= radix;
+        }
+        Some(Point(
+            self.names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| (n.name.clone(), v))
+                .collect(),
+        ))
+    }
+
     /// Every point, the first name varying slowest (the last name fastest).
     pub fn points(&self) -> Points<'_> {
         let empty = self.names.iter().any(|n| n.choices.is_empty());

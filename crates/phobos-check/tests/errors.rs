@@ -36,6 +36,8 @@ const CASES: &[(&str, &str)] = &[
     ("E0307", "kernel k<T = half>(X: tensor<T>[N]) {\n}\n"),
     ("E0308", "kernel k(ctx: f32) {\n}\n"),
     ("E0308", "kernel k(X: tensor<f32>[inf]) {\n}\n"),
+    ("E0305", "kernel k(X: tensor<f32>[2147483648]) {\n}\n"),
+    ("E0309", "kernel k(X: tensor<f64>[65536, 65536, 65536, 65536]) {\n}\n"),
     ("E0401", "kernel k(X: tensor<f32>[N]) {\n  X[0] = y\n}\n"),
     ("E0402", "kernel k(X: tensor<f32>[N]) {\n  X[0] = expp(1.0)\n}\n"),
     ("E0403", "kernel k(X: tensor<f32>[N]) {\n  X[0] = f32(ctx)\n}\n"),

@@ -339,3 +339,52 @@ fn bf16_tensors_written_as_bits_read_back_as_inputs() {
     assert_eq!(stdout(&first), stdout(&again));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tensors_too_large_for_the_host_are_refused_before_allocation() {
+    let dir = temp_dir("large");
+    // Static dims the checker accepts (the bytes fit in i64), far beyond any host's memory.
+    let big = dir.join("big.ph");
+    std::fs::write(
+        &big,
+        "kernel f(X: tensor<f32>[2147483647, 1048576]) {\n  X[0, 0] = 1.0\n}\n",
+    )
+    .unwrap();
+    let err = fails(
+        &["run", big.to_str().unwrap(), "--interpret"],
+        "error: the tensors need 16.0 PiB of host memory, but only ",
+    );
+    assert!(err.contains("hint: make the dims smaller"), "{err}");
+    // Runtime dims whose product overflows.
+    fails(
+        &[
+            "run",
+            &example("gemm.ph"),
+            "--dims",
+            "M=2147483647,N=2147483647,K=2147483647",
+            "--interpret",
+        ],
+        "error: the tensors are too large: their size in bytes overflows",
+    );
+    // A .npy header claiming a shape no file holds names the file.
+    let npy = dir.join("huge.npy");
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 8), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    std::fs::write(&npy, bytes).unwrap();
+    fails(
+        &[
+            "run",
+            &example("gemm.ph"),
+            "--interpret",
+            "--input",
+            &format!("A={}", npy.display()),
+        ],
+        &format!(
+            "error: --input A: {}: malformed .npy header: the shape [4294967296, 4294967296, 8] \
+             holds more bytes than any file",
+            npy.display()
+        ),
+    );
+}

@@ -3,6 +3,84 @@
 
 use crate::dtype::DType;
 
+/// The most host memory tensors may take when the machine does not say what it has (1 TiB).
+const HOST_BYTES_FALLBACK: u64 = 1 << 40;
+
+/// Tensors that cannot be held on this host: refused before anything is allocated, because an
+/// allocation that large aborts the process.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", too_large(*.bytes, *.available))]
+pub struct TooLarge {
+    /// The bytes the tensors need on the host; `None` when the count overflows `u64`.
+    pub bytes: Option<u64>,
+    /// The bytes this machine has available, when it says.
+    pub available: Option<u64>,
+}
+
+fn too_large(bytes: Option<u64>, available: Option<u64>) -> String {
+    match (bytes, available) {
+        (None, _) => "the tensors are too large: their size in bytes overflows".into(),
+        (Some(b), Some(a)) => format!(
+            "the tensors need {} of host memory, but only {} is available",
+            human_bytes(b),
+            human_bytes(a)
+        ),
+        (Some(b), None) => format!(
+            "the tensors need {} of host memory, more than {} allowed",
+            human_bytes(b),
+            human_bytes(HOST_BYTES_FALLBACK)
+        ),
+    }
+}
+
+/// Host bytes of tensors of these shapes as [`HostTensor`] holds them (an `f64` per element);
+/// `None` when the count overflows.
+pub fn host_bytes<'a>(shapes: impl IntoIterator<Item = &'a [usize]>) -> Option<u64> {
+    shapes.into_iter().try_fold(0u64, |total, shape| {
+        let elems = shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))?;
+        total.checked_add(elems.checked_mul(std::mem::size_of::<f64>() as u64)?)
+    })
+}
+
+/// The memory this machine can give a process without swapping (Linux's `MemAvailable`), if
+/// it says.
+pub fn available_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The bytes tensors of these shapes take on the host, or [`TooLarge`] when they overflow or
+/// exceed the memory the machine has available.
+pub fn check_host_memory<'a>(
+    shapes: impl IntoIterator<Item = &'a [usize]>,
+) -> Result<u64, TooLarge> {
+    let available = available_memory_bytes();
+    match host_bytes(shapes) {
+        Some(b) if b <= available.unwrap_or(HOST_BYTES_FALLBACK) => Ok(b),
+        bytes => Err(TooLarge { bytes, available }),
+    }
+}
+
+/// `1.5 GiB`, `512 B`: a byte count for messages.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
 /// A dense tensor in logical row-major order. Values are kept as f64, already rounded to
 /// `dtype` (integers up to 2^53 are exact, which covers every test and benchmark input).
 #[derive(Clone, Debug, PartialEq)]
@@ -359,6 +437,23 @@ pub fn relative_error(out: &[f64], reference: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_bytes_count_an_f64_per_element_and_refuse_overflow() {
+        assert_eq!(host_bytes([&[4usize, 8][..], &[3][..]]), Some((32 + 3) * 8));
+        assert_eq!(host_bytes([&[usize::MAX, 2][..]]), None);
+        let huge = [i32::MAX as usize, 1 << 20];
+        let err = check_host_memory([&huge[..]]).unwrap_err();
+        assert_eq!(err.bytes, Some((i32::MAX as u64) << 23));
+        assert!(err.to_string().contains("16.0 PiB"), "{err}");
+        assert_eq!(check_host_memory([&[16usize, 16][..]]), Ok(2048));
+    }
+
+    #[test]
+    fn byte_counts_read_in_binary_units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+    }
 
     #[test]
     fn bytes_round_trip_every_dtype() {

@@ -134,13 +134,24 @@ pub fn from_npy(bytes: &[u8], expect: Option<DType>) -> Result<HostTensor, NpyEr
     let header = parse_header(text)?;
     let (dtype, swap) = dtype_of(&header.descr, expect)?;
     let size = dtype.size_bytes();
-    let n: usize = header.shape.iter().product();
     let data = &bytes[end..];
-    if data.len() != n * size {
+    // A header may claim any shape: its byte count is computed without overflow, and a shape
+    // the data cannot fill is refused before anything is allocated for it.
+    let expected = header
+        .shape
+        .iter()
+        .try_fold(size, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| {
+            NpyError::BadHeader(format!(
+                "the shape {:?} holds more bytes than any file",
+                header.shape
+            ))
+        })?;
+    if data.len() != expected {
         return Err(NpyError::SizeMismatch {
             descr: header.descr,
             shape: header.shape,
-            expected: n * size,
+            expected,
             found: data.len(),
         });
     }

@@ -122,6 +122,20 @@ fn rejects_bad_files_with_reasons() {
 }
 
 #[test]
+fn a_shape_whose_size_overflows_is_refused_as_such() {
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 8), }";
+    let mut f = b"\x93NUMPY\x01\x00".to_vec();
+    f.extend((header.len() as u16).to_le_bytes());
+    f.extend(header.as_bytes());
+    f.extend([0u8; 16]);
+    let err = from_npy(&f, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "malformed .npy header: the shape [4294967296, 4294967296, 8] holds more bytes than any file"
+    );
+}
+
+#[test]
 fn writes_and_reads_files() {
     let dir = std::env::temp_dir().join(format!("phobos-npy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

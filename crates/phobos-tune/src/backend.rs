@@ -51,6 +51,8 @@ pub struct Compiled {
     pub resources: Option<Resources>,
     pub from_cache: bool,
     pub compile_ms: f64,
+    /// Why the cached binary could not be trusted, when it was damaged and compiled again.
+    pub repaired: Option<String>,
 }
 
 /// How compiling one point ended.

@@ -19,7 +19,20 @@ pub fn cache_root() -> Option<PathBuf> {
         .map(|h| h.join(".cache").join("phobos"))
 }
 
-/// A folder of compiled variants: `<key>.bin` with a `<key>.json` side record.
+/// What a lookup in the cache found.
+#[derive(Debug, PartialEq)]
+pub enum Cached<M> {
+    /// A binary whose content hash matches the one stored beside it, and its record.
+    Hit(Vec<u8>, M),
+    /// Nothing (or a write that never finished): compile.
+    Miss,
+    /// An entry whose binary, hash or record is damaged (emptied, truncated, overwritten):
+    /// why, in a few words. It must not be trusted; compiling again replaces it.
+    Damaged(String),
+}
+
+/// A folder of compiled variants: `<key>.bin`, the content hash of the binary in `<key>.sum`
+/// and a `<key>.json` side record.
 #[derive(Clone, Debug)]
 pub struct VariantCache {
     dir: PathBuf,
@@ -53,11 +66,49 @@ impl VariantCache {
         self.dir.join(format!("{key}.bin"))
     }
 
-    /// A cached binary and its record, when both are there and readable.
-    pub fn get<M: DeserializeOwned>(&self, key: &str) -> Option<(Vec<u8>, M)> {
-        let bin = std::fs::read(self.binary_path(key)).ok()?;
-        let meta = std::fs::read(self.dir.join(format!("{key}.json"))).ok()?;
-        Some((bin, serde_json::from_slice(&meta).ok()?))
+    /// The path of the content hash stored beside a binary.
+    pub fn sum_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.sum"))
+    }
+
+    /// A cached binary and its record, verified against the hash stored beside it.
+    pub fn get<M: DeserializeOwned>(&self, key: &str) -> Cached<M> {
+        // The record is written last: without it the entry was never finished.
+        let Ok(meta) = std::fs::read(self.dir.join(format!("{key}.json"))) else {
+            return Cached::Miss;
+        };
+        let Ok(bin) = std::fs::read(self.binary_path(key)) else {
+            return Cached::Damaged("the binary is missing".into());
+        };
+        let Ok(sum) = std::fs::read_to_string(self.sum_path(key)) else {
+            return Cached::Damaged("the hash beside the binary is missing".into());
+        };
+        if sum.trim() != content_hash(&bin) {
+            return Cached::Damaged(format!(
+                "the binary ({} bytes) does not match its hash",
+                bin.len()
+            ));
+        }
+        match serde_json::from_slice(&meta) {
+            Ok(m) => Cached::Hit(bin, m),
+            Err(_) => Cached::Damaged("the record beside the binary is unreadable".into()),
+        }
+    }
+
+    /// Whether the binary at `path` (a [`VariantCache::binary_path`]) still matches the hash
+    /// stored beside it: the worker checks before it hands the bytes to the driver.
+    pub fn verify_binary(path: &Path, bin: &[u8]) -> Result<(), String> {
+        let sum = std::fs::read_to_string(path.with_extension("sum"))
+            .map_err(|e| format!("cannot read the hash beside {}: {e}", path.display()))?;
+        if sum.trim() == content_hash(bin) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the cached binary {} is damaged (it does not match its hash); run again to \
+                 compile it anew",
+                path.display()
+            ))
+        }
     }
 
     /// Stores a binary and its record. Each file is written to a temporary name and renamed,
@@ -72,10 +123,16 @@ impl VariantCache {
         std::fs::create_dir_all(&self.dir)?;
         let bin_path = self.binary_path(key);
         write_atomic(&bin_path, binary)?;
+        write_atomic(&self.sum_path(key), content_hash(binary).as_bytes())?;
         let meta = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
         write_atomic(&self.dir.join(format!("{key}.json")), &meta)?;
         Ok(bin_path)
     }
+}
+
+/// The hash a binary is verified by.
+fn content_hash(bin: &[u8]) -> String {
+    stable_hash(&[bin])
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -97,12 +154,46 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = VariantCache::at(dir.path().join("v"));
         let k = VariantCache::key(&[b"src", b"-arch=sm_90"]);
-        assert!(c.get::<String>(&k).is_none());
+        assert_eq!(c.get::<String>(&k), Cached::Miss);
         let p = c.put(&k, b"\x7fELF", &"meta".to_string()).unwrap();
         assert!(p.exists());
-        let (bin, meta) = c.get::<String>(&k).unwrap();
-        assert_eq!(bin, b"\x7fELF");
-        assert_eq!(meta, "meta");
+        assert_eq!(
+            c.get::<String>(&k),
+            Cached::Hit(b"\x7fELF".to_vec(), "meta".to_string())
+        );
+        assert_eq!(VariantCache::verify_binary(&p, b"\x7fELF"), Ok(()));
         assert_ne!(k, VariantCache::key(&[b"src", b"-arch=sm_80"]));
+    }
+
+    #[test]
+    fn damaged_entries_are_not_trusted_and_a_put_repairs_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = VariantCache::at(dir.path());
+        let k = VariantCache::key(&[b"src"]);
+        let bin: Vec<u8> = (0..=255).collect();
+        let p = c.put(&k, &bin, &1u32).unwrap();
+        let damage: [(&str, &dyn Fn()); 4] = [
+            ("emptied", &|| std::fs::write(&p, b"").unwrap()),
+            ("truncated", &|| std::fs::write(&p, &bin[..100]).unwrap()),
+            ("one byte changed", &|| {
+                let mut b = bin.clone();
+                b[7] ^= 1;
+                std::fs::write(&p, b).unwrap()
+            }),
+            ("hash removed", &|| {
+                std::fs::remove_file(c.sum_path(&k)).unwrap()
+            }),
+        ];
+        for (what, damage) in damage {
+            damage();
+            assert!(
+                matches!(c.get::<u32>(&k), Cached::Damaged(_)),
+                "{what}: {:?}",
+                c.get::<u32>(&k)
+            );
+            c.put(&k, &bin, &1u32).unwrap();
+            assert_eq!(c.get::<u32>(&k), Cached::Hit(bin.clone(), 1), "{what}");
+        }
+        assert!(VariantCache::verify_binary(&p, &bin[1..]).is_err());
     }
 }

@@ -17,6 +17,7 @@ pub mod hash;
 pub mod irwalk;
 pub mod occupancy;
 pub mod prune;
+pub mod shard;
 pub mod space;
 pub mod store;
 pub mod timing;

@@ -2,6 +2,45 @@
 
 use phobos_check::{PinError, Space};
 use phobos_ir::Point;
+use std::collections::HashSet;
+
+/// Spaces larger than this are not searched exhaustively unless `--max-points` bounds them:
+/// each point is instantiated, compiled and timed, so more is a mistake, not a search.
+pub const MAX_EXHAUSTIVE_POINTS: u128 = 1 << 16;
+
+/// How a run picks the points it searches from the space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Every point in space order (the first `max_points` of them when bounded).
+    #[default]
+    Exhaustive,
+    /// `max_points` distinct points drawn uniformly, seeded by the run's seed.
+    Random,
+}
+
+impl Strategy {
+    /// `exhaustive` or `random`.
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s {
+            "exhaustive" => Some(Strategy::Exhaustive),
+            "random" => Some(Strategy::Random),
+            _ => None,
+        }
+    }
+}
+
+/// Why no points were picked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error(
+        "the space has {size} points, more than {MAX_EXHAUSTIVE_POINTS} searched exhaustively; \
+         bound the search with --max-points N (and --strategy random to sample the whole \
+         space), or pin names with --autotune"
+    )]
+    TooLarge { size: u128 },
+    #[error("--strategy random needs --max-points N: how many points to draw")]
+    RandomNeedsMax,
+}
 
 /// A space after pins: each pinned name has exactly its pinned value.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,15 +68,68 @@ impl Pinned {
         self.space.size()
     }
 
-    /// Every point left, the first name varying slowest.
+    /// Every point left, the first name varying slowest. A run takes [`Pinned::select`], which
+    /// never lists a huge space; `self.space.points()` walks it lazily.
     pub fn points(&self) -> Vec<Point> {
         self.space.points().collect()
+    }
+
+    /// The points a run searches: all of them, the first `max_points`, or a random sample,
+    /// found by index so that a huge space is never enumerated.
+    pub fn select(
+        &self,
+        strategy: Strategy,
+        max_points: Option<usize>,
+        seed: u64,
+    ) -> Result<Vec<Point>, SelectError> {
+        let size = self.size();
+        let take = match (strategy, max_points) {
+            (Strategy::Random, None) => return Err(SelectError::RandomNeedsMax),
+            (Strategy::Exhaustive, None) if size > MAX_EXHAUSTIVE_POINTS => {
+                return Err(SelectError::TooLarge { size })
+            }
+            (_, None) => size,
+            (_, Some(n)) => size.min(n as u128),
+        };
+        if strategy == Strategy::Exhaustive || take == size {
+            return Ok(self.space.points().take(take as usize).collect());
+        }
+        // Distinct indices drawn until there are enough; `take < size`, so this ends, and
+        // quickly when `take` is a small part of the space (the case it exists for).
+        let mut rng = SplitMix64(seed ^ 0x5eed_5eed_5eed_5eed);
+        let mut seen = HashSet::new();
+        let mut indices = Vec::new();
+        while (indices.len() as u128) < take {
+            let wide = ((rng.next() as u128) << 64) | rng.next() as u128;
+            let i = wide % size;
+            if seen.insert(i) {
+                indices.push(i);
+            }
+        }
+        indices.sort_unstable();
+        Ok(indices
+            .into_iter()
+            .filter_map(|i| self.space.point_at(i))
+            .collect())
     }
 
     /// The point the winner is compared against: each name's default (first) choice, or its
     /// pinned value.
     pub fn default_point(&self) -> Point {
         self.space.default_point()
+    }
+}
+
+/// A small, fixed, well-mixed generator: the same seed draws the same points everywhere.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 }
 
@@ -77,6 +169,55 @@ mod tests {
         let p = Pinned::new(&space(), &parse_pins("TILE_M=64,TILE_K=16").unwrap()).unwrap();
         assert_eq!(p.points(), vec![p.default_point()]);
         assert_eq!(p.default_point().to_pins(), "TILE_M=64 TILE_K=16");
+    }
+
+    fn huge() -> Pinned {
+        let names = (0..12)
+            .map(|i| phobos_check::Name {
+                name: format!("N{i}"),
+                choices: (1..=8).collect(),
+                span: Default::default(),
+            })
+            .collect();
+        Pinned::new(&Space { names }, &[]).unwrap()
+    }
+
+    #[test]
+    fn a_huge_space_asks_for_a_bound_and_is_sampled_by_index() {
+        let p = huge();
+        assert_eq!(
+            p.select(Strategy::Exhaustive, None, 0),
+            Err(SelectError::TooLarge {
+                size: 8u128.pow(12)
+            })
+        );
+        assert_eq!(
+            p.select(Strategy::Random, None, 0),
+            Err(SelectError::RandomNeedsMax)
+        );
+        let first = p.select(Strategy::Exhaustive, Some(3), 0).unwrap();
+        assert_eq!(first, p.space.points().take(3).collect::<Vec<_>>());
+        let a = p.select(Strategy::Random, Some(16), 7).unwrap();
+        assert_eq!(a.len(), 16);
+        assert_eq!(
+            a,
+            p.select(Strategy::Random, Some(16), 7).unwrap(),
+            "seeded"
+        );
+        assert_ne!(a, p.select(Strategy::Random, Some(16), 8).unwrap());
+        let distinct: HashSet<String> = a.iter().map(|pt| pt.to_pins()).collect();
+        assert_eq!(distinct.len(), 16);
+        // Drawn from the whole space, not its first corner.
+        assert!(a.iter().any(|pt| pt.get("N0") != Some(1)), "{a:?}");
+    }
+
+    #[test]
+    fn a_bound_at_or_above_the_size_takes_every_point() {
+        let p = Pinned::new(&space(), &[]).unwrap();
+        let all = p.points();
+        assert_eq!(p.select(Strategy::Random, Some(9), 1).unwrap(), all);
+        assert_eq!(p.select(Strategy::Exhaustive, Some(100), 1).unwrap(), all);
+        assert_eq!(p.select(Strategy::Exhaustive, None, 1).unwrap(), all);
     }
 
     #[test]

@@ -325,6 +325,28 @@ impl Outcome {
     }
 }
 
+/// Starts the reason of a crash that happened again when it was retried: it is kept.
+pub const CRASHED_AGAIN: &str = "again after a retry: ";
+
+/// Whether a crash may not recur: a signal from outside the worker (the OOM killer's or a
+/// user's SIGKILL, SIGTERM, SIGINT, SIGHUP), a timeout, the device out of memory, or a worker
+/// that could not start. Such a crash is retried once on the next run; any other (a fault, a
+/// panic, SIGSEGV) is deterministic and its stored row is reused with its reason.
+pub fn crash_is_transient(what: &str) -> bool {
+    const TRANSIENT: [&str; 9] = [
+        "SIGKILL",
+        "SIGTERM",
+        "SIGINT",
+        "SIGHUP",
+        "no answer within",
+        "OUT_OF_MEMORY",
+        "out of memory",
+        "could not restart the worker",
+        "no worker",
+    ];
+    !what.starts_with(CRASHED_AGAIN) && TRANSIENT.iter().any(|t| what.contains(t))
+}
+
 /// What limits how many blocks fit on one multiprocessor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -107,6 +107,8 @@ pub fn make_args(
     poison_outputs: bool,
 ) -> Result<Vec<ArgValue>, String> {
     let shapes = shapes(kernel, problem)?;
+    phobos_ir::host::check_host_memory(shapes.iter().flatten().map(|s| s.as_slice()))
+        .map_err(|e| e.to_string())?;
     let poisoned = if poison_outputs {
         write_only(kernel)
     } else {

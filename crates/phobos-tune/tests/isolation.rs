@@ -100,3 +100,70 @@ fn a_worker_that_cannot_set_up_says_why() {
     .unwrap();
     assert!(matches!(err, worker::WorkerError::Setup(_)), "{err:?}");
 }
+
+/// Runs the mock kernel against the store at `path` on a fresh worker with `hooks`.
+fn run_stored(spec: &MockSpec, path: &std::path::Path, hooks: &[(&str, &str)]) -> Report {
+    let mut w = worker(spec, hooks, Duration::from_secs(2));
+    let mut store = Store::open(path).unwrap();
+    let (r, _, _) = run(
+        spec,
+        &mut w,
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    r.unwrap()
+}
+
+fn result<'a>(r: &'a Report, pins: &str) -> &'a PointResult {
+    r.points.iter().find(|p| p.point.to_pins() == pins).unwrap()
+}
+
+#[test]
+fn a_transient_crash_is_retried_once_on_the_next_run() {
+    let spec = MockSpec::default();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    // A hang (killed at the timeout) may not happen again: the next run tries the point again.
+    let first = run_stored(&spec, &path, &[(HANG_HOOK, "U=8")]);
+    assert!(matches!(outcome(&first, "U=8"), Outcome::Crashed(w) if crash_is_transient(w)));
+    let healed = run_stored(&spec, &path, &[]);
+    let r = result(&healed, "U=8");
+    assert!(!r.reused, "{r:?}");
+    assert!(matches!(r.outcome, Outcome::Timed(_)), "{:?}", r.outcome);
+    assert_eq!(healed.summary().timed, 4, "{}", healed.summary().line());
+
+    // A point that hangs again after its retry keeps its crash, saying so.
+    let path = dir.path().join("again.sqlite");
+    run_stored(&spec, &path, &[(HANG_HOOK, "U=8")]);
+    let again = run_stored(&spec, &path, &[(HANG_HOOK, "U=8")]);
+    match &result(&again, "U=8").outcome {
+        Outcome::Crashed(w) => {
+            assert!(w.starts_with(CRASHED_AGAIN), "{w}");
+            assert!(!crash_is_transient(w));
+        }
+        other => panic!("{other:?}"),
+    }
+    let kept = run_stored(&spec, &path, &[]);
+    let r = result(&kept, "U=8");
+    assert!(
+        r.reused && matches!(r.outcome, Outcome::Crashed(_)),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_deterministic_crash_is_reused_with_its_reason() {
+    let spec = MockSpec::default();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    run_stored(&spec, &path, &[(ABORT_HOOK, "U=2")]);
+    let second = run_stored(&spec, &path, &[]);
+    let r = result(&second, "U=2");
+    assert!(r.reused, "{r:?}");
+    match &r.outcome {
+        Outcome::Crashed(w) => assert!(w.contains("SIGABRT") && !crash_is_transient(w), "{w}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -163,3 +163,52 @@ fn two_concurrent_runs_share_one_database() {
     let n = store.measurement_count().unwrap();
     assert!(n >= 80, "{n}");
 }
+
+#[test]
+fn two_slices_merged_are_the_whole_search_and_final_round_always_retimes_the_leaders() {
+    let spec = MockSpec::default();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ex = in_process(&spec);
+    let slices = [["U=1", "U=4"], ["U=2", "U=8"]];
+    let mut merged = Store::open(&dir.path().join("merged.sqlite")).unwrap();
+    for (i, slice) in slices.iter().enumerate() {
+        let path = dir.path().join(format!("shard-{i}.sqlite"));
+        let mut store = Store::open(&path).unwrap();
+        let only = Settings {
+            only_points: Some(slice.iter().map(|p| p.to_string()).collect()),
+            ..settings()
+        };
+        let (r, seen, c) = run(&spec, &mut ex, Some(&mut store), &problem(64), &[], &only);
+        let r = r.unwrap();
+        let ran: Vec<String> = r.points.iter().map(|p| p.point.to_pins()).collect();
+        assert_eq!(ran, slice, "only the slice's points");
+        assert_eq!(c.compiles.load(Ordering::SeqCst), 2);
+        assert_eq!(seen.search, Some((2, 0)));
+        drop(store);
+        merged.merge(&path).unwrap();
+    }
+    let before = merged.measurement_count().unwrap();
+    let (r, seen, c) = run(
+        &spec,
+        &mut ex,
+        Some(&mut merged),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r = r.unwrap();
+    assert_eq!(c.compiles.load(Ordering::SeqCst), 0);
+    assert_eq!(seen.search, Some((0, 4)));
+    assert_eq!(seen.finals, 0);
+    assert_eq!(merged.measurement_count().unwrap(), before);
+    assert_eq!(r.winner.as_ref().unwrap().point.to_pins(), "U=4");
+    // Every time came from the store, and the leaders are timed side by side again anyway.
+    let again = Settings {
+        final_round_always: true,
+        ..settings()
+    };
+    let (r, seen, _) = run(&spec, &mut ex, Some(&mut merged), &problem(64), &[], &again);
+    assert_eq!(seen.finals, 1);
+    assert!(merged.measurement_count().unwrap() > before);
+    assert_eq!(r.unwrap().winner.unwrap().point.to_pins(), "U=4");
+}

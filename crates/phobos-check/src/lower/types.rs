@@ -2,7 +2,9 @@
 
 use super::Cx;
 use crate::codes;
-use crate::kernel::{source_dtype, type_list};
+use crate::kernel::{
+    dim_too_large, source_dtype, static_tensor_bytes, too_large, type_list, MAX_TENSOR_DIM,
+};
 use crate::module::{DimInfo, KernelInfo, ParamInfoKind};
 use crate::suggest::did_you_mean;
 use phobos_ir as ir;
@@ -68,6 +70,13 @@ pub(super) fn params(
                                     )
                                     .with_label("this dim"),
                                 );
+                            } else if v > MAX_TENSOR_DIM {
+                                ok = false;
+                                diags.push(dim_too_large(
+                                    n,
+                                    v,
+                                    spans.get(axis).copied().unwrap_or(p.span),
+                                ));
                             }
                             ir::Dim::Static(v)
                         }
@@ -83,12 +92,30 @@ pub(super) fn params(
                         },
                     });
                 }
+                let dtype = elem.resolve(types)?;
+                let statics: Option<Vec<i64>> = out
+                    .iter()
+                    .map(|d| match d {
+                        ir::Dim::Static(v) => Some(*v),
+                        ir::Dim::Dyn(_) => None,
+                    })
+                    .collect();
+                if let Some(statics) = statics {
+                    if ok && static_tensor_bytes(&statics, dtype.size_bytes()).is_none() {
+                        ok = false;
+                        let span = match ast.params.get(pid).map(|a| &a.ty) {
+                            Some(ast::TypeExpr::Tensor { span, .. }) => *span,
+                            _ => p.span,
+                        };
+                        diags.push(too_large(&p.name, span));
+                    }
+                }
                 let order = orders
                     .iter()
                     .find(|(n, _)| n == &p.name)
                     .map_or(MemOrder::RowMajor, |&(_, o)| o);
                 ir::ParamKind::Tensor {
-                    dtype: elem.resolve(types)?,
+                    dtype,
                     dims: out,
                     order,
                 }

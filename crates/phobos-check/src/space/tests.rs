@@ -274,3 +274,25 @@ fn bind_overrides_the_default_point() {
     let point = seed_gemm().bind(&[("TILE_N".into(), 128)]).unwrap();
     assert_eq!(point.to_pins(), "TILE_M=32 TILE_N=128 TILE_K=8");
 }
+
+#[test]
+fn point_at_agrees_with_enumeration_and_reaches_huge_spaces() {
+    let (s, d) = build(&[("A", &[1, 2, 3]), ("B", &[4, 5, 10]), ("C", &[6, 7, 8, 9])]);
+    assert!(d.is_empty());
+    let all: Vec<_> = s.points().collect();
+    assert_eq!(all.len(), 36);
+    for (i, p) in all.iter().enumerate() {
+        assert_eq!(s.point_at(i as u128).as_ref(), Some(p), "index {i}");
+    }
+    assert_eq!(s.point_at(36), None);
+    // Twelve names of eight values: the last point, without the 8^12 before it.
+    let eight: &[i64] = &[1, 2, 3, 4, 5, 6, 7, 8];
+    let names: Vec<String> = (0..12).map(|i| format!("N{i}")).collect();
+    let entries: Vec<(&str, &[i64])> = names.iter().map(|n| (n.as_str(), eight)).collect();
+    let (big, _) = build(&entries);
+    assert_eq!(big.size(), 8u128.pow(12));
+    let last = big.point_at(8u128.pow(12) - 1).unwrap();
+    assert!(last.0.iter().all(|(_, v)| *v == 8), "{last:?}");
+    assert_eq!(big.point_at(9).unwrap().get("N11"), Some(2));
+    assert_eq!(big.point_at(9).unwrap().get("N10"), Some(2));
+}

@@ -11,6 +11,7 @@ use crate::args::RunArgs;
 use crate::render;
 use phobos_interp::host::{random_tensor, shapes_for, stored_tensors, tensor_seed};
 use phobos_interp::{Args, Config, Launch};
+use phobos_ir::host::check_host_memory;
 use phobos_ir::npy;
 use phobos_ir::{Dim, HostTensor, Kernel, ParamKind};
 use phobos_syntax::{Diagnostic, Severity, SourceFile};
@@ -122,6 +123,8 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
         };
         Failure::hint(e.to_string(), hint)
     })?;
+    check_host_memory(shapes.iter().map(|(_, s)| s.as_slice()))
+        .map_err(|e| Failure::hint(e.to_string(), "make the dims smaller"))?;
 
     let mut bound = Args::new();
     for (name, shape) in &shapes {
@@ -361,8 +364,11 @@ fn read_inputs(kernel: &Kernel, inputs: &[String]) -> Result<Vec<(String, HostTe
         if out.iter().any(|(n, _)| n == name) {
             return Err(Failure::msg(format!("--input `{name}` is given twice")));
         }
-        let t = npy::read_npy(Path::new(path), Some(*dtype))
-            .map_err(|e| Failure::msg(format!("--input {name}: {e}")))?;
+        let t = npy::read_npy(Path::new(path), Some(*dtype)).map_err(|e| match e {
+            // An I/O error names the path already.
+            npy::NpyError::Io { .. } => Failure::msg(format!("--input {name}: {e}")),
+            e => Failure::msg(format!("--input {name}: {path}: {e}")),
+        })?;
         let same = t.dtype == *dtype || t.dtype.arith() == dtype.arith();
         if !same {
             return Err(Failure::hint(

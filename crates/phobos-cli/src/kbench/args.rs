@@ -1,6 +1,8 @@
 //! `phobos-kbench`'s command line.
 
 use clap::Parser;
+use phobos_tune::shard::MAX_SHARDS;
+use phobos_tune::space::{Strategy, MAX_EXHAUSTIVE_POINTS};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -9,8 +11,16 @@ use std::path::PathBuf;
 /// or a sizes file; results files are checked (`--check`), benchmarked (`--benchmark`) and
 /// single configurations run (`--config`) without tuning.
 #[derive(Parser, Debug, Clone)]
-#[command(name = "phobos-kbench", version)]
+#[command(
+    name = "phobos-kbench",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct KbenchArgs {
+    /// Another command instead of tuning: `merge`.
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The `.ph` file.
     #[arg(required_unless_present = "worker")]
     pub file: Option<PathBuf>,
@@ -72,7 +82,7 @@ pub struct KbenchArgs {
     pub benchmark: Option<Option<PathBuf>>,
     /// The peak TFLOP/s the efficiency column is relative to (default: measured on the device
     /// once per element types and kept in the results database).
-    #[arg(long, value_name = "TFLOPS")]
+    #[arg(long, value_name = "TFLOPS", value_parser = positive_f64)]
     pub peak: Option<f64>,
     /// Run one configuration from the config string the tuner prints: compile, verify, time.
     #[arg(long, visible_alias = "config_str", value_name = "STR")]
@@ -89,8 +99,16 @@ pub struct KbenchArgs {
     /// Scalar argument NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// Parallel compiles (default: all cores).
-    #[arg(long)]
+    /// How the searched points are picked: `exhaustive` (every point, in space order) or
+    /// `random` (a seeded sample of --max-points points from the whole space).
+    #[arg(long, default_value = "exhaustive", value_parser = strategy)]
+    pub strategy: Strategy,
+    /// Search at most N points (needed with --strategy random, and for spaces of more than
+    /// 65536 points); with --shard, N in all, split over the shards.
+    #[arg(long, value_name = "N", value_parser = max_points)]
+    pub max_points: Option<usize>,
+    /// Parallel compiles (default: all cores; at most 1024).
+    #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// The results database (default: $XDG_CACHE_HOME/phobos/kbench.sqlite).
     #[arg(long)]
@@ -110,8 +128,8 @@ pub struct KbenchArgs {
     /// One JSON object per problem on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Timing budget per variant in milliseconds of measured time.
-    #[arg(long, default_value_t = 100.0)]
+    /// Timing budget per variant in milliseconds of measured time (at most an hour).
+    #[arg(long, default_value_t = 100.0, value_parser = budget_ms)]
     pub budget_ms: f64,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
@@ -125,12 +143,118 @@ pub struct KbenchArgs {
     /// Time on several GPUs at once, one worker per GPU, e.g. "0,1" (compiles stay shared).
     #[arg(long, visible_alias = "gpu_ids", value_name = "0,1,..")]
     pub gpus: Option<String>,
+    /// Tune only this share of the work, I of N (0 <= I < N, N at most 4096): the problems'
+    /// points (those --strategy and --max-points pick) are split over N processes by
+    /// predicted cost; each writes its own database, merged afterwards (default:
+    /// SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of --shards).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The number of shards when the scheduler gives only the index (JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "N", value_parser = shards)]
+    pub shards: Option<usize>,
+    /// Run the interleaved final round among each problem's leaders even when every time
+    /// comes from the database (after a merge: the leaders re-timed on one GPU).
+    #[arg(long)]
+    pub final_round: bool,
     /// Seconds one worker job may take before the worker is presumed hung and replaced.
-    #[arg(long, default_value_t = 120.0, hide = true)]
+    #[arg(long, default_value_t = 120.0, hide = true, value_parser = job_timeout_s)]
     pub job_timeout_s: f64,
     /// Internal: run as the worker process (jobs on stdin, results on stdout).
     #[arg(long, hide = true)]
     pub worker: bool,
+}
+
+/// The most parallel compiles `--jobs` may ask for: more threads than this only exhaust memory.
+pub const MAX_JOBS: usize = 1024;
+
+/// A finite number above zero (`--peak`); `nan`, `inf` and `1e400` are refused here, where the
+/// flag is read, rather than by a worker later.
+fn positive_f64(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` must be a finite number above 0"))
+    }
+}
+
+/// `positive_f64` at most `max`, named in the error with its unit.
+fn bounded_f64(s: &str, max: f64, unit: &str) -> Result<f64, String> {
+    let v = positive_f64(s)?;
+    if v > max {
+        return Err(format!("`{s}` is more than {max} {unit}"));
+    }
+    Ok(v)
+}
+
+/// `--budget-ms`: a timing budget of at most an hour.
+fn budget_ms(s: &str) -> Result<f64, String> {
+    bounded_f64(s, 3_600_000.0, "ms (an hour)")
+}
+
+/// `--job-timeout-s`: at most a day.
+fn job_timeout_s(s: &str) -> Result<f64, String> {
+    bounded_f64(s, 86_400.0, "s (a day)")
+}
+
+/// `--strategy`: `exhaustive` or `random`.
+fn strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::parse(s).ok_or_else(|| format!("`{s}` is not a strategy (exhaustive, random)"))
+}
+
+/// `--max-points`: 1 to `MAX_EXHAUSTIVE_POINTS`, the most a run may search.
+fn max_points(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 && n as u128 <= MAX_EXHAUSTIVE_POINTS => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of points from 1 to {MAX_EXHAUSTIVE_POINTS}"
+        )),
+    }
+}
+
+/// `--shards`: 1 to [`MAX_SHARDS`].
+fn shards(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_SHARDS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of shards from 1 to {MAX_SHARDS}"
+        )),
+    }
+}
+
+/// `--jobs`: 1 to [`MAX_JOBS`].
+fn jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of jobs from 1 to {MAX_JOBS}"
+        )),
+    }
+}
+
+/// The commands besides tuning.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Merge results databases (the shards of a job) into OUT: every row once, however often
+    /// merged; inputs measured on different devices, drivers or compilers are refused.
+    Merge(MergeArgs),
+}
+
+/// `phobos-kbench merge OUT IN...`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The merged database (created when missing; what it holds is kept).
+    pub out: PathBuf,
+    /// The databases to add.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Merge measurements taken on different devices, drivers or compilers (the database keys
+    /// them apart; a run only reuses its own setup's).
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// The seed's single-dash spellings (`-dtype_a bf8`, `-col_a`), which clap would read as
@@ -246,6 +370,66 @@ mod tests {
         assert_eq!(parse(&["g.ph"]).check_file(), None);
         let a = parse(&["g.ph", "--config_str", "M=1_N=1_K=1"]);
         assert_eq!(a.config.as_deref(), Some("M=1_N=1_K=1"));
+    }
+
+    fn refused(args: &[&str]) -> String {
+        let v: Vec<OsString> = std::iter::once("phobos-kbench")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        KbenchArgs::try_parse_from(v).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn numeric_flags_are_checked_where_they_are_read() {
+        for bad in ["nan", "inf", "-inf", "0", "-1", "1e300", "x"] {
+            let e = refused(&["g.ph", &format!("--budget-ms={bad}")]);
+            assert!(e.contains("--budget-ms"), "{bad}: {e}");
+        }
+        for bad in ["nan", "inf", "0", "-3", "1e999"] {
+            let e = refused(&["g.ph", &format!("--peak={bad}")]);
+            assert!(e.contains("finite number above 0"), "{bad}: {e}");
+        }
+        for bad in ["0", "4294967296", "1025", "-1"] {
+            let e = refused(&["g.ph", &format!("--jobs={bad}")]);
+            assert!(e.contains("from 1 to 1024"), "{bad}: {e}");
+        }
+        let a = parse(&[
+            "g.ph",
+            "--budget-ms",
+            "2.5",
+            "--peak",
+            "989",
+            "--jobs",
+            "16",
+        ]);
+        assert_eq!((a.budget_ms, a.peak, a.jobs), (2.5, Some(989.0), Some(16)));
+    }
+
+    #[test]
+    fn merge_is_a_command_and_a_kernel_file_is_not() {
+        let a = parse(&[
+            "merge",
+            "out.sqlite",
+            "a.sqlite",
+            "b.sqlite",
+            "--allow-mixed",
+        ]);
+        let Some(Command::Merge(m)) = a.command else {
+            panic!("{a:?}")
+        };
+        assert_eq!(m.out, PathBuf::from("out.sqlite"));
+        assert_eq!(m.inputs.len(), 2);
+        assert!(m.allow_mixed);
+        let a = parse(&["g.ph", "--shard", "1/4", "--final-round"]);
+        assert!(a.command.is_none());
+        assert_eq!(a.shard.as_deref(), Some("1/4"));
+        assert!(a.final_round);
+        let v: Vec<OsString> = ["phobos-kbench", "merge", "out.sqlite"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert!(KbenchArgs::try_parse_from(v).is_err());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleI
 use phobos_gpu::{Extent, LaunchFacts, PreparedLaunch, TensorMapParam};
 use phobos_ir::{Dim, Kernel, ParamKind};
 use phobos_syntax::SourceFile;
-use phobos_tune::cache::VariantCache;
+use phobos_tune::cache::{Cached, VariantCache};
 use phobos_tune::hash::stable_hash;
 use phobos_tune::prune;
 use phobos_tune::worker::LibrarySpec;
@@ -144,7 +144,7 @@ impl Compiler for CudaCompiler {
             parts.push(t.as_bytes());
         }
         let key = VariantCache::key(&parts);
-        let done = |bin: &[u8], meta: CachedMeta, from_cache: bool| {
+        let done = |bin: &[u8], meta: CachedMeta, from_cache: bool, repaired: Option<String>| {
             let total = meta.resources.as_ref().map_or(dynamic, |r| r.smem_bytes);
             if let Some(r) = prune::shared_memory(total, device) {
                 return CompileResult::Pruned(r);
@@ -158,12 +158,18 @@ impl Compiler for CudaCompiler {
                 }),
                 resources: meta.resources,
                 from_cache,
+                repaired,
                 compile_ms: start.elapsed().as_secs_f64() * 1e3,
             })
         };
-        if let Some((bin, meta)) = self.cache.get::<CachedMeta>(&key) {
-            return done(&bin, meta, true);
-        }
+        let repaired = match self.cache.get::<CachedMeta>(&key) {
+            Cached::Hit(bin, meta) => return done(&bin, meta, true, None),
+            Cached::Miss => None,
+            Cached::Damaged(why) => Some(format!(
+                "the cached binary {} was damaged ({why})",
+                self.cache.binary_path(&key).display()
+            )),
+        };
         let c = match compile(&e.source, &copts) {
             Ok(c) => c,
             Err(err) => {
@@ -199,7 +205,7 @@ impl Compiler for CudaCompiler {
                 self.cache.dir().display()
             )));
         }
-        done(&bin, meta, false)
+        done(&bin, meta, false, repaired)
     }
 }
 
@@ -250,6 +256,9 @@ impl Device for CudaDevice {
         let a = artifact.ok_or_else(|| RunError::refused("no binary for a GPU launch"))?;
         let bytes = std::fs::read(&a.path)
             .map_err(|e| RunError::refused(format!("cannot read {}: {e}", a.path.display())))?;
+        // The file may have changed since the compile checked it: never hand the driver a
+        // damaged image.
+        VariantCache::verify_binary(&a.path, &bytes).map_err(RunError::refused)?;
         let image = if bytes.starts_with(b"\x7fELF") {
             ModuleImage::Cubin(bytes)
         } else {

@@ -33,6 +33,7 @@ impl Compiler for InterpCompiler {
             artifact: None,
             resources: None,
             from_cache: false,
+            repaired: None,
             compile_ms: start.elapsed().as_secs_f64() * 1e3,
         })
     }

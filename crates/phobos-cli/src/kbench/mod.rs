@@ -13,17 +13,19 @@ mod cuda_blas;
 mod frontend;
 mod interp;
 mod json;
+mod merge;
 mod one;
 mod problem;
 mod problems;
 mod render;
 mod session;
+mod shard;
 mod sizes_file;
 mod stored;
 mod tune;
 mod worker;
 
-use args::KbenchArgs;
+use args::{Command, KbenchArgs};
 use session::Session;
 use std::process::ExitCode;
 
@@ -62,7 +64,11 @@ pub fn main() -> ExitCode {
     if args.worker {
         std::process::exit(worker::main());
     }
-    match run(&args) {
+    let result = match &args.command {
+        Some(Command::Merge(m)) => merge::run(m),
+        None => run(&args),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             if let Some(m) = e.message {
@@ -116,7 +122,32 @@ fn mode(args: &KbenchArgs) -> Result<Mode, UserError> {
 
 fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
     let mode = mode(args)?;
-    let mut session = Session::open(args)?;
+    let shard = match mode {
+        Mode::Tune => {
+            shard::resolve(args, &|name| std::env::var(name).ok()).map_err(UserError::new)?
+        }
+        // A scheduler's variables say nothing to a run that does not tune.
+        _ if args.shard.is_some() || args.shards.is_some() => {
+            return Err(UserError::new(
+                "--shard splits a tuning job; --check, --benchmark and --config run whole",
+            ))
+        }
+        _ => None,
+    };
+    if let (Some(g), Some(_)) = (&shard, &args.output) {
+        return Err(UserError::new(format!(
+            "-o writes the best configurations, but shard {} ({}) sees only its share of the points",
+            g.shard, g.from
+        ))
+        .hint("merge the shards' databases (phobos-kbench merge), then run the same command without the shard, with --db MERGED -o FILE: it measures nothing again"));
+    }
+    if let Some(out) = &args.output {
+        writable(out).map_err(|e| {
+            UserError::new(format!("cannot write {}: {e}", out.display()))
+                .hint("-o names a file in an existing folder you can write to")
+        })?;
+    }
+    let mut session = Session::open(args, shard.as_ref().map(|g| g.shard))?;
     match mode {
         Mode::Check(path) => {
             let jobs = sizes_file::load(&session, &path)?;
@@ -132,9 +163,24 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
         }
         Mode::Tune => {
             let jobs = tune_jobs(args, &session)?;
-            tune::run(&mut session, jobs)
+            tune::run(&mut session, jobs, shard)
         }
     }
+}
+
+/// Whether a file can be written, checked before a run so that its results are not lost at
+/// the end: an existing file is opened for appending (and not changed), a new one is created
+/// and removed again.
+fn writable(path: &std::path::Path) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a folder"));
+    }
+    if path.exists() {
+        return OpenOptions::new().append(true).open(path).map(drop);
+    }
+    OpenOptions::new().write(true).create_new(true).open(path)?;
+    std::fs::remove_file(path)
 }
 
 /// The problems to tune: a sizes file's, or the command line's.

@@ -2,6 +2,7 @@
 
 use super::args::KbenchArgs;
 use phobos_ir::{DType, MemOrder};
+use phobos_tune::workflow::MAX_DIM;
 use phobos_tune::Problem;
 
 fn pairs(text: &str, what: &str) -> Result<Vec<(String, String)>, String> {
@@ -40,8 +41,10 @@ pub fn from_args(a: &KbenchArgs) -> Result<Problem, String> {
         }
     }
     for (n, v) in &p.dims {
-        if *v < 1 {
-            return Err(format!("the dim {n}={v} must be at least 1"));
+        if !(1..=MAX_DIM).contains(v) {
+            return Err(format!(
+                "the dim {n}={v} is out of range: a dim is 1 to {MAX_DIM}"
+            ));
         }
     }
     for (n, v) in pairs(a.types.as_deref().unwrap_or(""), "--types")? {

@@ -255,10 +255,13 @@ pub fn instantiates(frontend: &dyn Frontend, problem: &Problem) -> Result<(), St
         Err(f) => f,
     };
     let pinned = phobos_tune::space::Pinned::new(space, &[]).map_err(|e| e.to_string())?;
+    // A huge space is searched only in part: looking further than a search would is no use.
+    let limit = phobos_tune::space::MAX_EXHAUSTIVE_POINTS as usize;
     if pinned
+        .space
         .points()
-        .iter()
-        .any(|p| frontend.instantiate(p, problem).is_ok())
+        .take(limit)
+        .any(|p| frontend.instantiate(&p, problem).is_ok())
     {
         Ok(())
     } else {

@@ -3,7 +3,7 @@
 use phobos_ir::Point;
 use phobos_tune::engine::Summary;
 use phobos_tune::space::Pinned;
-use phobos_tune::{Backend, PointResult, Report, Resources};
+use phobos_tune::{Backend, Outcome, PointResult, Report, Resources};
 
 fn point_text(p: &Point) -> String {
     if p.0.is_empty() {
@@ -136,7 +136,11 @@ pub fn point_line(r: &PointResult, backend: Backend) -> String {
         status.push_str(&format!(": {reason}"));
     }
     if r.reused {
-        status.push_str(" (stored)");
+        // A stored crash is reused only when it is deterministic (transient ones run again).
+        status.push_str(match r.outcome {
+            Outcome::Crashed(_) => " (stored: deterministic, --retune runs it again)",
+            _ => " (stored)",
+        });
     }
     parts.push(status);
     parts.join("  ")

@@ -37,6 +37,9 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         prune_large: !args.no_prune_large,
         retune: args.retune,
         dry_run: args.dry_run,
+        strategy: args.strategy,
+        max_points: args.max_points,
+        final_round_always: args.final_round,
         ..Settings::default()
     };
     if let Some(j) = args.jobs {
@@ -54,6 +57,18 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         s.verify_max_flops = (1u64 << 22) as f64;
     }
     s
+}
+
+/// Opens the results database, saying on stderr whenever a write waits more than a second
+/// for another process's lock (it waits up to a minute).
+pub(super) fn open_store(path: &std::path::Path) -> Result<Store, phobos_tune::StoreError> {
+    let say = |path: &std::path::Path| {
+        eprintln!(
+            "waiting for the results database {}: another process holds its lock",
+            path.display()
+        )
+    };
+    Store::open_with(path, Some(std::sync::Arc::new(say)))
 }
 
 /// `0,1` into ordinals (no repeats).
@@ -78,7 +93,13 @@ pub fn parse_gpus(text: &str) -> Result<Vec<u32>, String> {
 impl<'a> Session<'a> {
     /// Reads and checks the source, opens the database. Diagnostics are printed here (the
     /// error then carries no message of its own).
-    pub fn open(args: &'a KbenchArgs) -> Result<Session<'a>, UserError> {
+    /// A shard's default database is its own (`kbench-shard-I-of-N.sqlite` beside the
+    /// default): shards on different hosts must not share one SQLite file over a network
+    /// file system.
+    pub fn open(
+        args: &'a KbenchArgs,
+        shard: Option<phobos_tune::shard::Shard>,
+    ) -> Result<Session<'a>, UserError> {
         let path = args.file.as_ref().expect("clap requires FILE");
         let file_name = path.display().to_string();
         let text = std::fs::read_to_string(path)
@@ -116,12 +137,20 @@ impl<'a> Session<'a> {
         let db_path = args
             .db
             .clone()
-            .or_else(Store::default_path)
+            .or_else(|| {
+                let p = Store::default_path()?;
+                Some(match shard {
+                    Some(s) => {
+                        p.with_file_name(format!("kbench-shard-{}-of-{}.sqlite", s.index, s.count))
+                    }
+                    None => p,
+                })
+            })
             .ok_or_else(|| {
                 UserError::new("no cache folder for the results database")
                     .hint("choose one with --db PATH")
             })?;
-        let store = Store::open(&db_path).map_err(|e| UserError::new(e.to_string()))?;
+        let store = open_store(&db_path).map_err(|e| UserError::new(e.to_string()))?;
         Ok(Session {
             args,
             file_name,

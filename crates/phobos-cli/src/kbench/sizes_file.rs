@@ -8,6 +8,7 @@ use super::session::Session;
 use super::UserError;
 use phobos_syntax::SourceFile;
 use phobos_tune::workflow::{location, parse_sizes, GemmProblem};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The jobs of a sizes file (see the module docs).
@@ -25,9 +26,18 @@ pub fn load(session: &Session, path: &Path) -> Result<Vec<Job>, UserError> {
             return Err(UserError::new(format!("{name} is not a sizes file")));
         }
     };
-    let diags: Vec<_> = sizes.diagnostics().into_iter().cloned().collect();
+    // Each rendering reads the file, so a huge file with many warnings shows the first few.
+    const SHOWN: usize = 20;
+    let all = sizes.diagnostics();
+    let diags: Vec<_> = all.iter().take(SHOWN).map(|&d| d.clone()).collect();
     if !diags.is_empty() {
         eprintln!("{}", crate::render::render_all(&diags, &file, color));
+    }
+    if all.len() > SHOWN {
+        eprintln!(
+            "... and {} more diagnostics in {name} (errors among them are listed below)",
+            all.len() - SHOWN
+        );
     }
     let extra = extras(args).map_err(UserError::new)?;
     if !extra.dims.is_empty() {
@@ -40,6 +50,7 @@ pub fn load(session: &Session, path: &Path) -> Result<Vec<Job>, UserError> {
     let mut jobs = Vec::new();
     // (where, why) of each entry that cannot run.
     let mut bad: Vec<(String, String)> = Vec::new();
+    let mut checked: HashMap<String, Result<(), String>> = HashMap::new();
     for entry in &sizes.entries {
         let origin = format!("{name}:{}", entry.line);
         let Some(item) = &entry.item else {
@@ -64,8 +75,12 @@ pub fn load(session: &Session, path: &Path) -> Result<Vec<Job>, UserError> {
             operands: item.problem.operands.or(&fallback),
             ..item.problem
         };
+        // A problem listed many times is checked against the kernel once.
         let bound = bind_gemm(info, &session.names, &gemm, &extra).and_then(|(p, g)| {
-            instantiates(&session.frontend, &p)?;
+            checked
+                .entry(p.key())
+                .or_insert_with(|| instantiates(&session.frontend, &p))
+                .clone()?;
             Ok((p, g))
         });
         match bound {

@@ -11,7 +11,7 @@ use super::problems::Job;
 use super::session::Session;
 use super::UserError;
 use phobos_ir::{Kernel, Point};
-use phobos_tune::space::Pinned;
+use phobos_tune::space::{Pinned, MAX_EXHAUSTIVE_POINTS};
 use phobos_tune::timing::TimeSettings;
 use phobos_tune::verify::elements;
 use phobos_tune::worker::{Executor, LibrarySpec, ReferenceSpec, Reply, Request, VariantSpec};
@@ -177,7 +177,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             fe.where_violation(p, problem) == Ok(None) && fe.instantiate(p, problem).is_ok()
         };
         std::iter::once(pinned.default_point())
-            .chain(pinned.points())
+            .chain(pinned.space.points().take(MAX_EXHAUSTIVE_POINTS as usize))
             .find(valid)
             .unwrap_or_else(|| point.clone())
     }

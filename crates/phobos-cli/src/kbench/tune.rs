@@ -4,11 +4,12 @@
 
 use super::problems::Job;
 use super::session::Session;
-use super::{json, render, UserError};
+use super::shard::Given;
+use super::{json, render, shard, UserError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use phobos_tune::workflow::{write_results, ResultRow, SizesItem};
 use phobos_tune::{tune, Backend, Event, Frontend, Report, Tuner};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -73,8 +74,13 @@ struct Done {
 }
 
 impl Done {
-    fn ok(&self, dry_run: bool) -> bool {
+    /// Whether the problem ended as it should: a winner, or for a shard (whose share may hold
+    /// no valid point) a search that ran.
+    fn ok(&self, dry_run: bool, sharded: bool) -> bool {
         let Some(r) = &self.report else { return false };
+        if sharded && !dry_run {
+            return true;
+        }
         if dry_run {
             let s = r.summary();
             s.compiled + s.duplicate > 0
@@ -139,8 +145,12 @@ impl Done {
     }
 }
 
-/// Tunes every job in turn.
-pub fn run(session: &mut Session, jobs: Vec<Job>) -> Result<ExitCode, UserError> {
+/// Tunes every job in turn (with a shard, its share of each job's points).
+pub fn run(
+    session: &mut Session,
+    jobs: Vec<Job>,
+    shard: Option<Given>,
+) -> Result<ExitCode, UserError> {
     let args = session.args;
     if args.output.is_some() {
         if let Some(j) = jobs.iter().find(|j| j.gemm.is_none()) {
@@ -161,6 +171,31 @@ pub fn run(session: &mut Session, jobs: Vec<Job>) -> Result<ExitCode, UserError>
         .space
         .pin(&pins)
         .map_err(|e| UserError::new(e.to_string()))?;
+    let shares = shard::points(
+        &session.frontend,
+        &pins,
+        &jobs,
+        &session.settings,
+        session.backend,
+        shard.as_ref().map(|g| g.shard),
+    )
+    .map_err(UserError::new)?;
+    let mut jobs: Vec<(Job, Option<BTreeSet<String>>)> = jobs.into_iter().zip(shares).collect();
+    if let Some(g) = &shard {
+        let mine: usize = jobs
+            .iter()
+            .map(|(_, s)| s.as_ref().map_or(0, |s| s.len()))
+            .sum();
+        eprintln!(
+            "shard {} (from {}): {mine} points of {} problem{}, into {}",
+            g.shard,
+            g.from,
+            jobs.len(),
+            if jobs.len() == 1 { "" } else { "s" },
+            session.db_path.display()
+        );
+        jobs.retain(|(_, s)| s.as_ref().is_none_or(|s| !s.is_empty()));
+    }
     let mut executor = session.executor()?;
     let device = session.device(executor.as_ref());
     let compiler = session.compiler(&device)?;
@@ -168,7 +203,7 @@ pub fn run(session: &mut Session, jobs: Vec<Job>) -> Result<ExitCode, UserError>
     let many = jobs.len() > 1;
     let mut done: Vec<Done> = Vec::new();
     let total = jobs.len();
-    for (n, job) in jobs.into_iter().enumerate() {
+    for (n, (job, only)) in jobs.into_iter().enumerate() {
         if many {
             let from = job
                 .origin
@@ -183,6 +218,7 @@ pub fn run(session: &mut Session, jobs: Vec<Job>) -> Result<ExitCode, UserError>
             &device,
             &job,
             &pins,
+            only,
         );
         match result {
             Ok(report) => {
@@ -241,7 +277,7 @@ pub fn run(session: &mut Session, jobs: Vec<Job>) -> Result<ExitCode, UserError>
     if let Some(path) = &args.output {
         write(session, path, &kernel_name, &done)?;
     }
-    let ok = done.iter().all(|d| d.ok(args.dry_run));
+    let ok = done.iter().all(|d| d.ok(args.dry_run, shard.is_some()));
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
@@ -284,6 +320,7 @@ fn tune_one(
     device: &phobos_tune::DeviceInfo,
     job: &Job,
     pins: &[(String, i64)],
+    only: Option<BTreeSet<String>>,
 ) -> Result<Report, String> {
     let backend = session.backend;
     let kernel_name = session.kernel_name();
@@ -306,6 +343,7 @@ fn tune_one(
     let db_path = session.db_path.clone();
     let mut settings = session.settings.clone();
     settings.library = library_reference(session, job);
+    settings.only_points = only;
     let result = tune(
         Tuner {
             frontend: &session.frontend,

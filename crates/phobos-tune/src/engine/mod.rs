@@ -20,15 +20,15 @@ pub use report::{DryRunCheck, Report, Summary, Winner};
 use crate::backend::{Compiler, Frontend};
 use crate::facts::{validate, ProblemError};
 use crate::prune;
-use crate::space::Pinned;
+use crate::space::{Pinned, SelectError, Strategy};
 use crate::store::{RunKey, Store, StoreError};
 use crate::timing::{FinalSettings, TimeSettings};
-use crate::types::{DeviceInfo, Outcome, PointResult, Problem, PruneReason};
+use crate::types::{crash_is_transient, DeviceInfo, Outcome, PointResult, Problem, PruneReason};
 use crate::worker::Executor;
 use phobos_check::PinError;
 use phobos_ir::{Kernel, Point};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,6 +43,11 @@ pub struct Settings {
     pub prune_large: bool,
     /// Ignore stored results and measure again.
     pub retune: bool,
+    /// How the points searched are picked from the space.
+    pub strategy: Strategy,
+    /// At most this many points (required for `Strategy::Random` and for spaces above
+    /// `space::MAX_EXHAUSTIVE_POINTS`).
+    pub max_points: Option<usize>,
     /// Everything but running: space, pruning, compiles, resources, one interpreter check.
     pub dry_run: bool,
     pub time: TimeSettings,
@@ -58,6 +63,12 @@ pub struct Settings {
     /// on the GPU): the reference for checks the interpreter cannot run at a reduced size (its
     /// `point` is replaced by the checked point's).
     pub library: Option<crate::worker::LibrarySpec>,
+    /// Only these of the selected points (by `to_pins`; those `strategy` and `max_points`
+    /// pick), the rest left to other processes (`--shard`); `None` for all of them.
+    pub only_points: Option<BTreeSet<String>>,
+    /// Run the final round among the leaders even when every time came from the store, so
+    /// that times measured by several processes are compared on one device (`--final-round`).
+    pub final_round_always: bool,
 }
 
 impl Default for Settings {
@@ -67,6 +78,8 @@ impl Default for Settings {
             seed: 0,
             prune_large: true,
             retune: false,
+            strategy: Strategy::Exhaustive,
+            max_points: None,
             dry_run: false,
             time: TimeSettings::default(),
             final_round: FinalSettings::default(),
@@ -77,6 +90,8 @@ impl Default for Settings {
             verify_max_elements: 1 << 16,
             verify_max_flops: (1u64 << 24) as f64,
             library: None,
+            only_points: None,
+            final_round_always: false,
         }
     }
 }
@@ -120,6 +135,12 @@ pub enum TuneError {
     NoPoint { constraint: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Space(#[from] SelectError),
+    #[error(transparent)]
+    TooLarge(#[from] phobos_ir::host::TooLarge),
+    #[error("cannot start {jobs} compile threads: {message} (ask for fewer with --jobs)")]
+    Threads { jobs: usize, message: String },
 }
 
 /// The parts a run is made of.
@@ -155,7 +176,12 @@ pub fn tune(
 ) -> Result<Report, TuneError> {
     let frontend = tuner.frontend;
     let pinned = Pinned::new(frontend.space(), pins)?;
-    let points = pinned.points();
+    // The points of the search (`strategy`, `max_points`), then of those this process's share
+    // (`only_points`, a shard's): the shards of one job split one selection.
+    let mut points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
+    if let Some(only) = &settings.only_points {
+        points.retain(|p| only.contains(&p.to_pins()));
+    }
     let default_point = pinned.default_point();
     observer(Event::Space {
         pinned: &pinned,
@@ -168,6 +194,10 @@ pub fn tune(
         .find_map(|p| frontend.instantiate(p, problem).ok())
     {
         validate(&k, problem)?;
+        // Every check and timing holds the problem's tensors on the host: refuse a problem
+        // that cannot fit there now, rather than fail each point later.
+        let shapes = crate::verify::shapes(&k, problem).unwrap_or_default();
+        phobos_ir::host::check_host_memory(shapes.iter().flatten().map(|s| s.as_slice()))?;
     }
 
     let key = RunKey {
@@ -181,12 +211,25 @@ pub fn tune(
     };
     let mut slots: Vec<Slot> = points.iter().map(|_| Slot::default()).collect();
 
-    // Stage 0: what the store already knows.
+    // Stage 0: what the store already knows. A crash that may have been transient (a signal
+    // from outside, a timeout, memory) runs again once; if it crashes again, that is kept.
     let mut stored: HashMap<String, PointResult> = HashMap::new();
+    let mut retrying: HashSet<String> = HashSet::new();
     if let Some(store) = tuner.store.as_deref() {
         if !settings.retune && !settings.dry_run {
             for r in store.lookup(&key)? {
-                stored.insert(r.point.to_pins(), r);
+                let pins = r.point.to_pins();
+                if let Outcome::Crashed(what) = &r.outcome {
+                    if crash_is_transient(what) {
+                        observer(Event::Log(format!(
+                            "{pins}: the stored crash may have been transient ({what}); \
+                             running it again"
+                        )));
+                        retrying.insert(pins);
+                        continue;
+                    }
+                }
+                stored.insert(pins, r);
             }
         }
     }
@@ -195,7 +238,10 @@ pub fn tune(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(settings.jobs.max(1))
         .build()
-        .expect("a thread pool");
+        .map_err(|e| TuneError::Threads {
+            jobs: settings.jobs,
+            message: e.to_string(),
+        })?;
     let firsts: Vec<Option<Result<Kernel, Outcome>>> = pool.install(|| {
         points
             .par_iter()
@@ -235,7 +281,10 @@ pub fn tune(
     }
     let where_pruned =
         |o: &Option<Outcome>| matches!(o, Some(Outcome::Pruned(PruneReason::Where { .. })));
-    if stored.is_empty() && !points.is_empty() && early.iter().all(where_pruned) {
+    // A slice of the space (`only_points`) may hold only points @where rules out; the others
+    // are another process's.
+    let whole = settings.only_points.is_none();
+    if whole && stored.is_empty() && !points.is_empty() && early.iter().all(where_pruned) {
         let constraint = match &early[0] {
             Some(Outcome::Pruned(PruneReason::Where { constraint })) => constraint.clone(),
             _ => String::new(),
@@ -322,6 +371,7 @@ pub fn tune(
         next_id: 0,
         finalists: Vec::new(),
         search_ms: HashMap::new(),
+        retrying,
     };
     if let Some(store) = state.tuner.store.as_deref_mut() {
         if !settings.dry_run {

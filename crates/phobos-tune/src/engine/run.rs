@@ -6,11 +6,11 @@ use crate::backend::{CompileResult, Compiled};
 use crate::occupancy::occupancy;
 use crate::space::Pinned;
 use crate::store::{Phase, RunKey, VariantRow};
-use crate::types::{Outcome, PointResult, Problem, Resources, Stats};
+use crate::types::{Outcome, PointResult, Problem, Resources, Stats, CRASHED_AGAIN};
 use crate::verify::elements;
 use crate::worker::{Crash, JobFailure, ReferenceSpec, Reply, Request, VariantSpec};
 use phobos_ir::Point;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::channel;
 
 pub(super) struct State<'t, 'a> {
@@ -36,6 +36,8 @@ pub(super) struct State<'t, 'a> {
     /// comparable with the search times of the others).
     pub finalists: Vec<usize>,
     pub search_ms: HashMap<usize, f64>,
+    /// Points whose stored crash may have been transient, run again in this run.
+    pub retrying: HashSet<String>,
 }
 
 pub(super) fn crash_outcome(reply: Result<Reply, Crash>) -> Outcome {
@@ -93,6 +95,12 @@ impl State<'_, '_> {
         ordinal: Option<u32>,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
+        let outcome = match outcome {
+            Outcome::Crashed(what) if self.retrying.contains(&self.points[i].to_pins()) => {
+                Outcome::Crashed(format!("{CRASHED_AGAIN}{what}"))
+            }
+            o => o,
+        };
         let slot = &self.slots[i];
         let r = PointResult {
             point: self.points[i].clone(),
@@ -191,6 +199,12 @@ impl State<'_, '_> {
                 self.finish(i, Outcome::CompileFailed(f), None, observer)
             }
             CompileResult::Ok(mut c) => {
+                if let Some(why) = c.repaired.take() {
+                    observer(Event::Log(format!(
+                        "{}: {why}; compiled it again",
+                        self.points[i].to_pins()
+                    )));
+                }
                 let device = &self.tuner.device;
                 if let Some(r) = c.resources.as_mut() {
                     r.occupancy = occupancy(r.threads, r.registers, r.smem_bytes, device);
@@ -327,7 +341,8 @@ impl State<'_, '_> {
     }
 
     pub fn final_round(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Result<(), TuneError> {
-        if self.settings.dry_run || self.new_measurements == 0 || self.settings.finalists < 2 {
+        let nothing_new = self.new_measurements == 0 && !self.settings.final_round_always;
+        if self.settings.dry_run || nothing_new || self.settings.finalists < 2 {
             return Ok(());
         }
         let mut timed: Vec<(usize, f64)> = self

@@ -3,24 +3,78 @@
 //!
 //! **Each result is committed as it arrives**, in its own short write transaction, so a killed
 //! run loses nothing and the next run resumes from what is stored. Writers take the write lock
-//! up front (`BEGIN IMMEDIATE`) and wait on a busy timeout, so two runs sharing one file
-//! serialize their writes instead of failing with "database is locked".
+//! up front (`BEGIN IMMEDIATE`) and wait up to a minute (telling a `WaitHook` after a second),
+//! so two runs sharing one file serialize their writes instead of failing with "database is
+//! locked".
 
+mod merge;
 mod peaks;
 mod schema;
 
 use crate::types::{Backend, PointResult, Resources};
 use phobos_ir::Point;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+pub use merge::{MergeCounts, Setup};
 pub use peaks::{Peak, PeakKey};
 pub use schema::current_version;
 
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a writer waits in silence before the store's [`WaitHook`] is told.
+const WAIT_NOTICE: Duration = Duration::from_secs(1);
+
+/// Told (with the database's path) when a write has waited [`WAIT_NOTICE`] for another
+/// process's lock, once per wait: the CLI says so instead of hanging silently.
+pub type WaitHook = Arc<dyn Fn(&Path) + Send + Sync>;
+
+thread_local! {
+    /// The hook of the write in progress on this thread, for [`busy`], which SQLite calls on
+    /// the writing thread but which cannot capture anything.
+    static WAITING: RefCell<Option<(WaitHook, PathBuf)>> = const { RefCell::new(None) };
+}
+
+/// SQLite's busy handler: retries every 20 ms, tells the hook once after [`WAIT_NOTICE`], gives
+/// up after [`BUSY_TIMEOUT`].
+fn busy(retries: i32) -> bool {
+    const STEP: Duration = Duration::from_millis(20);
+    let waited = STEP * retries.max(0) as u32;
+    if waited >= BUSY_TIMEOUT {
+        return false;
+    }
+    if waited < WAIT_NOTICE && waited + STEP >= WAIT_NOTICE {
+        WAITING.with(|w| {
+            if let Some((hook, path)) = &*w.borrow() {
+                hook(path);
+            }
+        });
+    }
+    std::thread::sleep(STEP);
+    true
+}
+
+/// Installs a hook for [`busy`] on this thread while it lives.
+struct Waiting;
+
+impl Waiting {
+    fn install(hook: Option<&WaitHook>, path: &Path) -> Option<Waiting> {
+        let hook = hook?.clone();
+        WAITING.with(|w| *w.borrow_mut() = Some((hook, path.to_path_buf())));
+        Some(Waiting)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.with(|w| *w.borrow_mut() = None);
+    }
+}
 
 /// A store error: the path and what SQLite said.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +94,16 @@ pub enum StoreError {
         path: PathBuf,
         found: i64,
         supported: i64,
+    },
+    #[error(
+        "{path} is not a phobos results database (it holds the tables {tables}); it was left \
+         as it is: pass another file with --db"
+    )]
+    Foreign { path: PathBuf, tables: String },
+    #[error("cannot write the results database {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: rusqlite::Error,
     },
     #[error("results database: {0}")]
     Sql(#[from] rusqlite::Error),
@@ -96,6 +160,7 @@ pub struct VariantRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    on_wait: Option<WaitHook>,
 }
 
 impl Store {
@@ -106,6 +171,12 @@ impl Store {
 
     /// Opens (creating if needed) a database and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_with(path, None)
+    }
+
+    /// [`Store::open`], telling `on_wait` whenever a write (the migrations included) waits for
+    /// another process's lock.
+    pub fn open_with(path: &Path, on_wait: Option<WaitHook>) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Folder {
                 path: dir.to_path_buf(),
@@ -116,8 +187,29 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_handler(Some(busy)).map_err(open_err)?;
+        // Someone else's database is refused before anything (WAL, migrations) changes it.
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(open_err)?;
+        if !tables.is_empty() && !tables.iter().any(|t| t == "schema_migrations") {
+            const SHOWN: usize = 5;
+            let mut list = tables
+                .iter()
+                .take(SHOWN)
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if tables.len() > SHOWN {
+                list.push_str(&format!(" and {} more", tables.len() - SHOWN));
+            }
+            return Err(StoreError::Foreign {
+                path: path.to_path_buf(),
+                tables: list,
+            });
+        }
         // WAL lets readers and one writer proceed together; NORMAL sync is durable across a
         // killed process (only a power cut can lose the last commits).
         // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once
@@ -139,6 +231,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            on_wait,
         };
         store.migrate()?;
         Ok(store)
@@ -150,6 +243,7 @@ impl Store {
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
+        let _waiting = Waiting::install(self.on_wait.as_ref(), &self.path);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -195,11 +289,18 @@ impl Store {
         &mut self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
+        let _waiting = Waiting::install(self.on_wait.as_ref(), &self.path);
+        // A full disk or a read-only file shows here: name the file.
+        let write_err = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
         let tx = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(write_err)?;
+        let out = f(&tx).map_err(write_err)?;
+        tx.commit().map_err(write_err)?;
         Ok(out)
     }
 

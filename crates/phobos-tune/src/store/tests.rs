@@ -106,6 +106,64 @@ fn newer_schema_is_refused() {
 }
 
 #[test]
+fn a_foreign_database_is_refused_briefly_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.sqlite");
+    let c = Connection::open(&path).unwrap();
+    for i in 0..8 {
+        c.execute_batch(&format!(
+            "CREATE TABLE t{i} (a INTEGER, b TEXT, c REAL, d BLOB, e TEXT NOT NULL DEFAULT 'x');"
+        ))
+        .unwrap();
+    }
+    drop(c);
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).err().unwrap();
+    let text = err.to_string();
+    assert_eq!(
+        text,
+        format!(
+            "{} is not a phobos results database (it holds the tables `t0`, `t1`, `t2`, `t3`, \
+             `t4` and 3 more); it was left as it is: pass another file with --db",
+            path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is unchanged"
+    );
+    let mode: String = Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete", "not switched to WAL");
+}
+
+#[test]
+fn a_write_that_waits_for_a_lock_tells_the_hook_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.sqlite");
+    let told = Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
+    let hook: WaitHook = {
+        let told = told.clone();
+        Arc::new(move |p: &Path| told.lock().unwrap().push(p.to_path_buf()))
+    };
+    let mut s = Store::open_with(&path, Some(hook)).unwrap();
+    s.begin_run(&key()).unwrap();
+    assert!(told.lock().unwrap().is_empty(), "no wait, no word");
+    let lock = Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        lock.execute_batch("COMMIT").unwrap();
+    });
+    s.begin_run(&key()).unwrap();
+    release.join().unwrap();
+    assert_eq!(*told.lock().unwrap(), vec![path.clone()]);
+}
+
+#[test]
 fn wal_mode_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("kb.sqlite")).unwrap();

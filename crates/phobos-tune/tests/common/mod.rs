@@ -218,6 +218,7 @@ impl Compiler for MockCompiler {
                 ..Default::default()
             }),
             from_cache: false,
+            repaired: None,
             compile_ms: 1.0,
         })
     }

@@ -147,6 +147,26 @@ fn duplicate_keys_point_at_both_places() {
 }
 
 #[test]
+fn a_large_file_with_repeats_points_each_repeat_at_its_first_entry() {
+    // 60 000 entries over 600 problems: each repeat names the first entry of its problem, and
+    // the one bad entry at the end is still found (the check is one pass, not one per pair).
+    let mut text: String = (0..60_000)
+        .map(|i| format!("- {{M: {}, N: 64, K: 64}}\n", 1 + i % 600))
+        .collect();
+    text.push_str("- {M: 0, N: 64, K: 64}\n");
+    let start = std::time::Instant::now();
+    let (_, s) = parse(&text);
+    let took = start.elapsed();
+    assert_eq!(s.entries.len(), 60_001);
+    for (i, e) in s.entries.iter().enumerate().take(60_000) {
+        let expected = (i >= 600).then_some(i % 600);
+        assert_eq!(e.duplicate_of, expected, "entry {i}");
+    }
+    assert!(s.entries[60_000].item.is_none());
+    assert!(took.as_secs() < 60, "{took:?}");
+}
+
+#[test]
 fn layouts_accept_the_seed_letters_and_booleans_only() {
     let (_, s) = parse("- {M: 1, N: 1, K: 1, rowMajorA: false, rowMajorB: 't'}\n- {M: 1, N: 1, K: 2, rowMajorA: row}\n");
     let ops = s.entries[0].item.as_ref().unwrap().problem.operands;

@@ -9,6 +9,7 @@ use phobos_cuda::{EmitError, EmitOptions, Emitted};
 use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind, CompileOptions, Header};
 use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu, GpuError};
 use phobos_interp::Launch;
+use phobos_ir::host::human_bytes;
 use phobos_ir::{ExprKind, HostTensor, Kernel, ParamId, ParamKind};
 use phobos_syntax::{Diagnostic, SourceFile};
 use std::collections::BTreeSet;
@@ -75,6 +76,7 @@ pub(super) fn execute(
     }
     let emitted = emit(kernel, file, dev.arch)?;
     check_limits(dev, kernel, &emitted)?;
+    check_memory(dev, &host)?;
     let function = load(dev, kernel, &emitted)?;
 
     let gpu = &dev.gpu;
@@ -172,6 +174,35 @@ fn check_limits(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<(), Failur
         ));
     }
     Ok(())
+}
+
+/// The bytes tensors take in device memory (their element type's size each); `None` on
+/// overflow.
+fn device_bytes(tensors: &[(String, HostTensor)]) -> Option<u64> {
+    tensors.iter().try_fold(0u64, |total, (_, t)| {
+        let elems = t
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))?;
+        total.checked_add(elems.checked_mul(t.dtype.size_bytes() as u64)?)
+    })
+}
+
+/// The tensors against the device's memory, before anything is allocated there.
+fn check_memory(dev: &Device, tensors: &[(String, HostTensor)]) -> Result<(), Failure> {
+    let info = dev.gpu.info();
+    match device_bytes(tensors) {
+        Some(b) if b <= info.total_mem_bytes => Ok(()),
+        b => Err(Failure::hint(
+            format!(
+                "the tensors need {} of device memory, but {} has {}",
+                b.map_or_else(|| "more bytes than u64 counts".into(), human_bytes),
+                info.name,
+                human_bytes(info.total_mem_bytes)
+            ),
+            "make the dims smaller",
+        )),
+    }
 }
 
 /// Compiles for the device's architecture and loads the entry point; checks what only the
@@ -275,6 +306,22 @@ pub(super) fn write_only_tensors(kernel: &Kernel) -> BTreeSet<ParamId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_bytes_count_each_element_type_and_refuse_overflow() {
+        let t = |dtype, shape: &[usize]| HostTensor {
+            dtype,
+            shape: shape.to_vec(),
+            data: Vec::new(),
+        };
+        let small = [
+            ("A".into(), t(phobos_ir::DType::BF16, &[4, 8])),
+            ("C".into(), t(phobos_ir::DType::F32, &[3])),
+        ];
+        assert_eq!(device_bytes(&small), Some(4 * 8 * 2 + 3 * 4));
+        let huge = [("A".into(), t(phobos_ir::DType::F64, &[1 << 40, 1 << 30]))];
+        assert_eq!(device_bytes(&huge), None);
+    }
 
     fn kernel(src: &str) -> Kernel {
         let module = phobos_check::load(SourceFile::new("t.ph", src)).expect("checks");
