@@ -14,8 +14,6 @@ codes! {
     AUTOTUNE_LOW_BOUND = "E0101";
     /// A two-value @autotune range whose upper bound is below its lower bound.
     AUTOTUNE_BOUNDS_ORDER = "E0102";
-    /// A two-value @autotune range with equal bounds (write `[v]`).
-    AUTOTUNE_EQUAL_BOUNDS = "E0103";
     /// A name declared twice across the @autotune attributes of a kernel.
     AUTOTUNE_DUP_NAME = "E0104";
     /// A value listed twice in an @autotune list.

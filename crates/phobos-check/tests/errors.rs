@@ -7,7 +7,6 @@ mod common;
 const CASES: &[(&str, &str)] = &[
     ("E0101", "@autotune(B in [-1, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0102", "@autotune(B in [8, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
-    ("E0103", "@autotune(B in [8, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0104", "@autotune(B in [8], B in [16])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0105", "@autotune(B in [8, 4, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0106", "@autotune(B in [N])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),

@@ -128,9 +128,20 @@ pub enum AttrKind {
 pub struct AutotuneEntry {
     pub name: Ident,
     pub values: Vec<Expr>,
+    /// Which brackets enclose the values (the two follow different rules).
+    pub list: ChoiceList,
     /// Span of the `[...]` list.
     pub list_span: Span,
     pub span: Span,
+}
+
+/// The brackets of an `@autotune` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChoiceList {
+    /// `[..]`: one value, two inclusive bounds or three or more listed values (seed 000).
+    Brackets,
+    /// `{..}`: the values listed, any number of them, in the order written.
+    Braces,
 }
 
 /// `{ stmts }`
