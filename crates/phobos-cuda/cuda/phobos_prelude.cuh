@@ -161,6 +161,10 @@ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+// sigmoid(x) = 1 / (1 + exp(-x)), with the full-precision expf/exp and division (as the
+// interpreter: no __expf, no fast reciprocal unless the kernel is built with fast math).
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 // Float to integer: truncate toward zero, saturate, NaN -> 0 (cvt.rzi.sat semantics, which the
 // __float2*_rz intrinsics compile to).

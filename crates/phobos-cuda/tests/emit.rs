@@ -86,3 +86,11 @@ fn rank4_element_access_compiles() {
         Err(err) => panic!("{}\n{}", err.log, e.source),
     }
 }
+
+#[test]
+fn activations_math_library() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/activations.ph",
+        "BLOCK=256"
+    )));
+}

@@ -220,3 +220,58 @@ fn gemm_typed_accumulates_in_f32_for_every_input_type() {
         assert!(err < dt("TC").tolerance().max(1e-5), "{types}: {err}");
     }
 }
+
+/// erf by Simpson's rule on 2/sqrt(pi) exp(-t^2) (independent of the interpreter's series).
+fn host_erf(x: f64) -> f64 {
+    let n = 2000;
+    let h = x / n as f64;
+    let f = |t: f64| (-t * t).exp();
+    let mut s = f(0.0) + f(x);
+    for i in 1..n {
+        s += f(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    s * h / 3.0 * 2.0 / std::f64::consts::PI.sqrt()
+}
+
+/// Rounds half to even, as numpy.round does.
+fn host_round(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+#[test]
+fn activations_match_the_host() {
+    for (pins, n) in [(None, 1000), (Some("BLOCK=1024"), 3000)] {
+        let k = kernel(&example("activations.ph"), None, pins, None);
+        // [-4, 4], with quarter steps included so floor, ceil and round meet exact halves.
+        let mut x = random_tensor(DType::F32, &[n], 9);
+        for (i, v) in x.data.iter_mut().enumerate() {
+            *v = if i % 7 == 0 { (i % 33) as f64 / 8.0 - 2.0 } else { *v * 4.0 };
+        }
+        let mut args = Args::new().push(x.clone());
+        for _ in 0..4 {
+            args = args.push(sentinel(DType::F32, &[n]));
+        }
+        let out = run_ok(&k, args.push(sentinel(DType::F16, &[n])));
+        let xs = &x.data;
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let host = |f: &dyn Fn(f64) -> f64| xs.iter().map(|&v| f(v)).collect::<Vec<f64>>();
+        let expect = [
+            ("G", host(&|v| 0.5 * v * (1.0 + host_erf(v / 2f64.sqrt())))),
+            ("S", host(&|v| v * sig(v) + v.sin() * v.cos())),
+            ("P", host(&|v| (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1())),
+            ("R", host(&|v| (4.0 * v).floor() + (4.0 * v).ceil() + host_round(4.0 * v))),
+        ];
+        for (name, want) in expect {
+            let err = relative_error(&out.get(name).unwrap().data, &want);
+            assert!(err < 1e-6, "{pins:?} {name}: {err}");
+        }
+        let h = host(&|v| sig(v) + host_erf(v));
+        let err = relative_error(&out.get("H").unwrap().data, &h);
+        assert!(err < 2e-3, "{pins:?} H: {err}");
+    }
+}

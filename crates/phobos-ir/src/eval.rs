@@ -263,8 +263,40 @@ pub fn math(f: MathFn, v: Value, t: DType) -> Value {
         MathFn::Rsqrt => 1.0 / x.sqrt(),
         MathFn::Abs => x.abs(),
         MathFn::Tanh => x.tanh(),
+        MathFn::Log2 => x.log2(),
+        MathFn::Log1p => x.ln_1p(),
+        MathFn::Expm1 => x.exp_m1(),
+        MathFn::Sin => x.sin(),
+        MathFn::Cos => x.cos(),
+        MathFn::Erf => erf(x),
+        MathFn::Floor => x.floor(),
+        MathFn::Ceil => x.ceil(),
+        MathFn::Round => x.round_ties_even(),
+        MathFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
     };
     Value::Float(t.round(narrow_first(t, y)))
+}
+
+/// The error function, to a few ulp of f64: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x /
+/// (1 * 3 * .. * (2n + 1)), a series of positive terms (no cancellation) that converges for
+/// every x; past |x| = 6 erf is 1 to f64 precision.
+pub fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    if a >= 6.0 {
+        return x.signum();
+    }
+    let x2 = a * a;
+    let (mut term, mut sum, mut n) = (a, a, 0.0);
+    while term > sum * 1e-17 {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+    }
+    let r = 2.0 / std::f64::consts::PI.sqrt() * (-x2).exp() * sum;
+    r.min(1.0).copysign(x)
 }
 
 /// Types narrower than f32 compute in f32 before rounding to themselves.

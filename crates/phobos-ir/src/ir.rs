@@ -286,6 +286,20 @@ pub enum MathFn {
     Rsqrt,
     Abs,
     Tanh,
+    Log2,
+    /// log(1 + x), accurate near 0.
+    Log1p,
+    /// exp(x) - 1, accurate near 0.
+    Expm1,
+    Sin,
+    Cos,
+    Erf,
+    Floor,
+    Ceil,
+    /// To the nearest integer, halves to even (NumPy's `round`, CUDA's `rint`).
+    Round,
+    /// 1 / (1 + exp(-x)).
+    Sigmoid,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -12,7 +12,7 @@ use phobos_syntax::ast::{Arg, Expr, Ident};
 use phobos_syntax::{Diagnostic, Span};
 
 /// Every built-in function name.
-pub const BUILTINS: [&str; 19] = [
+pub const BUILTINS: [&str; 29] = [
     "exp",
     "exp2",
     "log",
@@ -20,6 +20,16 @@ pub const BUILTINS: [&str; 19] = [
     "rsqrt",
     "abs",
     "tanh",
+    "log2",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "sigmoid",
     "min",
     "max",
     "sum",
@@ -46,6 +56,16 @@ fn math_fn(name: &str) -> Option<ir::MathFn> {
         "rsqrt" => ir::MathFn::Rsqrt,
         "abs" => ir::MathFn::Abs,
         "tanh" => ir::MathFn::Tanh,
+        "log2" => ir::MathFn::Log2,
+        "log1p" => ir::MathFn::Log1p,
+        "expm1" => ir::MathFn::Expm1,
+        "sin" => ir::MathFn::Sin,
+        "cos" => ir::MathFn::Cos,
+        "erf" => ir::MathFn::Erf,
+        "floor" => ir::MathFn::Floor,
+        "ceil" => ir::MathFn::Ceil,
+        "round" => ir::MathFn::Round,
+        "sigmoid" => ir::MathFn::Sigmoid,
         _ => return None,
     })
 }

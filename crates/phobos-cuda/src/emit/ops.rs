@@ -213,15 +213,29 @@ pub fn math(f: MathFn, t: DType, a: &Code) -> Option<Code> {
         MathFn::Rsqrt => "rsqrt",
         MathFn::Abs => "fabs",
         MathFn::Tanh => "tanh",
+        MathFn::Log2 => "log2",
+        MathFn::Log1p => "log1p",
+        MathFn::Expm1 => "expm1",
+        MathFn::Sin => "sin",
+        MathFn::Cos => "cos",
+        MathFn::Erf => "erf",
+        MathFn::Floor => "floor",
+        MathFn::Ceil => "ceil",
+        MathFn::Round => "rint",
+        MathFn::Sigmoid => "ph::sigmoid",
     };
-    let name = if f64 {
+    let name = if f64 || f == MathFn::Sigmoid {
         name.to_string()
     } else {
         format!("{name}f")
     };
     let c = call(&name, &[a]);
-    // |x| is exact; everything else rounds to the narrow type.
-    Some(if f == MathFn::Abs { c } else { round(t, c) })
+    // |x| and the roundings to integers are exact; everything else rounds to the narrow type.
+    let exact = matches!(
+        f,
+        MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Round
+    );
+    Some(if exact { c } else { round(t, c) })
 }
 
 /// Conversion of a register value of type `from` to type `to` (the IR's Cast).

@@ -221,3 +221,48 @@ fn display_parenthesizes_by_precedence() {
     let m = bin(BinOp::Max, dim, int(2, DType::I32), DType::I32);
     assert_eq!(display(&m, &k), "max(K, 2)");
 }
+
+#[test]
+fn erf_matches_published_values() {
+    // Abramowitz and Stegun, table 7.1 (to 10 places), and the symmetric and saturated ends.
+    for (x, want) in [
+        (0.1, 0.112_462_916_0),
+        (0.5, 0.520_499_877_8),
+        (1.0, 0.842_700_792_9),
+        (1.5, 0.966_105_146_5),
+        (2.0, 0.995_322_265_0),
+        (3.0, 0.999_977_909_5),
+    ] {
+        assert!((erf(x) - want).abs() < 1e-10, "erf({x}) = {}", erf(x));
+        assert!((erf(-x) + want).abs() < 1e-10, "erf(-{x}) = {}", erf(-x));
+    }
+    assert_eq!(erf(0.0), 0.0);
+    assert_eq!(erf(7.0), 1.0);
+    assert_eq!(erf(f64::NEG_INFINITY), -1.0);
+    assert!(erf(f64::NAN).is_nan());
+}
+
+#[test]
+fn new_math_functions_follow_numpy() {
+    let f = |m: MathFn, x: f64| match math(m, Value::Float(x), DType::F64) {
+        Value::Float(y) => y,
+        v => panic!("{v:?}"),
+    };
+    // Halves to even, like numpy.round.
+    assert_eq!(f(MathFn::Round, 2.5), 2.0);
+    assert_eq!(f(MathFn::Round, 3.5), 4.0);
+    assert_eq!(f(MathFn::Round, -0.5), -0.0);
+    assert_eq!(f(MathFn::Floor, -1.25), -2.0);
+    assert_eq!(f(MathFn::Ceil, -1.25), -1.0);
+    assert_eq!(f(MathFn::Log2, 8.0), 3.0);
+    assert_eq!(f(MathFn::Log1p, 1e-20), 1e-20);
+    assert_eq!(f(MathFn::Expm1, 1e-20), 1e-20);
+    assert_eq!(f(MathFn::Sigmoid, 0.0), 0.5);
+    assert!((f(MathFn::Sin, 1.0) - 0.841_470_984_807_896_5).abs() < 1e-15);
+    assert!((f(MathFn::Cos, 1.0) - 0.540_302_305_868_139_8).abs() < 1e-15);
+    // f16 computes in f32 and rounds: sigmoid(1) = 0.7310585.. rounds to 0.73095703125.
+    assert_eq!(
+        math(MathFn::Sigmoid, Value::Float(1.0), DType::F16),
+        Value::Float(0.730_957_031_25)
+    );
+}
