@@ -120,6 +120,10 @@ codes! {
     STORE_SHAPE = "E0613";
     /// A slice of a tile (only tensors can be sliced).
     TILE_SLICE = "E0614";
+    /// `reshape` to a shape with a different number of elements.
+    RESHAPE_COUNT = "E0615";
+    /// A list `[a, b]` anywhere but as the shape of `reshape`.
+    LIST_VALUE = "E0616";
     /// Assignment to a `let`.
     ASSIGN_IMMUTABLE = "E0701";
     /// Assignment to a parameter, a dim or a constant.

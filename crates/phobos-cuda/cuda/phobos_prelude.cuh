@@ -489,6 +489,24 @@ template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> co
   return y;
 }
 
+// The elements of x in row-major order under Lout's shape (the same element count): staged densely,
+// element (r, c) of x at r * Lin::C + c, read back at r * Lout::C + c.
+template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> reshape(const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(Lin::R * Lin::C == Lout::R * Lout::C, "reshape keeps the element count");
+  static_assert((Lin::R * Lin::C * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for reshape");
+  T* buf = reinterpret_cast<T*>(s.p);
+  write_tile(x, buf, Lin::C);
+  __syncthreads();
+  Tile<T, Lout> y;
+#pragma unroll
+  for (int i = 0; i < Lout::N; ++i) {
+    int r, c;
+    Lout::coord(threadIdx.x, i, r, c);
+    y.v[i] = in_tile<Lout>(r, c) ? buf[r * Lout::C + c] : T(0);
+  }
+  return y;
+}
+
 // Broadcast of an [R, 1], [1, C] or [1, 1] tile to Lout's shape (NumPy rules).
 template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> broadcast(const Tile<T, Lin>& x, Scratch<BYTES> s) {
   static_assert(Lin::R == 1 || Lin::R == Lout::R, "broadcast rows");

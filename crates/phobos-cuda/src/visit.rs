@@ -16,7 +16,8 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Math(_, a)
         | ExprKind::Cast(a)
         | ExprKind::Broadcast(a)
-        | ExprKind::Transpose(a) => vec![a],
+        | ExprKind::Transpose(a)
+        | ExprKind::Reshape(a) => vec![a],
         ExprKind::Reduce { arg, .. } => vec![arg],
         ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) => vec![a, b],
         ExprKind::Dot { a, b, .. } => vec![a, b],

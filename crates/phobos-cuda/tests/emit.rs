@@ -94,3 +94,11 @@ fn activations_math_library() {
         "BLOCK=256"
     )));
 }
+
+#[test]
+fn row_stats_reshape_and_new_axes() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/row_stats.ph",
+        "ROWS=8 BLOCK=64"
+    )));
+}

@@ -138,6 +138,10 @@ impl Machine<'_> {
                 let src = self.eval(a, mask)?.tile(span)?;
                 Val::Tile(tile::transpose(&src, span)?)
             }
+            ExprKind::Reshape(a) => {
+                let src = self.eval(a, mask)?.tile(span)?;
+                Val::Tile(tile::reshape(src, extents(e.ty.shape().unwrap_or(&[])), span)?)
+            }
             ExprKind::Arange(n) => Val::Tile(Tile {
                 shape: vec![*n as usize],
                 data: (0..*n).map(|i| i as f64).collect(),

@@ -275,3 +275,36 @@ fn activations_match_the_host() {
         assert!(err < 2e-3, "{pins:?} H: {err}");
     }
 }
+
+#[test]
+fn row_stats_match_the_host() {
+    for (pins, (m, n)) in [
+        (None, (5, 50)),
+        (Some("ROWS=8 BLOCK=256"), (19, 256)),
+        (Some("ROWS=8 BLOCK=64"), (3, 1)),
+    ] {
+        let k = kernel(&example("row_stats.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 11);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m, n])),
+        );
+        let rows: Vec<&[f64]> = x.data.chunks(n).collect();
+        let sums: Vec<f64> = rows.iter().map(|r| r.iter().sum()).collect();
+        let maxes: Vec<f64> = rows
+            .iter()
+            .map(|r| r.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            .collect();
+        let err = relative_error(&out.get("S").unwrap().data, &sums);
+        assert!(err < 1e-6, "{pins:?} {m}x{n}: S {err}");
+        assert_eq!(out.get("MX").unwrap().data, maxes, "{pins:?} {m}x{n}");
+        let z: Vec<f64> = (0..m * n)
+            .map(|i| (x.data[i] as f32 - (i / n) as f32) as f64)
+            .collect();
+        assert_eq!(out.get("Z").unwrap().data, z, "{pins:?} {m}x{n}");
+    }
+}

@@ -208,6 +208,7 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<Value, EvalError> {
         | ExprKind::Reduce { .. }
         | ExprKind::Dot { .. }
         | ExprKind::Transpose(_)
+        | ExprKind::Reshape(_)
         | ExprKind::Arange(_) => return Err(EvalError::NotUniformScalar("a tile")),
     })
 }

@@ -365,6 +365,9 @@ pub enum ExprKind {
     },
     /// Rank-2 transpose.
     Transpose(Box<Expr>),
+    /// The same elements in row-major order under `self.ty`'s shape (same element count):
+    /// `reshape(t, [..])`, and `t[:, None]` / `t[None, :]` (a new axis of extent 1).
+    Reshape(Box<Expr>),
     /// `arange(n)`: `tile<i32>[n]` holding 0, 1, .., n-1.
     Arange(i64),
 }

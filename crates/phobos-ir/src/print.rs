@@ -233,6 +233,16 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             format!("{f}{t}({}, {})", expr(k, a), expr(k, b))
         }
         ExprKind::Transpose(a) => format!("transpose({})", expr(k, a)),
+        ExprKind::Reshape(a) => format!(
+            "reshape({}, [{}])",
+            expr(k, a),
+            e.ty.shape()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         ExprKind::Arange(n) => format!("arange({n})"),
     }
 }

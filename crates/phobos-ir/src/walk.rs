@@ -83,6 +83,7 @@ pub fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         | ExprKind::Cast(a)
         | ExprKind::Broadcast(a)
         | ExprKind::Transpose(a)
+        | ExprKind::Reshape(a)
         | ExprKind::Reduce { arg: a, .. } => expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) | ExprKind::Dot { a, b, .. } => {
             expr(a, f);

@@ -122,8 +122,8 @@ pub enum AttrKind {
     Unknown(String),
 }
 
-/// `NAME in [v1, v2, ...]`. Values stay expressions so the checker can reject
-/// non-integers with a span.
+/// `NAME in [v1, v2, ...]` or `NAME in {v1, v2, ...}`. Values stay expressions so the checker
+/// can reject non-integers with a span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AutotuneEntry {
     pub name: Ident,
@@ -296,6 +296,8 @@ pub enum ExprKind {
         base: Box<Expr>,
         indices: Vec<IndexExpr>,
     },
+    /// `[a, b, ...]`: a list, such as the shape argument of `reshape(t, [R, C])`.
+    List(Vec<Expr>),
 }
 
 /// A call argument, positional or named (`axis = 1`).

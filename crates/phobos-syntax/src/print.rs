@@ -307,6 +307,11 @@ fn expr(out: &mut String, e: &Expr) {
             }
             out.push(')');
         }
+        ExprKind::List(items) => {
+            out.push('[');
+            exprs(out, items);
+            out.push(']');
+        }
         ExprKind::Index { base, indices } => {
             postfix_base(out, base);
             out.push('[');

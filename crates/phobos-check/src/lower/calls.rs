@@ -1,6 +1,6 @@
 //! Calls: casts (`f32(x)`, `TC(x)`) and the built-in functions.
 
-use super::types::ty_str;
+use super::types::{shape_str, ty_str};
 use super::value::{ex, lit, Weak, V};
 use super::Cx;
 use crate::codes;
@@ -8,11 +8,11 @@ use crate::suggest::did_you_mean;
 use phobos_ir as ir;
 use phobos_ir::eval::Value;
 use phobos_ir::DType;
-use phobos_syntax::ast::{Arg, Expr, Ident};
+use phobos_syntax::ast::{Arg, Expr, ExprKind, Ident};
 use phobos_syntax::{Diagnostic, Span};
 
 /// Every built-in function name.
-pub const BUILTINS: [&str; 29] = [
+pub const BUILTINS: [&str; 30] = [
     "exp",
     "exp2",
     "log",
@@ -41,6 +41,7 @@ pub const BUILTINS: [&str; 29] = [
     "dot",
     "dot_t",
     "transpose",
+    "reshape",
     "arange",
 ];
 
@@ -209,6 +210,12 @@ impl Cx<'_> {
                 let b = self.expr(pos[1]);
                 self.dot(name, a?, b?, span)
             }
+            "reshape" => {
+                let (pos, _) = self.args(name, args, (2, 2), &[], span)?;
+                let v = self.expr(pos[0])?;
+                let shape = self.shape_list(pos[1])?;
+                self.reshape(v, shape, pos[1].span, span)
+            }
             "transpose" => {
                 let (pos, _) = self.args(name, args, (1, 1), &[], span)?;
                 let v = self.expr(pos[0])?;
@@ -298,6 +305,66 @@ impl Cx<'_> {
         let uniform = v.uniform();
         let e = ex(ir::ExprKind::Cast(Box::new(v.e)), ty, uniform, span);
         self.fold(e).map(V::strong)
+    }
+
+    /// The constant extents of `reshape`'s shape argument, a list `[d0]` or `[d0, d1]`.
+    fn shape_list(&mut self, e: &Expr) -> Option<Vec<i64>> {
+        let ExprKind::List(items) = &e.kind else {
+            self.error(
+                Diagnostic::error(codes::BAD_ARGS, "the shape of `reshape` is a list", e.span)
+                    .with_label("not a list")
+                    .with_help(format!("write the extents in brackets: `[{}]`", self.text(e.span))),
+            );
+            return None;
+        };
+        let dims: Vec<Option<i64>> = items
+            .iter()
+            .map(|d| self.const_int(d, "a reshape extent", codes::NOT_STATIC))
+            .collect();
+        let dims: Vec<i64> = dims.into_iter().collect::<Option<_>>()?;
+        self.check_shape(&dims, e.span).then_some(dims)
+    }
+
+    /// `v` as a tile of `shape` (row-major, the same element count); `shape_span` is the list.
+    pub(super) fn reshape(&mut self, v: V, shape: Vec<i64>, shape_span: Span, span: Span) -> Option<V> {
+        let v = self.materialize(v)?;
+        let ir::Ty::Tile(t, from) = v.ty().clone() else {
+            self.error(
+                Diagnostic::error(codes::TILE_SCALAR, "`reshape` takes a tile", v.span())
+                    .with_label(ty_str(v.ty()))
+                    .with_help("a scalar has no shape; broadcast it with an operation on a tile"),
+            );
+            return None;
+        };
+        let (n, m) = (from.iter().product::<i64>(), shape.iter().product::<i64>());
+        if n != m {
+            self.error(
+                Diagnostic::error(
+                    codes::RESHAPE_COUNT,
+                    format!(
+                        "cannot reshape a tile of shape [{}] ({n} elements) to [{}] ({m} elements)",
+                        shape_str(&from),
+                        shape_str(&shape)
+                    ),
+                    shape_span,
+                )
+                .with_label(format!("{m} elements"))
+                .with_secondary(v.span(), format!("{n} elements"))
+                .with_help("a reshape keeps every element: the extents must multiply to the same count"),
+            );
+            return None;
+        }
+        if from == shape {
+            return Some(v);
+        }
+        let uniform = v.uniform();
+        let e = ex(
+            ir::ExprKind::Reshape(Box::new(v.e)),
+            ir::Ty::Tile(t, shape),
+            uniform,
+            span,
+        );
+        Some(V::strong(e))
     }
 
     fn math(&mut self, name: &str, f: ir::MathFn, v: V, span: Span) -> Option<V> {

@@ -308,6 +308,7 @@ pub(crate) fn walk(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
         | ir::ExprKind::Cast(a)
         | ir::ExprKind::Broadcast(a)
         | ir::ExprKind::Transpose(a)
+        | ir::ExprKind::Reshape(a)
         | ir::ExprKind::Reduce { arg: a, .. } => walk(a, f),
         ir::ExprKind::Binary(_, a, b)
         | ir::ExprKind::Cdiv(a, b)

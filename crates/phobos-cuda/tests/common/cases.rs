@@ -139,6 +139,7 @@ fn kernel_reads(k: &Kernel, out: &mut std::collections::BTreeSet<ParamId>) {
             | phobos_ir::ExprKind::Cast(a)
             | phobos_ir::ExprKind::Broadcast(a)
             | phobos_ir::ExprKind::Transpose(a)
+            | phobos_ir::ExprKind::Reshape(a)
             | phobos_ir::ExprKind::Reduce { arg: a, .. } => walk(a, out),
             phobos_ir::ExprKind::Binary(_, a, b)
             | phobos_ir::ExprKind::Cdiv(a, b)

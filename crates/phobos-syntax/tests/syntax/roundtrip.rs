@@ -112,6 +112,7 @@ fn expr() -> BoxedStrategy<Expr> {
                     base: Box::new(b),
                     indices
                 })),
+                1 => vec(inner.clone(), 0..3).prop_map(|items| ex(ExprKind::List(items))),
             ]
         })
         .boxed()
