@@ -316,7 +316,9 @@ fn doubling(
         diags.push(
             Diagnostic::error(
                 codes::AUTOTUNE_LOW_BOUND,
-                format!("the lower bound of `{name}` is {lo}; a doubling range starts at 1 or more"),
+                format!(
+                    "the lower bound of `{name}` is {lo}; a doubling range starts at 1 or more"
+                ),
                 lo_span,
             )
             .with_label("below 1")

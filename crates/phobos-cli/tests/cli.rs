@@ -187,7 +187,11 @@ fn emit_specializes_on_the_dims_it_is_given() {
 fn space_takes_several_files_and_shows_choice_sets() {
     let out = phobos(&["space", "examples/saxpy.ph", "examples/missing.ph"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("cannot read examples/missing.ph"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read examples/missing.ph"),
+        "{}",
+        stderr(&out)
+    );
     let dir = std::env::temp_dir().join(format!("phobos-space-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let flags = dir.join("flags.ph");
@@ -230,6 +234,10 @@ fn space_takes_several_files_and_shows_choice_sets() {
     assert!(!text.contains("saxpy"), "{text}");
     let out = phobos(&["space", "examples/saxpy.ph", &flags, "--kernel", "nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no file has a kernel `nope`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no file has a kernel `nope`"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -140,7 +140,11 @@ impl Machine<'_> {
             }
             ExprKind::Reshape(a) => {
                 let src = self.eval(a, mask)?.tile(span)?;
-                Val::Tile(tile::reshape(src, extents(e.ty.shape().unwrap_or(&[])), span)?)
+                Val::Tile(tile::reshape(
+                    src,
+                    extents(e.ty.shape().unwrap_or(&[])),
+                    span,
+                )?)
             }
             ExprKind::Arange(n) => Val::Tile(Tile {
                 shape: vec![*n as usize],

@@ -242,5 +242,8 @@ pub(crate) fn reshape(t: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Er
             span,
         ));
     }
-    Ok(Tile { shape, data: t.data })
+    Ok(Tile {
+        shape,
+        data: t.data,
+    })
 }

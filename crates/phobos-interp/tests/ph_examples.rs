@@ -250,7 +250,11 @@ fn activations_match_the_host() {
         // [-4, 4], with quarter steps included so floor, ceil and round meet exact halves.
         let mut x = random_tensor(DType::F32, &[n], 9);
         for (i, v) in x.data.iter_mut().enumerate() {
-            *v = if i % 7 == 0 { (i % 33) as f64 / 8.0 - 2.0 } else { *v * 4.0 };
+            *v = if i % 7 == 0 {
+                (i % 33) as f64 / 8.0 - 2.0
+            } else {
+                *v * 4.0
+            };
         }
         let mut args = Args::new().push(x.clone());
         for _ in 0..4 {
@@ -263,8 +267,14 @@ fn activations_match_the_host() {
         let expect = [
             ("G", host(&|v| 0.5 * v * (1.0 + host_erf(v / 2f64.sqrt())))),
             ("S", host(&|v| v * sig(v) + v.sin() * v.cos())),
-            ("P", host(&|v| (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1())),
-            ("R", host(&|v| (4.0 * v).floor() + (4.0 * v).ceil() + host_round(4.0 * v))),
+            (
+                "P",
+                host(&|v| (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1()),
+            ),
+            (
+                "R",
+                host(&|v| (4.0 * v).floor() + (4.0 * v).ceil() + host_round(4.0 * v)),
+            ),
         ];
         for (name, want) in expect {
             let err = relative_error(&out.get(name).unwrap().data, &want);

@@ -313,7 +313,10 @@ impl Cx<'_> {
             self.error(
                 Diagnostic::error(codes::BAD_ARGS, "the shape of `reshape` is a list", e.span)
                     .with_label("not a list")
-                    .with_help(format!("write the extents in brackets: `[{}]`", self.text(e.span))),
+                    .with_help(format!(
+                        "write the extents in brackets: `[{}]`",
+                        self.text(e.span)
+                    )),
             );
             return None;
         };
@@ -326,7 +329,13 @@ impl Cx<'_> {
     }
 
     /// `v` as a tile of `shape` (row-major, the same element count); `shape_span` is the list.
-    pub(super) fn reshape(&mut self, v: V, shape: Vec<i64>, shape_span: Span, span: Span) -> Option<V> {
+    pub(super) fn reshape(
+        &mut self,
+        v: V,
+        shape: Vec<i64>,
+        shape_span: Span,
+        span: Span,
+    ) -> Option<V> {
         let v = self.materialize(v)?;
         let ir::Ty::Tile(t, from) = v.ty().clone() else {
             self.error(
@@ -350,7 +359,9 @@ impl Cx<'_> {
                 )
                 .with_label(format!("{m} elements"))
                 .with_secondary(v.span(), format!("{n} elements"))
-                .with_help("a reshape keeps every element: the extents must multiply to the same count"),
+                .with_help(
+                    "a reshape keeps every element: the extents must multiply to the same count",
+                ),
             );
             return None;
         }

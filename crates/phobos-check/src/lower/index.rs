@@ -158,7 +158,14 @@ impl Cx<'_> {
         let mut out = Vec::new();
         let mut axes = shape.iter();
         for ix in indices {
-            let whole = matches!(ix, IndexExpr::Range { start: None, end: None, .. });
+            let whole = matches!(
+                ix,
+                IndexExpr::Range {
+                    start: None,
+                    end: None,
+                    ..
+                }
+            );
             if is_new_axis(ix) {
                 out.push(1);
             } else if let (true, Some(&d)) = (whole, axes.next()) {
@@ -172,10 +179,17 @@ impl Cx<'_> {
                 self.error(
                     Diagnostic::error(
                         codes::INDEX_COUNT,
-                        format!("cannot add axes to a tile of shape [{}] this way", shape_str(shape)),
+                        format!(
+                            "cannot add axes to a tile of shape [{}] this way",
+                            shape_str(shape)
+                        ),
                         ix.span(),
                     )
-                    .with_label(if whole { "one `:` too many" } else { "not `:` or `None`" })
+                    .with_label(if whole {
+                        "one `:` too many"
+                    } else {
+                        "not `:` or `None`"
+                    })
                     .with_help(help),
                 );
                 return None;

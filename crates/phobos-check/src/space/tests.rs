@@ -11,7 +11,10 @@ fn attr(entries: &[(&str, &[i64])]) -> Attr {
 /// `@autotune(NAME in {v, ..})`.
 fn braces(values: &[i64]) -> Result<Vec<i64>, &'static str> {
     let mut diags = Vec::new();
-    let space = Space::from_attrs(&[attr_with(&[("X", values)], ChoiceList::Braces)], &mut diags);
+    let space = Space::from_attrs(
+        &[attr_with(&[("X", values)], ChoiceList::Braces)],
+        &mut diags,
+    );
     match diags.first() {
         Some(d) => Err(d.code),
         None => Ok(space.names[0].choices.clone()),

@@ -2,7 +2,8 @@
 
 use super::{PResult, ParseError, Parser};
 use crate::ast::{
-    Attr, AttrKind, AutotuneEntry, ChoiceList, DimExpr, ExprKind, Kernel, Param, TypeExpr, TypeParam,
+    Attr, AttrKind, AutotuneEntry, ChoiceList, DimExpr, ExprKind, Kernel, Param, TypeExpr,
+    TypeParam,
 };
 use crate::codes;
 use crate::diag::Diagnostic;

@@ -217,12 +217,18 @@ fn stmt() -> BoxedStrategy<Stmt> {
 fn attr() -> impl Strategy<Value = Attr> {
     let e = expr;
     let sp = Span::default();
-    let entry = (ident(), vec(e(), 1..4), any::<bool>()).prop_map(move |(name, values, braces)| AutotuneEntry {
-        name,
-        values,
-        list: if braces { ChoiceList::Braces } else { ChoiceList::Brackets },
-        list_span: sp,
-        span: sp,
+    let entry = (ident(), vec(e(), 1..4), any::<bool>()).prop_map(move |(name, values, braces)| {
+        AutotuneEntry {
+            name,
+            values,
+            list: if braces {
+                ChoiceList::Braces
+            } else {
+                ChoiceList::Brackets
+            },
+            list_span: sp,
+            span: sp,
+        }
     });
     let kind = prop_oneof![
         vec(entry, 0..3).prop_map(|es| ("autotune", AttrKind::Autotune(es))),
