@@ -22,6 +22,7 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
         ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) => vec![a, b],
         ExprKind::Dot { a, b, .. } => vec![a, b],
         ExprKind::Select(c, a, b) => vec![c, a, b],
+        ExprKind::MathN(_, args) => args.iter().collect(),
         ExprKind::Load { index, .. } => index_exprs(index),
         ExprKind::TileGet { tile, index } => {
             let mut v: Vec<&Expr> = vec![tile];

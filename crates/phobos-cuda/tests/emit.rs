@@ -102,3 +102,11 @@ fn row_stats_reshape_and_new_axes() {
         "ROWS=8 BLOCK=64"
     )));
 }
+
+#[test]
+fn dropout_philox() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/dropout.ph",
+        "BLOCK=256"
+    )));
+}

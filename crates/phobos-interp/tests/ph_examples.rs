@@ -269,7 +269,10 @@ fn activations_match_the_host() {
             ("S", host(&|v| v * sig(v) + v.sin() * v.cos())),
             (
                 "P",
-                host(&|v| (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1()),
+                host(&|v| {
+                    (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1()
+                        + v.abs().powf(1.5)
+                }),
             ),
             (
                 "R",
@@ -316,5 +319,48 @@ fn row_stats_match_the_host() {
             .map(|i| (x.data[i] as f32 - (i / n) as f32) as f64)
             .collect();
         assert_eq!(out.get("Z").unwrap().data, z, "{pins:?} {m}x{n}");
+    }
+}
+
+#[test]
+fn dropout_keeps_what_philox_says() {
+    use phobos_ir::eval::{philox, uint_to_uniform};
+    for (pins, n, seed) in [(None, 1000, 3), (Some("BLOCK=1024"), 3000, 123_456)] {
+        let k = kernel(&example("dropout.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[n], 12);
+        let p = 0.25;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[n]))
+                .push(sentinel(DType::F32, &[n]))
+                .push(p)
+                .push(seed as f64),
+        );
+        let y = &out.get("Y").unwrap().data;
+        let mut kept = 0;
+        for i in 0..n {
+            let r = uint_to_uniform(philox(seed, i as u32)[0]);
+            let want = if r > p as f32 {
+                kept += 1;
+                (x.data[i] as f32 / (1.0f32 - p as f32)) as f64
+            } else {
+                0.0
+            };
+            assert_eq!(y[i], want, "{pins:?} element {i}");
+        }
+        // About 1 - p of the elements survive.
+        let frac = kept as f64 / n as f64;
+        assert!((frac - 0.75).abs() < 0.05, "{pins:?}: kept {frac}");
+        // The noise is a standard normal times p.
+        let z = &out.get("Z").unwrap().data;
+        let noise: Vec<f64> = (0..n).map(|i| (z[i] - x.data[i]) / p).collect();
+        let mean = noise.iter().sum::<f64>() / n as f64;
+        let var = noise.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(
+            mean.abs() < 0.1 && (var - 1.0).abs() < 0.15,
+            "{pins:?}: {mean} {var}"
+        );
     }
 }

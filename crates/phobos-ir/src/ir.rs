@@ -302,6 +302,21 @@ pub enum MathFn {
     Sigmoid,
 }
 
+/// Elementwise functions of several operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFnN {
+    /// `pow(x, y)` = x^y (float operands of the result type).
+    Pow,
+    /// `fma(a, b, c)` = a * b + c, rounded once (float operands of the result type).
+    Fma,
+    /// `rand(seed, offset)`: an f32 uniform in [0, 1] from Philox4x32-10 on (seed, offset),
+    /// as Triton's `tl.rand` (integer operands; see [`crate::eval::philox`]).
+    Rand,
+    /// `randn(seed, offset)`: an f32 standard normal (Box-Muller on two Philox outputs), as
+    /// Triton's `tl.randn`.
+    Randn,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     Sum,
@@ -325,6 +340,9 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// Scalar or elementwise: `Abs` also applies to integers.
     Math(MathFn, Box<Expr>),
+    /// Scalar or elementwise, operands broadcast like `Select`'s (of `self.ty`'s element type
+    /// for `Pow`/`Fma`; integers for `Rand`/`Randn`).
+    MathN(MathFnN, Vec<Expr>),
     /// `where(cond, a, b)`: cond is bool; shapes already broadcast to the result.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion to `self.ty`'s element type (same shape): float to int truncates toward

@@ -204,6 +204,14 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             _ => format!("({} {} {})", expr(k, a), op.symbol(), expr(k, b)),
         },
         ExprKind::Math(f, a) => format!("{}({})", format!("{f:?}").to_lowercase(), expr(k, a)),
+        ExprKind::MathN(f, args) => format!(
+            "{}({})",
+            format!("{f:?}").to_lowercase(),
+            args.iter()
+                .map(|a| expr(k, a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         ExprKind::Select(c, a, b) => {
             format!("where({}, {}, {})", expr(k, c), expr(k, a), expr(k, b))
         }

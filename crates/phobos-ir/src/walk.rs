@@ -94,6 +94,7 @@ pub fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 expr(x, f);
             }
         }
+        ExprKind::MathN(_, args) => args.iter().for_each(|a| expr(a, f)),
         ExprKind::TileGet { tile, index } => {
             expr(tile, f);
             index.iter().for_each(|i| expr(i, f));

@@ -2,7 +2,7 @@
 //! code and the per-register loops of tile code.
 
 use crate::ctype::{is_narrow_float, register, rounder};
-use phobos_ir::{BinOp, DType, MathFn, UnOp};
+use phobos_ir::{BinOp, DType, MathFn, MathFnN, UnOp};
 
 /// A C++ expression and its precedence level (C's table: 0 binds tightest).
 #[derive(Clone, Debug)]
@@ -236,6 +236,24 @@ pub fn math(f: MathFn, t: DType, a: &Code) -> Option<Code> {
         MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Round
     );
     Some(if exact { c } else { round(t, c) })
+}
+
+/// `pow`/`fma` on float operands of type `t` (f16/bf16/fp8 in f32, rounded once after);
+/// `rand`/`randn` (f32) from the prelude's Philox.
+pub fn math_n(f: MathFnN, t: DType, args: &[Code]) -> Code {
+    let refs: Vec<&Code> = args.iter().collect();
+    let name = match f {
+        MathFnN::Pow => "pow",
+        MathFnN::Fma => "fma",
+        MathFnN::Rand => return call("ph::rand", &refs),
+        MathFnN::Randn => return call("ph::randn", &refs),
+    };
+    let name = if t == DType::F64 {
+        name.to_string()
+    } else {
+        format!("{name}f")
+    };
+    round(t, call(&name, &refs))
 }
 
 /// Conversion of a register value of type `from` to type `to` (the IR's Cast).

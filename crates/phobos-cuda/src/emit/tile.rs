@@ -222,6 +222,13 @@ impl<'k> Emitter<'k> {
                 let (c, a, b) = (self.elem(c, lay)?, self.elem(a, lay)?, self.elem(b, lay)?);
                 ops::select(&c, &a, &b)
             }
+            ExprKind::MathN(f, args) => {
+                let cs = args
+                    .iter()
+                    .map(|a| self.elem(a, lay))
+                    .collect::<Result<Vec<_>>>()?;
+                ops::math_n(*f, t, &cs)
+            }
             ExprKind::Cast(a) => {
                 let from = a.ty.dtype();
                 let c = self.elem(a, lay)?;
