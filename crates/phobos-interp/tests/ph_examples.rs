@@ -364,3 +364,40 @@ fn dropout_keeps_what_philox_says() {
         );
     }
 }
+
+#[test]
+fn layer_norm_matches_the_host() {
+    for (pins, (m, n)) in [(None, (5, 200)), (Some("ROWS=4 BLOCK=1024"), (9, 1000))] {
+        let k = kernel(&example("layer_norm.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 21);
+        let w = random_tensor(DType::F32, &[n], 22);
+        let b = random_tensor(DType::F32, &[n], 23);
+        let eps = 1e-5;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(w.clone())
+                .push(b.clone())
+                .push(sentinel(DType::F32, &[m, n]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(eps),
+        );
+        let (mut y, mut means, mut rstds) = (vec![0.0; m * n], vec![0.0; m], vec![0.0; m]);
+        for r in 0..m {
+            let row = &x.data[r * n..(r + 1) * n];
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+            let rstd = 1.0 / (var + eps).sqrt();
+            for c in 0..n {
+                y[r * n + c] = (row[c] - mean) * rstd * w.data[c] + b.data[c];
+            }
+            (means[r], rstds[r]) = (mean, rstd);
+        }
+        for (name, want) in [("Y", y), ("Mean", means), ("Rstd", rstds)] {
+            let err = relative_error(&out.get(name).unwrap().data, &want);
+            assert!(err < 1e-5, "{pins:?} {m}x{n} {name}: {err}");
+        }
+    }
+}
