@@ -340,15 +340,15 @@ fn dropout_keeps_what_philox_says() {
         );
         let y = &out.get("Y").unwrap().data;
         let mut kept = 0;
-        for i in 0..n {
+        for (i, (&yi, &xi)) in y.iter().zip(&x.data).enumerate() {
             let r = uint_to_uniform(philox(seed, i as u32)[0]);
             let want = if r > p as f32 {
                 kept += 1;
-                (x.data[i] as f32 / (1.0f32 - p as f32)) as f64
+                (xi as f32 / (1.0f32 - p as f32)) as f64
             } else {
                 0.0
             };
-            assert_eq!(y[i], want, "{pins:?} element {i}");
+            assert_eq!(yi, want, "{pins:?} element {i}");
         }
         // About 1 - p of the elements survive.
         let frac = kept as f64 / n as f64;

@@ -301,7 +301,7 @@ pub fn math_n(f: MathFnN, vs: &[Value], t: DType) -> Value {
             let c = philox(int(0) as u64, int(1) as u32);
             let (u1, u2) = (uint_to_uniform(c[0]), uint_to_uniform(c[1]));
             let u1 = u1.max(1.0e-7);
-            let th = 6.283_185_307_179_586_f32 * u2;
+            let th = std::f32::consts::TAU * u2;
             let r = (-2.0f32 * u1.ln()).sqrt();
             (r * th.cos()) as f64
         }
@@ -345,7 +345,8 @@ pub fn uint_to_uniform(x: u32) -> f32 {
     } else {
         x
     };
-    x as f32 * 4.656_612_873_077_393e-10_f32
+    // 2^-31, exactly (Triton writes it 4.6566127342e-10, which rounds to it in f32).
+    x as f32 * (1.0 / 2_147_483_648.0)
 }
 
 /// The error function, to a few ulp of f64: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x /
