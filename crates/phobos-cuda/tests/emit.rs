@@ -110,3 +110,11 @@ fn dropout_philox() {
         "BLOCK=256"
     )));
 }
+
+#[test]
+fn matmul_leaky_relu_epilogue() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/matmul_leaky_relu.ph",
+        "TILE_K=16"
+    )));
+}

@@ -401,3 +401,25 @@ fn layer_norm_matches_the_host() {
         }
     }
 }
+
+#[test]
+fn matmul_leaky_relu_matches_the_host() {
+    for (pins, (m, n, kk)) in [(None, (77, 45, 67)), (Some("TILE_K=32"), (64, 128, 96))] {
+        let k = kernel(&example("matmul_leaky_relu.ph"), None, pins, None);
+        let a = random_tensor(DType::F16, &[m, kk], 31);
+        let b = random_tensor(DType::F16, &[kk, n], 32);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(a.clone())
+                .push(b.clone())
+                .push(sentinel(DType::F16, &[m, n])),
+        );
+        let want: Vec<f64> = matmul(&a, &b)
+            .into_iter()
+            .map(|v| if v >= 0.0 { v } else { 0.01 * v })
+            .collect();
+        let err = relative_error(&out.get("C").unwrap().data, &want);
+        assert!(err < 1e-3, "{pins:?} {m}x{n}x{kk}: {err}");
+    }
+}
