@@ -144,7 +144,9 @@ done
 # --- 3. phobos run --compare on every example --------------------------------------------------
 # The same ragged dims and scalars as crates/phobos-cli/tests/run_gpu.rs (EXAMPLES).
 examples=(
+  "activations.ph N=1000"
   "cross_entropy.ph M=7,V=5003"
+  "dropout.ph N=1000 --arg p=0.25 --arg seed=7"
   "flash_attention.ph BH=3,N=45 --arg scale=0.125"
   "gemm.ph M=77,N=45,K=67"
   "gemm_fast.ph M=77,N=45,K=67"
@@ -152,8 +154,11 @@ examples=(
   "gemm_tuned.ph M=77,N=65,K=192"
   "gemm_typed.ph M=77,N=45,K=72"
   "layer_norm.ph M=7,N=300 --arg eps=0.00001"
+  "layer_norm_tiles.ph M=7,N=300 --arg eps=0.00001"
+  "matmul_leaky_relu.ph M=77,N=45,K=67"
   "partial_sums.ph N=1000"
   "rms_norm.ph M=7,N=301 --arg eps=0.000001"
+  "row_stats.ph M=7,N=45"
   "saxpy.ph N=1000 --arg a=0.5"
   "sgemm.ph M=77,N=45,K=67"
   "softmax.ph M=7,N=45"

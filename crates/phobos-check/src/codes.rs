@@ -14,8 +14,6 @@ codes! {
     AUTOTUNE_LOW_BOUND = "E0101";
     /// A two-value @autotune range whose upper bound is below its lower bound.
     AUTOTUNE_BOUNDS_ORDER = "E0102";
-    /// A two-value @autotune range with equal bounds (write `[v]`).
-    AUTOTUNE_EQUAL_BOUNDS = "E0103";
     /// A name declared twice across the @autotune attributes of a kernel.
     AUTOTUNE_DUP_NAME = "E0104";
     /// A value listed twice in an @autotune list.
@@ -124,6 +122,10 @@ codes! {
     STORE_SHAPE = "E0613";
     /// A slice of a tile (only tensors can be sliced).
     TILE_SLICE = "E0614";
+    /// `reshape` to a shape with a different number of elements.
+    RESHAPE_COUNT = "E0615";
+    /// A list `[a, b]` anywhere but as the shape of `reshape`.
+    LIST_VALUE = "E0616";
     /// Assignment to a `let`.
     ASSIGN_IMMUTABLE = "E0701";
     /// Assignment to a parameter, a dim or a constant.

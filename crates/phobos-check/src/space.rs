@@ -7,13 +7,15 @@
 //! | `BLOCK in [16, 8192]` | 16, 32, .., 8192  | doubling from the lower bound                |
 //! | `X in [16, 48]`       | 16, 32, 48        | the upper bound is always included           |
 //! | `D in [64]`           | 64                | one value: a fixed constant                  |
+//! | `D in [64, 64]`       | 64                | equal bounds: the inclusive range {64}       |
+//! | `CAUSAL in {0, 1}`    | 0, 1              | braces: the values listed, any number        |
 //!
 //! The first choice of each name is its default. Doubling stops at the upper bound, so it can
 //! never overflow `i64` (every doubled value is below the bound, itself an `i64`).
 
 use crate::codes;
 use phobos_ir::Point;
-use phobos_syntax::ast::{Attr, AttrKind, AutotuneEntry, Expr, ExprKind, UnOp};
+use phobos_syntax::ast::{Attr, AttrKind, AutotuneEntry, ChoiceList, Expr, ExprKind, UnOp};
 use phobos_syntax::{Diagnostic, Span};
 use serde::Serialize;
 
@@ -284,24 +286,25 @@ fn entry_choices(entry: &AutotuneEntry, diags: &mut Vec<Diagnostic>) -> Option<V
     if !ok {
         return None;
     }
-    match values.as_slice() {
-        [] => {
-            diags.push(
-                Diagnostic::error(
-                    codes::AUTOTUNE_EMPTY,
-                    format!("`{name}` has no choices"),
-                    entry.list_span,
-                )
-                .with_label("empty list")
-                .with_help(
-                    "give one value for a constant (`[64]`), two for a doubling range \
-                     (`[32, 128]`) or three or more for an explicit list",
-                ),
-            );
-            None
-        }
-        [v] => Some(vec![*v]),
-        [lo, hi] => doubling(entry, *lo, *hi, diags),
+    if values.is_empty() {
+        diags.push(
+            Diagnostic::error(
+                codes::AUTOTUNE_EMPTY,
+                format!("`{name}` has no choices"),
+                entry.list_span,
+            )
+            .with_label("empty list")
+            .with_help(
+                "give one value for a constant (`[64]`), two for a doubling range \
+                 (`[32, 128]`), three or more for an explicit list, or the choices in braces \
+                 (`{0, 1}`)",
+            ),
+        );
+        return None;
+    }
+    match (entry.list, values.as_slice()) {
+        (ChoiceList::Brackets, [v]) => Some(vec![*v]),
+        (ChoiceList::Brackets, [lo, hi]) => doubling(entry, *lo, *hi, diags),
         _ => {
             for (i, v) in values.iter().enumerate() {
                 if let Some(j) = values[..i].iter().position(|w| w == v) {
@@ -323,7 +326,7 @@ fn entry_choices(entry: &AutotuneEntry, diags: &mut Vec<Diagnostic>) -> Option<V
     }
 }
 
-/// `[lo, hi]`: lo, 2 lo, 4 lo, .. while below hi, then hi itself.
+/// `[lo, hi]`: lo, 2 lo, 4 lo, .. while below hi, then hi itself (`[v, v]` is {v}).
 fn doubling(
     entry: &AutotuneEntry,
     lo: i64,
@@ -336,12 +339,15 @@ fn doubling(
         diags.push(
             Diagnostic::error(
                 codes::AUTOTUNE_LOW_BOUND,
-                format!("the lower bound of `{name}` is {lo}; a doubling range starts at 1 or more"),
+                format!(
+                    "the lower bound of `{name}` is {lo}; a doubling range starts at 1 or more"
+                ),
                 lo_span,
             )
             .with_label("below 1")
             .with_help(format!(
-                "doubling from {lo} never reaches {hi}; start at 1 or list the values (three or more)"
+                "doubling from {lo} never reaches {hi}; start at 1, or list the choices in braces: \
+                 `{{{lo}, {hi}}}`"
             )),
         );
         return None;
@@ -355,19 +361,9 @@ fn doubling(
             )
             .with_label("upper bound")
             .with_secondary(lo_span, "lower bound")
-            .with_help(format!("write `[{hi}, {lo}]`")),
-        );
-        return None;
-    }
-    if hi == lo {
-        diags.push(
-            Diagnostic::error(
-                codes::AUTOTUNE_EQUAL_BOUNDS,
-                format!("the range of `{name}` has equal bounds"),
-                entry.list_span,
-            )
-            .with_label("both bounds are the same")
-            .with_help(format!("for a fixed constant write `[{lo}]`")),
+            .with_help(format!(
+                "write `[{hi}, {lo}]` for the range, or `{{{lo}, {hi}}}` for these two choices in this order"
+            )),
         );
         return None;
     }

@@ -7,7 +7,6 @@ mod common;
 const CASES: &[(&str, &str)] = &[
     ("E0101", "@autotune(B in [-1, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0102", "@autotune(B in [8, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
-    ("E0103", "@autotune(B in [8, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0104", "@autotune(B in [8], B in [16])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0105", "@autotune(B in [8, 4, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("E0106", "@autotune(B in [N])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
@@ -82,6 +81,8 @@ const CASES: &[(&str, &str)] = &[
     ("E0612", "kernel k(X: tensor<f32>[N]) {\n  let t = max(X[0 :+ 4], axis=-2)\n}\n"),
     ("E0613", "kernel k(X: tensor<f32>[N]) {\n  X[0] = X[0 :+ 4]\n}\n"),
     ("E0614", "kernel k(X: tensor<f32>[N]) {\n  let t = X[0 :+ 4]\n  X[0] = sum(t[1 : 3])\n}\n"),
+    ("E0615", "@launch(32)\nkernel k(X: tensor<f32>[8, 8], Y: tensor<f32>[60]) {\n  Y[:] = reshape(X[:, :], [60])\n}\n"),
+    ("E0616", "kernel k(X: tensor<f32>[N]) {\n  let s = [1, 2]\n}\n"),
     ("E0701", "kernel k(X: tensor<f32>[N]) {\n  let n = 4\n  n = 5\n}\n"),
     ("E0701", "kernel k(X: tensor<f32>[N]) {\n  for i in range(0, N) {\n    i += 1\n  }\n}\n"),
     ("E0702", "kernel k(X: tensor<f32>[N]) {\n  X = 0.0\n}\n"),

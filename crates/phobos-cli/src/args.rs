@@ -50,9 +50,10 @@ pub struct KernelArgs {
 
 #[derive(Args, Debug)]
 pub struct SpaceArgs {
-    /// The `.ph` file.
-    pub file: PathBuf,
-    /// Only this kernel.
+    /// `.ph` files, in order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only this kernel (in every file that has it; an error if none does).
     #[arg(long)]
     pub kernel: Option<String>,
     /// Pins of shape-environment names, e.g. "TILE_M=64".

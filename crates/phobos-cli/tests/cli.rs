@@ -182,3 +182,62 @@ fn emit_specializes_on_the_dims_it_is_given() {
     let bad = phobos(&[&args[..], &["--dims", "M=big"]].concat());
     assert!(stderr(&bad).contains("`M=big` in --dims is not of the form NAME=INTEGER"));
 }
+
+#[test]
+fn space_takes_several_files_and_shows_choice_sets() {
+    let out = phobos(&["space", "examples/saxpy.ph", "examples/missing.ph"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cannot read examples/missing.ph"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = std::env::temp_dir().join(format!("phobos-space-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flags = dir.join("flags.ph");
+    std::fs::write(
+        &flags,
+        "@autotune(CAUSAL in {1, 0}, D in [64, 64], GROUP_M in {8, 1, 4})\n\
+         kernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n",
+    )
+    .unwrap();
+    let flags = flags.display().to_string();
+    let out = phobos(&["space", "examples/saxpy.ph", &flags, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["file"], "examples/saxpy.ph");
+    assert_eq!(lines[0]["kernel"], "saxpy");
+    assert_eq!(lines[1]["file"], flags.as_str());
+    assert_eq!(
+        lines[1]["names"],
+        serde_json::json!([
+            {"name": "CAUSAL", "choices": [1, 0]},
+            {"name": "D", "choices": [64]},
+            {"name": "GROUP_M", "choices": [8, 1, 4]},
+        ])
+    );
+    assert_eq!(lines[1]["size"], 6);
+    assert_eq!(
+        lines[1]["default"],
+        serde_json::json!({"CAUSAL": 1, "D": 64, "GROUP_M": 8})
+    );
+    // --kernel picks the kernel out of whichever file has it.
+    let out = phobos(&["space", "examples/saxpy.ph", &flags, "--kernel", "k"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with(&format!("# {flags}\n")), "{text}");
+    assert!(!text.contains("saxpy"), "{text}");
+    let out = phobos(&["space", "examples/saxpy.ph", &flags, "--kernel", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no file has a kernel `nope`"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

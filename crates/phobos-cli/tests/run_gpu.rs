@@ -17,7 +17,9 @@ use std::process::{Command, Output};
 /// Ragged runtime dims (no tile divides them) and scalar arguments for every example, at its
 /// default point (where a `@where` needs a multiple, the smallest that is not a power of two).
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
+    ("activations.ph", "N=1000", &[]),
     ("cross_entropy.ph", "M=7,V=5003", &[]),
+    ("dropout.ph", "N=1000", &["p=0.25", "seed=7"]),
     ("flash_attention.ph", "BH=3,N=45", &["scale=0.125"]),
     ("gemm.ph", "M=77,N=45,K=67", &[]),
     ("gemm_fast.ph", "M=77,N=45,K=67", &[]),
@@ -25,8 +27,11 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
     ("layer_norm.ph", "M=7,N=300", &["eps=0.00001"]),
+    ("layer_norm_tiles.ph", "M=7,N=300", &["eps=0.00001"]),
+    ("matmul_leaky_relu.ph", "M=77,N=45,K=67", &[]),
     ("partial_sums.ph", "N=1000", &[]),
     ("rms_norm.ph", "M=7,N=301", &["eps=0.000001"]),
+    ("row_stats.ph", "M=7,N=45", &[]),
     ("saxpy.ph", "N=1000", &["a=0.5"]),
     ("sgemm.ph", "M=77,N=45,K=67", &[]),
     ("softmax.ph", "M=7,N=45", &[]),
@@ -38,7 +43,9 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
 /// their defaults where a larger value would violate a `@where` at these dims), with dims that
 /// are ragged where the kernel allows it.
 const LARGEST: &[(&str, &str, &str)] = &[
+    ("activations.ph", "BLOCK=1024", "N=1000"),
     ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
+    ("dropout.ph", "BLOCK=1024", "N=1000"),
     ("flash_attention.ph", "BR=128 BC=128", "BH=3,N=45"),
     (
         "gemm.ph",
@@ -62,12 +69,15 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
         "M=7,N=300",
     ),
+    ("layer_norm_tiles.ph", "ROWS=4 BLOCK=1024", "M=7,N=300"),
+    ("matmul_leaky_relu.ph", "TILE_K=32", "M=77,N=45,K=67"),
     ("partial_sums.ph", "U=8", "N=1000"),
     (
         "rms_norm.ph",
         "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
         "M=7,N=301",
     ),
+    ("row_stats.ph", "ROWS=8 BLOCK=256", "M=7,N=45"),
     ("saxpy.ph", "BLOCK=4096", "N=1000"),
     (
         "sgemm.ph",

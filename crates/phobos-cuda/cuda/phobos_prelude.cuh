@@ -161,6 +161,44 @@ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+// sigmoid(x) = 1 / (1 + exp(-x)), with the full-precision expf/exp and division (as the
+// interpreter: no __expf, no fast reciprocal unless the kernel is built with fast math).
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+// Philox4x32-10 on the counter (offset, 0, 0, 0) with the key (seed's low and high words), as
+// Triton's tl.randint4x; phobos_ir::eval::philox is the same function.
+__device__ __forceinline__ uint4 philox(unsigned long long seed, unsigned offset) {
+  unsigned c0 = offset, c1 = 0, c2 = 0, c3 = 0;
+  unsigned k0 = (unsigned)seed, k1 = (unsigned)(seed >> 32);
+#pragma unroll
+  for (int i = 0; i < 10; ++i) {
+    const unsigned p0 = c0, p2 = c2;
+    c0 = __umulhi(0xCD9E8D57u, p2) ^ c1 ^ k0;
+    c2 = __umulhi(0xD2511F53u, p0) ^ c3 ^ k1;
+    c1 = 0xCD9E8D57u * p2;
+    c3 = 0xD2511F53u * p0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+// Triton's uint_to_uniform_float: the word as an int folded to non-negative, times 2^-31.
+__device__ __forceinline__ float uint_to_uniform(unsigned u) {
+  int x = (int)u;
+  x = x < 0 ? (int)(0u - (unsigned)x - 1u) : x;
+  return __int2float_rn(x) * 4.656612873077393e-10f;
+}
+__device__ __forceinline__ float rand(long long seed, long long offset) {
+  return uint_to_uniform(philox((unsigned long long)seed, (unsigned)offset).x);
+}
+__device__ __forceinline__ float randn(long long seed, long long offset) {
+  const uint4 c = philox((unsigned long long)seed, (unsigned)offset);
+  const float u1 = fmaxf(1.0e-7f, uint_to_uniform(c.x)), u2 = uint_to_uniform(c.y);
+  const float th = 6.283185307179586f * u2;
+  const float r = sqrtf(-2.0f * logf(u1));
+  return r * cosf(th);
+}
 
 // Float to integer: truncate toward zero, saturate, NaN -> 0 (cvt.rzi.sat semantics, which the
 // __float2*_rz intrinsics compile to).
@@ -545,6 +583,24 @@ template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> co
     int r, c;
     Lout::coord(threadIdx.x, i, r, c);
     y.v[i] = in_tile<Lout>(r, c) ? buf[r * LD + c] : T(0);
+  }
+  return y;
+}
+
+// The elements of x in row-major order under Lout's shape (the same element count): staged densely,
+// element (r, c) of x at r * Lin::C + c, read back at r * Lout::C + c.
+template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> reshape(const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(Lin::R * Lin::C == Lout::R * Lout::C, "reshape keeps the element count");
+  static_assert((Lin::R * Lin::C * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for reshape");
+  T* buf = reinterpret_cast<T*>(s.p);
+  write_tile(x, buf, Lin::C);
+  __syncthreads();
+  Tile<T, Lout> y;
+#pragma unroll
+  for (int i = 0; i < Lout::N; ++i) {
+    int r, c;
+    Lout::coord(threadIdx.x, i, r, c);
+    y.v[i] = in_tile<Lout>(r, c) ? buf[r * Lout::C + c] : T(0);
   }
   return y;
 }

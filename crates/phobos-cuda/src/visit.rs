@@ -16,11 +16,13 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Math(_, a)
         | ExprKind::Cast(a)
         | ExprKind::Broadcast(a)
-        | ExprKind::Transpose(a) => vec![a],
+        | ExprKind::Transpose(a)
+        | ExprKind::Reshape(a) => vec![a],
         ExprKind::Reduce { arg, .. } => vec![arg],
         ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) => vec![a, b],
         ExprKind::Dot { a, b, .. } => vec![a, b],
         ExprKind::Select(c, a, b) => vec![c, a, b],
+        ExprKind::MathN(_, args) => args.iter().collect(),
         ExprKind::Load { index, .. } => index_exprs(index),
         ExprKind::TileGet { tile, index } => {
             let mut v: Vec<&Expr> = vec![tile];

@@ -86,3 +86,35 @@ fn rank4_element_access_compiles() {
         Err(err) => panic!("{}\n{}", err.log, e.source),
     }
 }
+
+#[test]
+fn activations_math_library() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/activations.ph",
+        "BLOCK=256"
+    )));
+}
+
+#[test]
+fn row_stats_reshape_and_new_axes() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/row_stats.ph",
+        "ROWS=8 BLOCK=64"
+    )));
+}
+
+#[test]
+fn dropout_philox() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/dropout.ph",
+        "BLOCK=256"
+    )));
+}
+
+#[test]
+fn matmul_leaky_relu_epilogue() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/matmul_leaky_relu.ph",
+        "TILE_K=16"
+    )));
+}

@@ -5,8 +5,8 @@ use crate::error::Error;
 use crate::exec::Machine;
 use crate::tile;
 use crate::value::{to_value, zip, Mask, Tile, Val};
-use phobos_ir::eval::{binary, cdiv, lit_value, math, unary, wrap, Value};
-use phobos_ir::{Ctx, Expr, ExprKind, Ty};
+use phobos_ir::eval::{binary, cdiv, lit_value, math, math_n, unary, wrap, Value};
+use phobos_ir::{Ctx, DType, Expr, ExprKind, Ty};
 
 impl Machine<'_> {
     /// Evaluates `e` for the threads of `mask` (other lanes hold unspecified values).
@@ -61,6 +61,22 @@ impl Machine<'_> {
                 let v = self.eval(a, mask)?;
                 zip(&[&v], mask, span, |x| {
                     Ok(math(*f, to_value(at, x[0]), t).as_f64())
+                })?
+            }
+            ExprKind::MathN(f, args) => {
+                let vs = args
+                    .iter()
+                    .map(|a| self.eval(a, mask))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let refs: Vec<&Val> = vs.iter().collect();
+                let types: Vec<DType> = args.iter().map(|a| a.ty.dtype()).collect();
+                zip(&refs, mask, span, |x| {
+                    let xs: Vec<Value> = x
+                        .iter()
+                        .zip(&types)
+                        .map(|(&v, &at)| to_value(at, v))
+                        .collect();
+                    Ok(math_n(*f, &xs, t).as_f64())
                 })?
             }
             ExprKind::Select(c, a, b) => {
@@ -137,6 +153,14 @@ impl Machine<'_> {
             ExprKind::Transpose(a) => {
                 let src = self.eval(a, mask)?.tile(span)?;
                 Val::Tile(tile::transpose(&src, span)?)
+            }
+            ExprKind::Reshape(a) => {
+                let src = self.eval(a, mask)?.tile(span)?;
+                Val::Tile(tile::reshape(
+                    src,
+                    extents(e.ty.shape().unwrap_or(&[])),
+                    span,
+                )?)
             }
             ExprKind::Arange(n) => Val::Tile(Tile {
                 shape: vec![*n as usize],

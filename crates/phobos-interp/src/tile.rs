@@ -233,3 +233,17 @@ pub(crate) fn transpose(t: &Tile, span: Span) -> Result<Tile, Error> {
         data,
     })
 }
+
+/// The same elements, in row-major order, under `shape` (the checker proved the counts equal).
+pub(crate) fn reshape(t: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Error> {
+    if shape.iter().product::<usize>() != t.data.len() {
+        return Err(Error::internal(
+            "reshape to a different element count",
+            span,
+        ));
+    }
+    Ok(Tile {
+        shape,
+        data: t.data,
+    })
+}

@@ -220,3 +220,206 @@ fn gemm_typed_accumulates_in_f32_for_every_input_type() {
         assert!(err < dt("TC").tolerance().max(1e-5), "{types}: {err}");
     }
 }
+
+/// erf by Simpson's rule on 2/sqrt(pi) exp(-t^2) (independent of the interpreter's series).
+fn host_erf(x: f64) -> f64 {
+    let n = 2000;
+    let h = x / n as f64;
+    let f = |t: f64| (-t * t).exp();
+    let mut s = f(0.0) + f(x);
+    for i in 1..n {
+        s += f(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    s * h / 3.0 * 2.0 / std::f64::consts::PI.sqrt()
+}
+
+/// Rounds half to even, as numpy.round does.
+fn host_round(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+#[test]
+fn activations_match_the_host() {
+    for (pins, n) in [(None, 1000), (Some("BLOCK=1024"), 3000)] {
+        let k = kernel(&example("activations.ph"), None, pins, None);
+        // [-4, 4], with quarter steps included so floor, ceil and round meet exact halves.
+        let mut x = random_tensor(DType::F32, &[n], 9);
+        for (i, v) in x.data.iter_mut().enumerate() {
+            *v = if i % 7 == 0 {
+                (i % 33) as f64 / 8.0 - 2.0
+            } else {
+                *v * 4.0
+            };
+        }
+        let mut args = Args::new().push(x.clone());
+        for _ in 0..4 {
+            args = args.push(sentinel(DType::F32, &[n]));
+        }
+        let out = run_ok(&k, args.push(sentinel(DType::F16, &[n])));
+        let xs = &x.data;
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let host = |f: &dyn Fn(f64) -> f64| xs.iter().map(|&v| f(v)).collect::<Vec<f64>>();
+        let expect = [
+            ("G", host(&|v| 0.5 * v * (1.0 + host_erf(v / 2f64.sqrt())))),
+            ("S", host(&|v| v * sig(v) + v.sin() * v.cos())),
+            (
+                "P",
+                host(&|v| {
+                    (1.0 + v.exp2()).log2() + v.abs().ln_1p() - (-v.abs()).exp_m1()
+                        + v.abs().powf(1.5)
+                }),
+            ),
+            (
+                "R",
+                host(&|v| (4.0 * v).floor() + (4.0 * v).ceil() + host_round(4.0 * v)),
+            ),
+        ];
+        for (name, want) in expect {
+            let err = relative_error(&out.get(name).unwrap().data, &want);
+            assert!(err < 1e-6, "{pins:?} {name}: {err}");
+        }
+        let h = host(&|v| sig(v) + host_erf(v));
+        let err = relative_error(&out.get("H").unwrap().data, &h);
+        assert!(err < 2e-3, "{pins:?} H: {err}");
+    }
+}
+
+#[test]
+fn row_stats_match_the_host() {
+    for (pins, (m, n)) in [
+        (None, (5, 50)),
+        (Some("ROWS=8 BLOCK=256"), (19, 256)),
+        (Some("ROWS=8 BLOCK=64"), (3, 1)),
+    ] {
+        let k = kernel(&example("row_stats.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 11);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m, n])),
+        );
+        let rows: Vec<&[f64]> = x.data.chunks(n).collect();
+        let sums: Vec<f64> = rows.iter().map(|r| r.iter().sum()).collect();
+        let maxes: Vec<f64> = rows
+            .iter()
+            .map(|r| r.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            .collect();
+        let err = relative_error(&out.get("S").unwrap().data, &sums);
+        assert!(err < 1e-6, "{pins:?} {m}x{n}: S {err}");
+        assert_eq!(out.get("MX").unwrap().data, maxes, "{pins:?} {m}x{n}");
+        let z: Vec<f64> = (0..m * n)
+            .map(|i| (x.data[i] as f32 - (i / n) as f32) as f64)
+            .collect();
+        assert_eq!(out.get("Z").unwrap().data, z, "{pins:?} {m}x{n}");
+    }
+}
+
+#[test]
+fn dropout_keeps_what_philox_says() {
+    use phobos_ir::eval::{philox, uint_to_uniform};
+    for (pins, n, seed) in [(None, 1000, 3), (Some("BLOCK=1024"), 3000, 123_456)] {
+        let k = kernel(&example("dropout.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[n], 12);
+        let p = 0.25;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(sentinel(DType::F32, &[n]))
+                .push(sentinel(DType::F32, &[n]))
+                .push(p)
+                .push(seed as f64),
+        );
+        let y = &out.get("Y").unwrap().data;
+        let mut kept = 0;
+        for (i, (&yi, &xi)) in y.iter().zip(&x.data).enumerate() {
+            let r = uint_to_uniform(philox(seed, i as u32)[0]);
+            let want = if r > p as f32 {
+                kept += 1;
+                (xi as f32 / (1.0f32 - p as f32)) as f64
+            } else {
+                0.0
+            };
+            assert_eq!(yi, want, "{pins:?} element {i}");
+        }
+        // About 1 - p of the elements survive.
+        let frac = kept as f64 / n as f64;
+        assert!((frac - 0.75).abs() < 0.05, "{pins:?}: kept {frac}");
+        // The noise is a standard normal times p.
+        let z = &out.get("Z").unwrap().data;
+        let noise: Vec<f64> = (0..n).map(|i| (z[i] - x.data[i]) / p).collect();
+        let mean = noise.iter().sum::<f64>() / n as f64;
+        let var = noise.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(
+            mean.abs() < 0.1 && (var - 1.0).abs() < 0.15,
+            "{pins:?}: {mean} {var}"
+        );
+    }
+}
+
+#[test]
+fn layer_norm_matches_the_host() {
+    for (pins, (m, n)) in [(None, (5, 200)), (Some("ROWS=4 BLOCK=1024"), (9, 1000))] {
+        let k = kernel(&example("layer_norm_tiles.ph"), None, pins, None);
+        let x = random_tensor(DType::F32, &[m, n], 21);
+        let w = random_tensor(DType::F32, &[n], 22);
+        let b = random_tensor(DType::F32, &[n], 23);
+        let eps = 1e-5;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(x.clone())
+                .push(w.clone())
+                .push(b.clone())
+                .push(sentinel(DType::F32, &[m, n]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(sentinel(DType::F32, &[m]))
+                .push(eps),
+        );
+        let (mut y, mut means, mut rstds) = (vec![0.0; m * n], vec![0.0; m], vec![0.0; m]);
+        for r in 0..m {
+            let row = &x.data[r * n..(r + 1) * n];
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+            let rstd = 1.0 / (var + eps).sqrt();
+            for c in 0..n {
+                y[r * n + c] = (row[c] - mean) * rstd * w.data[c] + b.data[c];
+            }
+            (means[r], rstds[r]) = (mean, rstd);
+        }
+        for (name, want) in [("Y", y), ("Mean", means), ("Rstd", rstds)] {
+            let err = relative_error(&out.get(name).unwrap().data, &want);
+            assert!(err < 1e-5, "{pins:?} {m}x{n} {name}: {err}");
+        }
+    }
+}
+
+#[test]
+fn matmul_leaky_relu_matches_the_host() {
+    for (pins, (m, n, kk)) in [(None, (77, 45, 67)), (Some("TILE_K=32"), (64, 128, 96))] {
+        let k = kernel(&example("matmul_leaky_relu.ph"), None, pins, None);
+        let a = random_tensor(DType::F16, &[m, kk], 31);
+        let b = random_tensor(DType::F16, &[kk, n], 32);
+        let out = run_ok(
+            &k,
+            Args::new()
+                .push(a.clone())
+                .push(b.clone())
+                .push(sentinel(DType::F16, &[m, n])),
+        );
+        let want: Vec<f64> = matmul(&a, &b)
+            .into_iter()
+            .map(|v| if v >= 0.0 { v } else { 0.01 * v })
+            .collect();
+        let err = relative_error(&out.get("C").unwrap().data, &want);
+        assert!(err < 1e-3, "{pins:?} {m}x{n}x{kk}: {err}");
+    }
+}

@@ -14,7 +14,9 @@
 //! more are errors (C leaves them undefined). Integer-to-integer casts wrap (two's complement).
 
 use crate::dtype::DType;
-use crate::ir::{BinOp, Ctx, DimId, Expr, ExprKind, Kernel, Lit, MathFn, ParamId, ParamKind, UnOp};
+use crate::ir::{
+    BinOp, Ctx, DimId, Expr, ExprKind, Kernel, Lit, MathFn, MathFnN, ParamId, ParamKind, UnOp,
+};
 
 /// A scalar value. Integers hold the value already wrapped to their type (a `u32` is never
 /// negative); floats hold the value already rounded to their type.
@@ -190,6 +192,13 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<Value, EvalError> {
             binary(*op, eval(a, env)?, eval(b, env)?, operand)?
         }
         ExprKind::Math(f, a) => math(*f, eval(a, env)?, t),
+        ExprKind::MathN(f, args) => {
+            let vs = args
+                .iter()
+                .map(|a| eval(a, env))
+                .collect::<Result<Vec<_>, _>>()?;
+            math_n(*f, &vs, t)
+        }
         ExprKind::Select(c, a, b) => {
             if eval(c, env)?.as_bool() {
                 eval(a, env)?.cast(t)
@@ -208,6 +217,7 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<Value, EvalError> {
         | ExprKind::Reduce { .. }
         | ExprKind::Dot { .. }
         | ExprKind::Transpose(_)
+        | ExprKind::Reshape(_)
         | ExprKind::Arange(_) => return Err(EvalError::NotUniformScalar("a tile")),
     })
 }
@@ -263,8 +273,102 @@ pub fn math(f: MathFn, v: Value, t: DType) -> Value {
         MathFn::Rsqrt => 1.0 / x.sqrt(),
         MathFn::Abs => x.abs(),
         MathFn::Tanh => x.tanh(),
+        MathFn::Log2 => x.log2(),
+        MathFn::Log1p => x.ln_1p(),
+        MathFn::Expm1 => x.exp_m1(),
+        MathFn::Sin => x.sin(),
+        MathFn::Cos => x.cos(),
+        MathFn::Erf => erf(x),
+        MathFn::Floor => x.floor(),
+        MathFn::Ceil => x.ceil(),
+        MathFn::Round => x.round_ties_even(),
+        MathFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
     };
     Value::Float(t.round(narrow_first(t, y)))
+}
+
+/// Applies a function of several operands with result type `t`.
+pub fn math_n(f: MathFnN, vs: &[Value], t: DType) -> Value {
+    let x = |i: usize| vs.get(i).map_or(f64::NAN, |v| v.as_f64());
+    let int = |i: usize| vs.get(i).map_or(0, |v| v.as_i64());
+    let y = match f {
+        MathFnN::Pow => x(0).powf(x(1)),
+        // f64's fused multiply-add; for f32 and narrower the f64 result then rounds to the type
+        // (a second rounding that can differ from fmaf in the last bit).
+        MathFnN::Fma => x(0).mul_add(x(1), x(2)),
+        MathFnN::Rand => uint_to_uniform(philox(int(0) as u64, int(1) as u32)[0]) as f64,
+        MathFnN::Randn => {
+            let c = philox(int(0) as u64, int(1) as u32);
+            let (u1, u2) = (uint_to_uniform(c[0]), uint_to_uniform(c[1]));
+            let u1 = u1.max(1.0e-7);
+            let th = std::f32::consts::TAU * u2;
+            let r = (-2.0f32 * u1.ln()).sqrt();
+            (r * th.cos()) as f64
+        }
+    };
+    Value::Float(t.round(narrow_first(t, y)))
+}
+
+/// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3") on the counter
+/// (offset, 0, 0, 0) with the key (seed's low and high words), as Triton's `tl.randint4x`.
+pub fn philox(seed: u64, offset: u32) -> [u32; 4] {
+    philox4x32_10([offset, 0, 0, 0], [seed as u32, (seed >> 32) as u32])
+}
+
+/// Philox4x32 with 10 rounds on a counter and a key (Random123's `philox4x32`).
+pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    const ROUND_A: u32 = 0xD251_1F53;
+    const ROUND_B: u32 = 0xCD9E_8D57;
+    const KEY_A: u32 = 0x9E37_79B9;
+    const KEY_B: u32 = 0xBB67_AE85;
+    let mulhi = |a: u32, b: u32| ((a as u64 * b as u64) >> 32) as u32;
+    let [mut c0, mut c1, mut c2, mut c3] = counter;
+    let [mut k0, mut k1] = key;
+    for _ in 0..10 {
+        let (p0, p2) = (c0, c2);
+        c0 = mulhi(ROUND_B, p2) ^ c1 ^ k0;
+        c2 = mulhi(ROUND_A, p0) ^ c3 ^ k1;
+        c1 = ROUND_B.wrapping_mul(p2);
+        c3 = ROUND_A.wrapping_mul(p0);
+        k0 = k0.wrapping_add(KEY_A);
+        k1 = k1.wrapping_add(KEY_B);
+    }
+    [c0, c1, c2, c3]
+}
+
+/// Triton's `uint_to_uniform_float`: the word as an i32, folded to non-negative (`-x - 1` for
+/// negatives), converted to f32 and scaled by 2^-31. Values within 64 of 2^31 round to 1.0.
+pub fn uint_to_uniform(x: u32) -> f32 {
+    let x = x as i32;
+    let x = if x < 0 {
+        x.wrapping_neg().wrapping_sub(1)
+    } else {
+        x
+    };
+    // 2^-31, exactly (Triton writes it 4.6566127342e-10, which rounds to it in f32).
+    x as f32 * (1.0 / 2_147_483_648.0)
+}
+
+/// The error function, to a few ulp of f64: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x /
+/// (1 * 3 * .. * (2n + 1)), a series of positive terms (no cancellation) that converges for
+/// every x; past |x| = 6 erf is 1 to f64 precision.
+pub fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    if a >= 6.0 {
+        return x.signum();
+    }
+    let x2 = a * a;
+    let (mut term, mut sum, mut n) = (a, a, 0.0);
+    while term > sum * 1e-17 {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+    }
+    let r = 2.0 / std::f64::consts::PI.sqrt() * (-x2).exp() * sum;
+    r.min(1.0).copysign(x)
 }
 
 /// Types narrower than f32 compute in f32 before rounding to themselves.
@@ -420,6 +524,10 @@ fn write_expr(out: &mut String, e: &Expr, k: &Kernel, outer: u8) {
             }
         }
         ExprKind::Math(f, a) => call(out, &format!("{f:?}").to_lowercase(), &[a], k),
+        ExprKind::MathN(f, args) => {
+            let args: Vec<&Expr> = args.iter().collect();
+            call(out, &format!("{f:?}").to_lowercase(), &args, k)
+        }
         ExprKind::Select(c, a, b) => call(out, "where", &[c, a, b], k),
         // Widening a dim to i64 (as `@where` and `@flops` do) changes no value: show the dim.
         ExprKind::Cast(a) if matches!(a.kind, ExprKind::Dim(_)) && e.ty.dtype().is_int() => {

@@ -286,6 +286,35 @@ pub enum MathFn {
     Rsqrt,
     Abs,
     Tanh,
+    Log2,
+    /// log(1 + x), accurate near 0.
+    Log1p,
+    /// exp(x) - 1, accurate near 0.
+    Expm1,
+    Sin,
+    Cos,
+    Erf,
+    Floor,
+    Ceil,
+    /// To the nearest integer, halves to even (NumPy's `round`, CUDA's `rint`).
+    Round,
+    /// 1 / (1 + exp(-x)).
+    Sigmoid,
+}
+
+/// Elementwise functions of several operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFnN {
+    /// `pow(x, y)` = x^y (float operands of the result type).
+    Pow,
+    /// `fma(a, b, c)` = a * b + c, rounded once (float operands of the result type).
+    Fma,
+    /// `rand(seed, offset)`: an f32 uniform in [0, 1] from Philox4x32-10 on (seed, offset),
+    /// as Triton's `tl.rand` (integer operands; see [`crate::eval::philox`]).
+    Rand,
+    /// `randn(seed, offset)`: an f32 standard normal (Box-Muller on two Philox outputs), as
+    /// Triton's `tl.randn`.
+    Randn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -311,6 +340,9 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// Scalar or elementwise: `Abs` also applies to integers.
     Math(MathFn, Box<Expr>),
+    /// Scalar or elementwise, operands broadcast like `Select`'s (of `self.ty`'s element type
+    /// for `Pow`/`Fma`; integers for `Rand`/`Randn`).
+    MathN(MathFnN, Vec<Expr>),
     /// `where(cond, a, b)`: cond is bool; shapes already broadcast to the result.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion to `self.ty`'s element type (same shape): float to int truncates toward
@@ -351,6 +383,9 @@ pub enum ExprKind {
     },
     /// Rank-2 transpose.
     Transpose(Box<Expr>),
+    /// The same elements in row-major order under `self.ty`'s shape (same element count):
+    /// `reshape(t, [..])`, and `t[:, None]` / `t[None, :]` (a new axis of extent 1).
+    Reshape(Box<Expr>),
     /// `arange(n)`: `tile<i32>[n]` holding 0, 1, .., n-1.
     Arange(i64),
 }

@@ -204,6 +204,14 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             _ => format!("({} {} {})", expr(k, a), op.symbol(), expr(k, b)),
         },
         ExprKind::Math(f, a) => format!("{}({})", format!("{f:?}").to_lowercase(), expr(k, a)),
+        ExprKind::MathN(f, args) => format!(
+            "{}({})",
+            format!("{f:?}").to_lowercase(),
+            args.iter()
+                .map(|a| expr(k, a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         ExprKind::Select(c, a, b) => {
             format!("where({}, {}, {})", expr(k, c), expr(k, a), expr(k, b))
         }
@@ -233,6 +241,16 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             format!("{f}{t}({}, {})", expr(k, a), expr(k, b))
         }
         ExprKind::Transpose(a) => format!("transpose({})", expr(k, a)),
+        ExprKind::Reshape(a) => format!(
+            "reshape({}, [{}])",
+            expr(k, a),
+            e.ty.shape()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         ExprKind::Arange(n) => format!("arange({n})"),
     }
 }

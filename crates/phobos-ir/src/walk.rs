@@ -83,6 +83,7 @@ pub fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         | ExprKind::Cast(a)
         | ExprKind::Broadcast(a)
         | ExprKind::Transpose(a)
+        | ExprKind::Reshape(a)
         | ExprKind::Reduce { arg: a, .. } => expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) | ExprKind::Dot { a, b, .. } => {
             expr(a, f);
@@ -93,6 +94,7 @@ pub fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 expr(x, f);
             }
         }
+        ExprKind::MathN(_, args) => args.iter().for_each(|a| expr(a, f)),
         ExprKind::TileGet { tile, index } => {
             expr(tile, f);
             index.iter().for_each(|i| expr(i, f));

@@ -122,15 +122,26 @@ pub enum AttrKind {
     Unknown(String),
 }
 
-/// `NAME in [v1, v2, ...]`. Values stay expressions so the checker can reject
-/// non-integers with a span.
+/// `NAME in [v1, v2, ...]` or `NAME in {v1, v2, ...}`. Values stay expressions so the checker
+/// can reject non-integers with a span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AutotuneEntry {
     pub name: Ident,
     pub values: Vec<Expr>,
+    /// Which brackets enclose the values (the two follow different rules).
+    pub list: ChoiceList,
     /// Span of the `[...]` list.
     pub list_span: Span,
     pub span: Span,
+}
+
+/// The brackets of an `@autotune` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChoiceList {
+    /// `[..]`: one value, two inclusive bounds or three or more listed values (seed 000).
+    Brackets,
+    /// `{..}`: the values listed, any number of them, in the order written.
+    Braces,
 }
 
 /// `{ stmts }`
@@ -285,6 +296,8 @@ pub enum ExprKind {
         base: Box<Expr>,
         indices: Vec<IndexExpr>,
     },
+    /// `[a, b, ...]`: a list, such as the shape argument of `reshape(t, [R, C])`.
+    List(Vec<Expr>),
 }
 
 /// A call argument, positional or named (`axis = 1`).

@@ -102,9 +102,13 @@ fn attr(out: &mut String, a: &Attr) {
             out.push('(');
             for (i, e) in entries.iter().enumerate() {
                 sep(out, i);
-                let _ = write!(out, "{} in [", e.name.name);
+                let (open, close) = match e.list {
+                    ChoiceList::Brackets => ('[', ']'),
+                    ChoiceList::Braces => ('{', '}'),
+                };
+                let _ = write!(out, "{} in {open}", e.name.name);
                 exprs(out, &e.values);
-                out.push(']');
+                out.push(close);
             }
             out.push(')');
         }
@@ -302,6 +306,11 @@ fn expr(out: &mut String, e: &Expr) {
                 expr(out, &a.value);
             }
             out.push(')');
+        }
+        ExprKind::List(items) => {
+            out.push('[');
+            exprs(out, items);
+            out.push(']');
         }
         ExprKind::Index { base, indices } => {
             postfix_base(out, base);

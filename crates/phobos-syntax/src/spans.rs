@@ -163,6 +163,7 @@ fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Span)) {
                 expr(&mut a.value, f);
             }
         }
+        ExprKind::List(items) => items.iter_mut().for_each(|x| expr(x, f)),
         ExprKind::Index { base, indices } => {
             expr(base, f);
             for i in indices {

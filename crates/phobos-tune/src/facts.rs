@@ -188,3 +188,27 @@ pub fn validate(kernel: &Kernel, problem: &Problem) -> Result<(), ProblemError> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phobos_syntax::SourceFile;
+
+    #[test]
+    fn work_reads_scalar_parameters_per_problem() {
+        let src = "@launch(128)\n@grid(N)\n@flops(2 * N * N / (1 + causal))\n\
+                   @bytes(f64(4 * N * N) * scale)\n\
+                   kernel k(X: tensor<f32>[N, N], causal: i32, scale: f32) {\n  X[0, 0] = scale\n}\n";
+        let module = phobos_check::load(SourceFile::new("k.ph", src)).unwrap();
+        let info = &module.kernels[0];
+        let variant = info.default_variant().unwrap();
+        let kernel = phobos_check::instantiate(&module, info, &variant).unwrap();
+        let problem = |causal: f64| Problem {
+            dims: vec![("N".into(), 1000)],
+            args: vec![("causal".into(), causal), ("scale".into(), 0.5)],
+            ..Problem::default()
+        };
+        assert_eq!(work(&kernel, &problem(0.0)), (Some(2e6), Some(2e6)));
+        assert_eq!(work(&kernel, &problem(1.0)), (Some(1e6), Some(2e6)));
+    }
+}

@@ -12,10 +12,12 @@ use phobos_ir::DType;
 use phobos_syntax::ast::{self, AttrKind};
 use phobos_syntax::Diagnostic;
 
+/// Attributes read dims and constants; `@flops` and `@bytes` also scalar parameters (the tuner
+/// evaluates them per problem, with the arguments it runs).
 fn attr_mode(what: &'static str) -> Mode {
     Mode::Attr {
         what,
-        params: false,
+        params: matches!(what, "@flops" | "@bytes"),
         wide: true,
     }
 }
@@ -223,7 +225,8 @@ impl Cx<'_> {
         Some((dim, v))
     }
 
-    /// `@flops(e)`/`@bytes(e)`: an i64 (or f64) expression over dims and constants.
+    /// `@flops(e)`/`@bytes(e)`: an i64 (or f64) expression over dims, constants and scalar
+    /// parameters.
     fn work(&mut self, e: &ast::Expr, what: &str) -> Option<ir::Expr> {
         let v = self.expr(e)?;
         let v = self.materialize(v)?;

@@ -1,6 +1,6 @@
 //! Calls: casts (`f32(x)`, `TC(x)`) and the built-in functions.
 
-use super::types::ty_str;
+use super::types::{shape_str, ty_str};
 use super::value::{ex, lit, Weak, V};
 use super::Cx;
 use crate::codes;
@@ -8,11 +8,11 @@ use crate::suggest::did_you_mean;
 use phobos_ir as ir;
 use phobos_ir::eval::Value;
 use phobos_ir::DType;
-use phobos_syntax::ast::{Arg, Expr, Ident};
+use phobos_syntax::ast::{Arg, Expr, ExprKind, Ident};
 use phobos_syntax::{Diagnostic, Span};
 
 /// Every built-in function name.
-pub const BUILTINS: [&str; 19] = [
+pub const BUILTINS: [&str; 34] = [
     "exp",
     "exp2",
     "log",
@@ -20,6 +20,20 @@ pub const BUILTINS: [&str; 19] = [
     "rsqrt",
     "abs",
     "tanh",
+    "log2",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "sigmoid",
+    "pow",
+    "fma",
+    "rand",
+    "randn",
     "min",
     "max",
     "sum",
@@ -31,6 +45,7 @@ pub const BUILTINS: [&str; 19] = [
     "dot",
     "dot_t",
     "transpose",
+    "reshape",
     "arange",
 ];
 
@@ -46,6 +61,25 @@ fn math_fn(name: &str) -> Option<ir::MathFn> {
         "rsqrt" => ir::MathFn::Rsqrt,
         "abs" => ir::MathFn::Abs,
         "tanh" => ir::MathFn::Tanh,
+        "log2" => ir::MathFn::Log2,
+        "log1p" => ir::MathFn::Log1p,
+        "expm1" => ir::MathFn::Expm1,
+        "sin" => ir::MathFn::Sin,
+        "cos" => ir::MathFn::Cos,
+        "erf" => ir::MathFn::Erf,
+        "floor" => ir::MathFn::Floor,
+        "ceil" => ir::MathFn::Ceil,
+        "round" => ir::MathFn::Round,
+        "sigmoid" => ir::MathFn::Sigmoid,
+        _ => return None,
+    })
+}
+
+/// A math function of several operands, with its operand count.
+fn math_fn_n(name: &str) -> Option<(ir::MathFnN, usize)> {
+    Some(match name {
+        "pow" => (ir::MathFnN::Pow, 2),
+        "fma" => (ir::MathFnN::Fma, 3),
         _ => return None,
     })
 }
@@ -120,6 +154,18 @@ impl Cx<'_> {
             let v = self.expr(pos[0])?;
             return self.math(name, f, v, span);
         }
+        if name == "rand" || name == "randn" {
+            let (pos, _) = self.args(name, args, (2, 2), &[], span)?;
+            let seed = self.expr(pos[0]);
+            let offsets = self.expr(pos[1]);
+            return self.random(name, seed?, offsets?, span);
+        }
+        if let Some((f, n)) = math_fn_n(name) {
+            let (pos, _) = self.args(name, args, (n, n), &[], span)?;
+            let vs: Vec<Option<V>> = pos.iter().map(|a| self.expr(a)).collect();
+            let vs: Vec<V> = vs.into_iter().collect::<Option<_>>()?;
+            return self.math_n(name, f, vs, span);
+        }
         match name {
             "min" | "max" | "sum" => {
                 let max_args = if name == "sum" { 1 } else { 2 };
@@ -188,6 +234,12 @@ impl Cx<'_> {
                 let a = self.expr(pos[0]);
                 let b = self.expr(pos[1]);
                 self.dot(name, a?, b?, span)
+            }
+            "reshape" => {
+                let (pos, _) = self.args(name, args, (2, 2), &[], span)?;
+                let v = self.expr(pos[0])?;
+                let shape = self.shape_list(pos[1])?;
+                self.reshape(v, shape, pos[1].span, span)
             }
             "transpose" => {
                 let (pos, _) = self.args(name, args, (1, 1), &[], span)?;
@@ -278,6 +330,202 @@ impl Cx<'_> {
         let uniform = v.uniform();
         let e = ex(ir::ExprKind::Cast(Box::new(v.e)), ty, uniform, span);
         self.fold(e).map(V::strong)
+    }
+
+    /// `pow(x, y)`, `fma(a, b, c)`: float operands of one type (weak literals take it, or f32),
+    /// broadcast together like `where`'s.
+    fn math_n(&mut self, name: &str, f: ir::MathFnN, args: Vec<V>, span: Span) -> Option<V> {
+        let t = match args.iter().find(|v| v.weak.is_none()) {
+            Some(v) => v.dtype(),
+            None => self.weak_default(Weak::Float(0.0)),
+        };
+        let mut vs = Vec::with_capacity(args.len());
+        for v in args {
+            let v = self.coerce(v, t)?;
+            if !v.dtype().is_float() {
+                let help = format!("convert first: `{name}(f32({}), ..)`", self.text(v.span()));
+                self.error(
+                    Diagnostic::error(
+                        codes::BAD_OPERAND,
+                        format!("`{name}` is not defined for {}", v.dtype()),
+                        v.span(),
+                    )
+                    .with_label(ty_str(v.ty()))
+                    .with_help(help),
+                );
+                return None;
+            }
+            if v.dtype() != t {
+                self.error(
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("mismatched types in `{name}`: {t} and {}", v.dtype()),
+                        v.span(),
+                    )
+                    .with_label(format!("{}", v.dtype()))
+                    .with_help(format!("convert it: `{t}({})`", self.text(v.span()))),
+                );
+                return None;
+            }
+            vs.push(v);
+        }
+        let refs: Vec<&V> = vs.iter().collect();
+        let shape = self.common_shape(&refs).ok()?;
+        match shape {
+            None => {
+                let uniform = vs.iter().all(V::uniform);
+                let es = vs.into_iter().map(|v| v.e).collect();
+                let e = ex(ir::ExprKind::MathN(f, es), ir::Ty::Scalar(t), uniform, span);
+                self.fold(e).map(V::strong)
+            }
+            Some(s) => {
+                let ok = vs.iter().fold(true, |ok, v| self.uniform_for_tile(v) & ok);
+                if !ok || !self.check_shape(&s, span) {
+                    return None;
+                }
+                let es = vs.into_iter().map(|v| self.broadcast_to(v.e, &s)).collect();
+                let e = ex(ir::ExprKind::MathN(f, es), ir::Ty::Tile(t, s), true, span);
+                Some(V::strong(e))
+            }
+        }
+    }
+
+    /// `rand(seed, offsets)`, `randn(seed, offsets)`: integer seed (a scalar) and offsets (a
+    /// scalar or a tile); an f32 of the offsets' shape.
+    fn random(&mut self, name: &str, seed: V, offsets: V, span: Span) -> Option<V> {
+        let seed = self.coerce(seed, DType::I64)?;
+        let offsets = match offsets.weak {
+            Some(_) => self.coerce(offsets, DType::I32)?,
+            None => offsets,
+        };
+        for (v, what) in [(&seed, "seed"), (&offsets, "offsets")] {
+            if !v.dtype().is_int() {
+                self.error(
+                    Diagnostic::error(
+                        codes::BAD_OPERAND,
+                        format!(
+                            "the {what} of `{name}` must be integers, found {}",
+                            ty_str(v.ty())
+                        ),
+                        v.span(),
+                    )
+                    .with_label(ty_str(v.ty()))
+                    .with_help(format!("convert it: `i32({})`", self.text(v.span()))),
+                );
+                return None;
+            }
+        }
+        if seed.is_tile() {
+            self.error(
+                Diagnostic::error(
+                    codes::TILE_SCALAR,
+                    format!(
+                        "the seed of `{name}` is one value, found {}",
+                        ty_str(seed.ty())
+                    ),
+                    seed.span(),
+                )
+                .with_label("a tile")
+                .with_help("pass one seed and a tile of offsets: `rand(seed, i + arange(BLOCK))`"),
+            );
+            return None;
+        }
+        let f = if name == "rand" {
+            ir::MathFnN::Rand
+        } else {
+            ir::MathFnN::Randn
+        };
+        match offsets.ty().shape().map(<[i64]>::to_vec) {
+            None => {
+                let uniform = seed.uniform() && offsets.uniform();
+                let kind = ir::ExprKind::MathN(f, vec![seed.e, offsets.e]);
+                Some(V::strong(ex(
+                    kind,
+                    ir::Ty::Scalar(DType::F32),
+                    uniform,
+                    span,
+                )))
+            }
+            Some(s) => {
+                if !self.uniform_for_tile(&seed) {
+                    return None;
+                }
+                let seed = self.broadcast_to(seed.e, &s);
+                let kind = ir::ExprKind::MathN(f, vec![seed, offsets.e]);
+                Some(V::strong(ex(kind, ir::Ty::Tile(DType::F32, s), true, span)))
+            }
+        }
+    }
+
+    /// The constant extents of `reshape`'s shape argument, a list `[d0]` or `[d0, d1]`.
+    fn shape_list(&mut self, e: &Expr) -> Option<Vec<i64>> {
+        let ExprKind::List(items) = &e.kind else {
+            self.error(
+                Diagnostic::error(codes::BAD_ARGS, "the shape of `reshape` is a list", e.span)
+                    .with_label("not a list")
+                    .with_help(format!(
+                        "write the extents in brackets: `[{}]`",
+                        self.text(e.span)
+                    )),
+            );
+            return None;
+        };
+        let dims: Vec<Option<i64>> = items
+            .iter()
+            .map(|d| self.const_int(d, "a reshape extent", codes::NOT_STATIC))
+            .collect();
+        let dims: Vec<i64> = dims.into_iter().collect::<Option<_>>()?;
+        self.check_shape(&dims, e.span).then_some(dims)
+    }
+
+    /// `v` as a tile of `shape` (row-major, the same element count); `shape_span` is the list.
+    pub(super) fn reshape(
+        &mut self,
+        v: V,
+        shape: Vec<i64>,
+        shape_span: Span,
+        span: Span,
+    ) -> Option<V> {
+        let v = self.materialize(v)?;
+        let ir::Ty::Tile(t, from) = v.ty().clone() else {
+            self.error(
+                Diagnostic::error(codes::TILE_SCALAR, "`reshape` takes a tile", v.span())
+                    .with_label(ty_str(v.ty()))
+                    .with_help("a scalar has no shape; broadcast it with an operation on a tile"),
+            );
+            return None;
+        };
+        let (n, m) = (from.iter().product::<i64>(), shape.iter().product::<i64>());
+        if n != m {
+            self.error(
+                Diagnostic::error(
+                    codes::RESHAPE_COUNT,
+                    format!(
+                        "cannot reshape a tile of shape [{}] ({n} elements) to [{}] ({m} elements)",
+                        shape_str(&from),
+                        shape_str(&shape)
+                    ),
+                    shape_span,
+                )
+                .with_label(format!("{m} elements"))
+                .with_secondary(v.span(), format!("{n} elements"))
+                .with_help(
+                    "a reshape keeps every element: the extents must multiply to the same count",
+                ),
+            );
+            return None;
+        }
+        if from == shape {
+            return Some(v);
+        }
+        let uniform = v.uniform();
+        let e = ex(
+            ir::ExprKind::Reshape(Box::new(v.e)),
+            ir::Ty::Tile(t, shape),
+            uniform,
+            span,
+        );
+        Some(V::strong(e))
     }
 
     fn math(&mut self, name: &str, f: ir::MathFn, v: V, span: Span) -> Option<V> {

@@ -102,6 +102,14 @@ impl Cx<'_> {
             }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
             ExprKind::Index { base, indices } => self.index_value(base, indices, e.span),
+            ExprKind::List(_) => {
+                self.error(
+                    Diagnostic::error(codes::LIST_VALUE, "a list is not a value", e.span)
+                        .with_label("a list")
+                        .with_help("a list is only the shape of `reshape(t, [R, C])`"),
+                );
+                None
+            }
         }
     }
 

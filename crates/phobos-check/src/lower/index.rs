@@ -98,20 +98,30 @@ impl Cx<'_> {
             );
             return None;
         };
+        if indices.iter().any(is_new_axis) {
+            return self.new_axes(b, &shape, indices, span);
+        }
         if indices.len() != shape.len() {
-            self.error(
-                Diagnostic::error(
-                    codes::INDEX_COUNT,
-                    format!(
-                        "a rank-{} tile takes {} indices, found {}",
-                        shape.len(),
-                        shape.len(),
-                        indices.len()
-                    ),
-                    span,
-                )
-                .with_label(ty_str(b.ty())),
-            );
+            let mut d = Diagnostic::error(
+                codes::INDEX_COUNT,
+                format!(
+                    "a rank-{} tile takes {} indices, found {}",
+                    shape.len(),
+                    shape.len(),
+                    indices.len()
+                ),
+                span,
+            )
+            .with_label(ty_str(b.ty()));
+            if shape.len() == 1 && indices.len() == 2 {
+                d = d.with_help(format!(
+                    "for a new axis write `{0}[:, None]` (shape [{1}, 1]) or `{0}[None, :]` \
+                     (shape [1, {1}])",
+                    self.text(base.span),
+                    shape[0]
+                ));
+            }
+            self.error(d);
             return None;
         }
         let mut idx = Vec::new();
@@ -140,6 +150,70 @@ impl Cx<'_> {
             index: idx,
         };
         Some(V::strong(ex(kind, ir::Ty::Scalar(t), uniform, span)))
+    }
+
+    /// `t[:, None]`, `t[None, :]`: a `:` per axis of `t`, in order, and a `None` per new axis
+    /// of extent 1.
+    fn new_axes(&mut self, b: V, shape: &[i64], indices: &[IndexExpr], span: Span) -> Option<V> {
+        let mut out = Vec::new();
+        let mut axes = shape.iter();
+        for ix in indices {
+            let whole = matches!(
+                ix,
+                IndexExpr::Range {
+                    start: None,
+                    end: None,
+                    ..
+                }
+            );
+            if is_new_axis(ix) {
+                out.push(1);
+            } else if let (true, Some(&d)) = (whole, axes.next()) {
+                out.push(d);
+            } else {
+                let help = if whole {
+                    format!("a rank-{} tile takes {} `:`", shape.len(), shape.len())
+                } else {
+                    "with `None`, every other position is `:` (the whole axis)".to_string()
+                };
+                self.error(
+                    Diagnostic::error(
+                        codes::INDEX_COUNT,
+                        format!(
+                            "cannot add axes to a tile of shape [{}] this way",
+                            shape_str(shape)
+                        ),
+                        ix.span(),
+                    )
+                    .with_label(if whole {
+                        "one `:` too many"
+                    } else {
+                        "not `:` or `None`"
+                    })
+                    .with_help(help),
+                );
+                return None;
+            }
+        }
+        if axes.next().is_some() {
+            self.error(
+                Diagnostic::error(
+                    codes::INDEX_COUNT,
+                    format!(
+                        "a rank-{} tile takes {} `:` besides its `None`s",
+                        shape.len(),
+                        shape.len()
+                    ),
+                    span,
+                )
+                .with_label(ty_str(b.ty())),
+            );
+            return None;
+        }
+        if !self.check_shape(&out, span) {
+            return None;
+        }
+        self.reshape(b, out, span, span)
     }
 
     /// The source text of a tensor dim (its name, or its literal).
@@ -353,19 +427,27 @@ impl Cx<'_> {
                 return None;
             }
             (Some(s), Some(vs)) if s.as_slice() != vs => {
-                self.error(
-                    Diagnostic::error(
-                        codes::STORE_SHAPE,
-                        format!(
-                            "cannot store a tile of shape [{}] into a slice of shape [{}]",
-                            shape_str(vs),
-                            shape_str(s)
-                        ),
-                        v.span(),
-                    )
-                    .with_label(ty_str(v.ty()))
-                    .with_secondary(target, format!("shape [{}]", shape_str(s))),
-                );
+                let mut d = Diagnostic::error(
+                    codes::STORE_SHAPE,
+                    format!(
+                        "cannot store a tile of shape [{}] into a slice of shape [{}]",
+                        shape_str(vs),
+                        shape_str(s)
+                    ),
+                    v.span(),
+                )
+                .with_label(ty_str(v.ty()))
+                .with_secondary(target, format!("shape [{}]", shape_str(s)));
+                // Shapes that differ only by axes of extent 1 (`[R, 1]` and `[R]`).
+                let squeeze = |x: &[i64]| x.iter().copied().filter(|&n| n != 1).collect::<Vec<_>>();
+                if squeeze(s) == squeeze(vs) {
+                    d = d.with_help(format!(
+                        "the same elements: store `reshape({}, [{}])`",
+                        self.text(v.span()),
+                        shape_str(s)
+                    ));
+                }
+                self.error(d);
                 return None;
             }
             (Some(_), None) if !self.uniform_for_tile(&v) => return None,
@@ -387,4 +469,9 @@ impl Cx<'_> {
             None => e,
         })
     }
+}
+
+/// `None` in an index position: a new axis of extent 1 (NumPy's `np.newaxis`).
+fn is_new_axis(ix: &IndexExpr) -> bool {
+    matches!(ix, IndexExpr::At(ast::Expr { kind: ast::ExprKind::Name(id), .. }) if id.name == "None")
 }

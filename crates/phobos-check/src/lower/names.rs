@@ -159,12 +159,18 @@ impl Cx<'_> {
                 if matches!(self.mode, Mode::Attr { params: false, .. }) {
                     return self.not_here(span, &format!("the parameter `{name}`"));
                 }
-                Some(V::strong(ex(
-                    ir::ExprKind::Param(pid),
-                    ir::Ty::Scalar(dtype),
-                    true,
-                    span,
-                )))
+                let param = ex(ir::ExprKind::Param(pid), ir::Ty::Scalar(dtype), true, span);
+                // In `@flops`/`@bytes` integers are i64 and floats f64, as dims are.
+                let wide = match dtype {
+                    t if t.is_int() => DType::I64,
+                    t if t.is_float() => DType::F64,
+                    t => t,
+                };
+                if matches!(self.mode, Mode::Attr { wide: true, .. }) && wide != dtype {
+                    let kind = ir::ExprKind::Cast(Box::new(param));
+                    return Some(V::strong(ex(kind, ir::Ty::Scalar(wide), true, span)));
+                }
+                Some(V::strong(param))
             }
             Named::Dim(d) => {
                 let dim = ex(ir::ExprKind::Dim(d), ir::Ty::Scalar(DType::I32), true, span);

@@ -295,6 +295,7 @@ fn children_are_literals(e: &ir::Expr) -> bool {
         ir::ExprKind::Unary(_, a) | ir::ExprKind::Math(_, a) | ir::ExprKind::Cast(a) => is_lit(a),
         ir::ExprKind::Binary(_, a, b) | ir::ExprKind::Cdiv(a, b) => is_lit(a) && is_lit(b),
         ir::ExprKind::Select(c, a, b) => is_lit(c) && is_lit(a) && is_lit(b),
+        ir::ExprKind::MathN(_, args) => args.iter().all(is_lit),
         _ => false,
     }
 }
@@ -308,6 +309,7 @@ pub(crate) fn walk(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
         | ir::ExprKind::Cast(a)
         | ir::ExprKind::Broadcast(a)
         | ir::ExprKind::Transpose(a)
+        | ir::ExprKind::Reshape(a)
         | ir::ExprKind::Reduce { arg: a, .. } => walk(a, f),
         ir::ExprKind::Binary(_, a, b)
         | ir::ExprKind::Cdiv(a, b)
@@ -320,6 +322,7 @@ pub(crate) fn walk(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
             walk(a, f);
             walk(b, f);
         }
+        ir::ExprKind::MathN(_, args) => args.iter().for_each(|a| walk(a, f)),
         ir::ExprKind::Load { index, .. } => {
             for i in index {
                 match i {

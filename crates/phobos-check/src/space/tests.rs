@@ -1,10 +1,27 @@
 //! One test per row of seed 000's table and per edge case.
 
 use super::*;
-use phobos_syntax::ast::{Attr, AttrKind, AutotuneEntry, Expr, ExprKind, Ident};
+use phobos_syntax::ast::{Attr, AttrKind, AutotuneEntry, ChoiceList, Expr, ExprKind, Ident};
 
 /// `@autotune(NAME in [v, ..])` with distinct fake spans per value.
 fn attr(entries: &[(&str, &[i64])]) -> Attr {
+    attr_with(entries, ChoiceList::Brackets)
+}
+
+/// `@autotune(NAME in {v, ..})`.
+fn braces(values: &[i64]) -> Result<Vec<i64>, &'static str> {
+    let mut diags = Vec::new();
+    let space = Space::from_attrs(
+        &[attr_with(&[("X", values)], ChoiceList::Braces)],
+        &mut diags,
+    );
+    match diags.first() {
+        Some(d) => Err(d.code),
+        None => Ok(space.names[0].choices.clone()),
+    }
+}
+
+fn attr_with(entries: &[(&str, &[i64])], list: ChoiceList) -> Attr {
     let mut pos = 0;
     let mut span = |len: usize| {
         pos += len + 1;
@@ -24,6 +41,7 @@ fn attr(entries: &[(&str, &[i64])]) -> Attr {
                     span: span(3),
                 })
                 .collect(),
+            list,
             list_span: span(5),
             span: span(1),
         })
@@ -101,13 +119,23 @@ fn upper_below_lower() {
 }
 
 #[test]
-fn equal_bounds_suggest_one_value() {
-    let (_, diags) = build(&[("X", &[64, 64])]);
-    assert_eq!(diags[0].code, codes::AUTOTUNE_EQUAL_BOUNDS);
-    assert_eq!(
-        diags[0].help.as_deref(),
-        Some("for a fixed constant write `[64]`")
-    );
+fn equal_bounds_are_the_one_value_range() {
+    assert_eq!(choices(&[64, 64]), vec![64]);
+    assert_eq!(choices(&[1, 1]), vec![1]);
+}
+
+#[test]
+fn braces_list_the_choices_in_order() {
+    assert_eq!(braces(&[0, 1]), Ok(vec![0, 1]));
+    assert_eq!(braces(&[8, 1]), Ok(vec![8, 1]));
+    assert_eq!(braces(&[-1]), Ok(vec![-1]));
+    assert_eq!(braces(&[32, 8, 16, 4]), Ok(vec![32, 8, 16, 4]));
+}
+
+#[test]
+fn braces_reject_duplicates_and_emptiness() {
+    assert_eq!(braces(&[1, 1]), Err(codes::AUTOTUNE_DUP_VALUE));
+    assert_eq!(braces(&[]), Err(codes::AUTOTUNE_EMPTY));
 }
 
 #[test]

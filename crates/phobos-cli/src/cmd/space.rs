@@ -1,7 +1,7 @@
-//! `phobos space FILE [--kernel K] [--autotune PINS] [--json]`: each kernel's shape
-//! environment (names and choices), its size and its default point. Pins reduce names to one
-//! value. With `--json`, one object per kernel per line:
-//! `{"kernel", "names": [{"name", "choices"}], "size", "default": {name: value}}`.
+//! `phobos space FILE... [--kernel K] [--autotune PINS] [--json]`: each kernel's shape
+//! environment (names and choices), its size and its default point, file by file. Pins reduce
+//! names to one value. With `--json`, one object per kernel per line:
+//! `{"file", "kernel", "names": [{"name", "choices"}], "size", "default": {name: value}}`.
 
 use crate::args::SpaceArgs;
 use crate::cmd::check::read_source;
@@ -15,7 +15,7 @@ fn fail(msg: &str) -> ExitCode {
 }
 
 /// One kernel's space as a JSON line, names in declaration order.
-pub fn json_line(kernel: &str, space: &Space) -> String {
+pub fn json_line(file: &str, kernel: &str, space: &Space) -> String {
     let s = |x: &str| serde_json::to_string(x).unwrap_or_default();
     let names = space
         .names
@@ -39,7 +39,8 @@ pub fn json_line(kernel: &str, space: &Space) -> String {
         .collect::<Vec<_>>()
         .join(",");
     format!(
-        "{{\"kernel\":{},\"names\":[{names}],\"size\":{},\"default\":{{{default}}}}}",
+        "{{\"file\":{},\"kernel\":{},\"names\":[{names}],\"size\":{},\"default\":{{{default}}}}}",
+        s(file),
         s(kernel),
         space.size()
     )
@@ -81,42 +82,56 @@ pub fn text(kernel: &str, space: &Space) -> String {
 }
 
 pub fn run(args: &SpaceArgs) -> ExitCode {
-    let file = match read_source(&args.file) {
-        Ok(f) => f,
-        Err(e) => return fail(&e),
-    };
-    let module = match phobos_check::load(file.clone()) {
-        Ok(m) => m,
-        Err(diags) => {
-            eprintln!(
-                "{}\n",
-                render::render_all(&diags, &file, render::stderr_color())
-            );
-            return fail(&format!("{} does not load", file.name));
-        }
-    };
-    let kernels: Vec<&KernelInfo> = match &args.kernel {
-        Some(name) => match module.kernel(Some(name)) {
-            Ok(k) => vec![k],
-            Err(e) => return fail(&e),
-        },
-        None => module.kernels.iter().collect(),
-    };
     let pins = match parse_pins(args.autotune.as_deref().unwrap_or("")) {
         Ok(p) => p,
         Err(e) => return fail(&e.to_string()),
     };
     let mut lines = Vec::new();
-    for k in kernels {
-        let space = match k.space.pin(&pins) {
-            Ok(s) => s,
-            Err(e) => return fail(&format!("kernel `{}`: {e}", k.name)),
+    let mut kernel_found = false;
+    for path in &args.files {
+        let file = match read_source(path) {
+            Ok(f) => f,
+            Err(e) => return fail(&e),
         };
-        lines.push(if args.json {
-            json_line(&k.name, &space)
-        } else {
-            text(&k.name, &space)
-        });
+        let module = match phobos_check::load(file.clone()) {
+            Ok(m) => m,
+            Err(diags) => {
+                eprintln!(
+                    "{}\n",
+                    render::render_all(&diags, &file, render::stderr_color())
+                );
+                return fail(&format!("{} does not load", file.name));
+            }
+        };
+        let kernels: Vec<&KernelInfo> = match &args.kernel {
+            // With several files, a file without the kernel is skipped.
+            Some(name) if args.files.len() > 1 => {
+                module.kernels.iter().filter(|k| &k.name == name).collect()
+            }
+            Some(name) => match module.kernel(Some(name)) {
+                Ok(k) => vec![k],
+                Err(e) => return fail(&e),
+            },
+            None => module.kernels.iter().collect(),
+        };
+        kernel_found |= !kernels.is_empty();
+        if !args.json && args.files.len() > 1 && !kernels.is_empty() {
+            lines.push(format!("# {}\n", file.name));
+        }
+        for k in kernels {
+            let space = match k.space.pin(&pins) {
+                Ok(s) => s,
+                Err(e) => return fail(&format!("{}: kernel `{}`: {e}", file.name, k.name)),
+            };
+            lines.push(if args.json {
+                json_line(&file.name, &k.name, &space)
+            } else {
+                text(&k.name, &space)
+            });
+        }
+    }
+    if let (Some(name), false) = (&args.kernel, kernel_found) {
+        return fail(&format!("no file has a kernel `{name}`"));
     }
     // Text blocks end with a newline, so joining them leaves a blank line between kernels.
     println!("{}", lines.join("\n").trim_end());

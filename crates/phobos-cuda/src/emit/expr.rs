@@ -45,6 +45,13 @@ impl<'k> Emitter<'k> {
                 let (c, a, b) = (self.scalar(c)?, self.scalar(a)?, self.scalar(b)?);
                 ops::select(&c, &a, &b)
             }
+            ExprKind::MathN(f, args) => {
+                let cs = args
+                    .iter()
+                    .map(|a| self.scalar(a))
+                    .collect::<Result<Vec<_>>>()?;
+                ops::math_n(*f, t, &cs)
+            }
             ExprKind::Cast(a) => {
                 let from = a.ty.dtype();
                 let c = self.scalar(a)?;

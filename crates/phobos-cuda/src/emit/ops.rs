@@ -2,7 +2,7 @@
 //! code and the per-register loops of tile code.
 
 use crate::ctype::{is_narrow_float, register, rounder};
-use phobos_ir::{BinOp, DType, MathFn, UnOp};
+use phobos_ir::{BinOp, DType, MathFn, MathFnN, UnOp};
 
 /// A C++ expression and its precedence level (C's table: 0 binds tightest).
 #[derive(Clone, Debug)]
@@ -213,15 +213,47 @@ pub fn math(f: MathFn, t: DType, a: &Code) -> Option<Code> {
         MathFn::Rsqrt => "rsqrt",
         MathFn::Abs => "fabs",
         MathFn::Tanh => "tanh",
+        MathFn::Log2 => "log2",
+        MathFn::Log1p => "log1p",
+        MathFn::Expm1 => "expm1",
+        MathFn::Sin => "sin",
+        MathFn::Cos => "cos",
+        MathFn::Erf => "erf",
+        MathFn::Floor => "floor",
+        MathFn::Ceil => "ceil",
+        MathFn::Round => "rint",
+        MathFn::Sigmoid => "ph::sigmoid",
     };
-    let name = if f64 {
+    let name = if f64 || f == MathFn::Sigmoid {
         name.to_string()
     } else {
         format!("{name}f")
     };
     let c = call(&name, &[a]);
-    // |x| is exact; everything else rounds to the narrow type.
-    Some(if f == MathFn::Abs { c } else { round(t, c) })
+    // |x| and the roundings to integers are exact; everything else rounds to the narrow type.
+    let exact = matches!(
+        f,
+        MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Round
+    );
+    Some(if exact { c } else { round(t, c) })
+}
+
+/// `pow`/`fma` on float operands of type `t` (f16/bf16/fp8 in f32, rounded once after);
+/// `rand`/`randn` (f32) from the prelude's Philox.
+pub fn math_n(f: MathFnN, t: DType, args: &[Code]) -> Code {
+    let refs: Vec<&Code> = args.iter().collect();
+    let name = match f {
+        MathFnN::Pow => "pow",
+        MathFnN::Fma => "fma",
+        MathFnN::Rand => return call("ph::rand", &refs),
+        MathFnN::Randn => return call("ph::randn", &refs),
+    };
+    let name = if t == DType::F64 {
+        name.to_string()
+    } else {
+        format!("{name}f")
+    };
+    round(t, call(&name, &refs))
 }
 
 /// Conversion of a register value of type `from` to type `to` (the IR's Cast).

@@ -1,5 +1,5 @@
 //! Tile expressions: elementwise trees become one loop over a thread's registers; loads,
-//! conversions, broadcasts, reductions, transposes and dots become prelude calls.
+//! conversions, broadcasts, reductions, transposes, reshapes and dots become prelude calls.
 
 use super::expr::{int_lit, reduce_op};
 use super::ops::{self, Code};
@@ -108,6 +108,12 @@ impl<'k> Emitter<'k> {
                 let s = self.scratch(bytes);
                 self.headers.insert(crate::REDUCE_HEADER);
                 format!("ph::transpose<{alias}>({src}, {s})")
+            }
+            ExprKind::Reshape(arg) if !same_rc(arg, e) => {
+                let (src, _) = self.as_tile(arg)?;
+                let (r, c) = rc(arg.ty.shape().unwrap_or(&[1]));
+                let s = self.scratch(ceil16(r * c * ctype::register_bytes(arg.ty.dtype()) as i64));
+                format!("ph::reshape<{alias}>({src}, {s})")
             }
             _ => return Ok(None),
         }))
@@ -264,6 +270,13 @@ impl<'k> Emitter<'k> {
                 let (c, a, b) = (self.elem(c, lay)?, self.elem(a, lay)?, self.elem(b, lay)?);
                 ops::select(&c, &a, &b)
             }
+            ExprKind::MathN(f, args) => {
+                let cs = args
+                    .iter()
+                    .map(|a| self.elem(a, lay))
+                    .collect::<Result<Vec<_>>>()?;
+                ops::math_n(*f, t, &cs)
+            }
             ExprKind::Cast(a) => {
                 let from = a.ty.dtype();
                 let c = self.elem(a, lay)?;
@@ -276,7 +289,7 @@ impl<'k> Emitter<'k> {
                 self.elem(&inlined, lay)?
             }
             // `[n]` to `[1, n]`: the same layout shape, nothing moves.
-            ExprKind::Broadcast(a) if same_rc(a, e) => self.elem(a, lay)?,
+            ExprKind::Broadcast(a) | ExprKind::Reshape(a) if same_rc(a, e) => self.elem(a, lay)?,
             ExprKind::Arange(_) => {
                 let alias = self.alias(lay);
                 Code::atom(format!("ph::col_of<{alias}>({I})"))

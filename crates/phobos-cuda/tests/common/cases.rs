@@ -139,6 +139,7 @@ fn kernel_reads(k: &Kernel, out: &mut std::collections::BTreeSet<ParamId>) {
             | phobos_ir::ExprKind::Cast(a)
             | phobos_ir::ExprKind::Broadcast(a)
             | phobos_ir::ExprKind::Transpose(a)
+            | phobos_ir::ExprKind::Reshape(a)
             | phobos_ir::ExprKind::Reduce { arg: a, .. } => walk(a, out),
             phobos_ir::ExprKind::Binary(_, a, b)
             | phobos_ir::ExprKind::Cdiv(a, b)
@@ -151,6 +152,7 @@ fn kernel_reads(k: &Kernel, out: &mut std::collections::BTreeSet<ParamId>) {
                 walk(a, out);
                 walk(b, out);
             }
+            phobos_ir::ExprKind::MathN(_, args) => args.iter().for_each(|a| walk(a, out)),
             phobos_ir::ExprKind::TileGet { tile, index } => {
                 walk(tile, out);
                 index.iter().for_each(|i| walk(i, out));

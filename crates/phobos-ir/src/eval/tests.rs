@@ -221,3 +221,95 @@ fn display_parenthesizes_by_precedence() {
     let m = bin(BinOp::Max, dim, int(2, DType::I32), DType::I32);
     assert_eq!(display(&m, &k), "max(K, 2)");
 }
+
+#[test]
+fn erf_matches_published_values() {
+    // Abramowitz and Stegun, table 7.1 (to 10 places), and the symmetric and saturated ends.
+    for (x, want) in [
+        (0.1, 0.112_462_916_0),
+        (0.5, 0.520_499_877_8),
+        (1.0, 0.842_700_792_9),
+        (1.5, 0.966_105_146_5),
+        (2.0, 0.995_322_265_0),
+        (3.0, 0.999_977_909_5),
+    ] {
+        assert!((erf(x) - want).abs() < 1e-10, "erf({x}) = {}", erf(x));
+        assert!((erf(-x) + want).abs() < 1e-10, "erf(-{x}) = {}", erf(-x));
+    }
+    assert_eq!(erf(0.0), 0.0);
+    assert_eq!(erf(7.0), 1.0);
+    assert_eq!(erf(f64::NEG_INFINITY), -1.0);
+    assert!(erf(f64::NAN).is_nan());
+}
+
+#[test]
+fn new_math_functions_follow_numpy() {
+    let f = |m: MathFn, x: f64| match math(m, Value::Float(x), DType::F64) {
+        Value::Float(y) => y,
+        v => panic!("{v:?}"),
+    };
+    // Halves to even, like numpy.round.
+    assert_eq!(f(MathFn::Round, 2.5), 2.0);
+    assert_eq!(f(MathFn::Round, 3.5), 4.0);
+    assert_eq!(f(MathFn::Round, -0.5), -0.0);
+    assert_eq!(f(MathFn::Floor, -1.25), -2.0);
+    assert_eq!(f(MathFn::Ceil, -1.25), -1.0);
+    assert_eq!(f(MathFn::Log2, 8.0), 3.0);
+    assert_eq!(f(MathFn::Log1p, 1e-20), 1e-20);
+    assert_eq!(f(MathFn::Expm1, 1e-20), 1e-20);
+    assert_eq!(f(MathFn::Sigmoid, 0.0), 0.5);
+    assert!((f(MathFn::Sin, 1.0) - 0.841_470_984_807_896_5).abs() < 1e-15);
+    assert!((f(MathFn::Cos, 1.0) - 0.540_302_305_868_139_8).abs() < 1e-15);
+    // f16 computes in f32 and rounds: sigmoid(1) = 0.7310585.. rounds to 0.73095703125.
+    assert_eq!(
+        math(MathFn::Sigmoid, Value::Float(1.0), DType::F16),
+        Value::Float(0.730_957_031_25)
+    );
+}
+
+#[test]
+fn philox_matches_the_random123_known_answers() {
+    // Random123's kat_vectors for philox4x32 with 10 rounds.
+    assert_eq!(
+        philox4x32_10([0; 4], [0; 2]),
+        [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
+    );
+    assert_eq!(
+        philox4x32_10([u32::MAX; 4], [u32::MAX; 2]),
+        [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd]
+    );
+    assert_eq!(
+        philox4x32_10(
+            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+            [0xa409_3822, 0x299f_31d0]
+        ),
+        [0xd16c_fe09, 0x94fd_cceb, 0x5001_e420, 0x2412_6ea1]
+    );
+    assert_eq!(philox(0, 0), philox4x32_10([0; 4], [0; 2]));
+    assert_eq!(philox(5 << 32 | 7, 9), philox4x32_10([9, 0, 0, 0], [7, 5]));
+}
+
+#[test]
+fn uniform_floats_fold_the_sign_and_scale_by_two_to_the_minus_31() {
+    assert_eq!(uint_to_uniform(0), 0.0);
+    assert_eq!(uint_to_uniform(1 << 30), 0.5);
+    // -1 as an i32 folds to 0; i32::MIN folds to i32::MAX, which rounds to 2^31 in f32.
+    assert_eq!(uint_to_uniform(u32::MAX), 0.0);
+    assert_eq!(uint_to_uniform(1 << 31), 1.0);
+    let r = |o: i64| match math_n(MathFnN::Rand, &[Value::Int(42), Value::Int(o)], DType::F32) {
+        Value::Float(x) => x,
+        v => panic!("{v:?}"),
+    };
+    let xs: Vec<f64> = (0..4096).map(r).collect();
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    assert!(xs.iter().all(|x| (0.0..=1.0).contains(x)));
+    assert!((mean - 0.5).abs() < 0.02, "{mean}");
+    let n = |o: i64| match math_n(MathFnN::Randn, &[Value::Int(42), Value::Int(o)], DType::F32) {
+        Value::Float(x) => x,
+        v => panic!("{v:?}"),
+    };
+    let ns: Vec<f64> = (0..4096).map(n).collect();
+    let mean = ns.iter().sum::<f64>() / ns.len() as f64;
+    let var = ns.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / ns.len() as f64;
+    assert!(mean.abs() < 0.05 && (var - 1.0).abs() < 0.1, "{mean} {var}");
+}

@@ -280,6 +280,27 @@ impl Parser<'_> {
                     depth + 1,
                 ));
             }
+            TokenKind::LBracket => {
+                let open = self.bump();
+                self.enter("expression")?;
+                let mut deepest = 0;
+                let r = self.delimited(open, TokenKind::RBracket, |p| {
+                    let (v, depth) = p.binary_d(1)?;
+                    deepest = deepest.max(depth);
+                    Ok(v)
+                });
+                self.leave();
+                let (items, close) = r?;
+                let span = open.span.to(close);
+                self.check_tree_depth(deepest + 1, span)?;
+                return Ok((
+                    Expr {
+                        span,
+                        kind: ExprKind::List(items),
+                    },
+                    deepest + 1,
+                ));
+            }
             TokenKind::LParen => {
                 self.bump();
                 self.enter("expression")?;

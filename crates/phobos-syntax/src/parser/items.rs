@@ -2,7 +2,8 @@
 
 use super::{PResult, ParseError, Parser};
 use crate::ast::{
-    Attr, AttrKind, AutotuneEntry, DimExpr, ExprKind, Kernel, Param, TypeExpr, TypeParam,
+    Attr, AttrKind, AutotuneEntry, ChoiceList, DimExpr, ExprKind, Kernel, Param, TypeExpr,
+    TypeParam,
 };
 use crate::codes;
 use crate::diag::Diagnostic;
@@ -14,7 +15,8 @@ use crate::token::{Token, TokenKind};
 fn attr_form(name: &str) -> Option<&'static str> {
     Some(match name {
         "autotune" => {
-            "write `@autotune(NAME in [v1, v2, ...], ...)`, e.g. `@autotune(TILE_M in [32, 128])`"
+            "write `@autotune(NAME in [v1, v2, ...], ...)`, e.g. `@autotune(TILE_M in [32, 128])`, \
+             or `NAME in {a, b}` for explicit choices"
         }
         "launch" => {
             "write `@launch(threads[, min_blocks_per_sm[, max_regs]])`, e.g. `@launch(256)`"
@@ -489,23 +491,28 @@ impl Parser<'_> {
         ParseError
     }
 
-    /// `NAME in [v1, v2, ...]`.
+    /// `NAME in [v1, v2, ...]` or `NAME in {v1, v2, ...}`.
     fn autotune_entry(&mut self) -> PResult<AutotuneEntry> {
         let name = self.ident("a constant name")?;
         if self.eat(TokenKind::In).is_none() {
             return Err(self.error_expected("`in`"));
         }
         let open = self.peek();
-        if open.kind != TokenKind::LBracket {
-            return Err(self.error_expected("`[` and a list of values"));
-        }
+        let (list, closer) = match open.kind {
+            TokenKind::LBracket => (ChoiceList::Brackets, TokenKind::RBracket),
+            TokenKind::LBrace => (ChoiceList::Braces, TokenKind::RBrace),
+            _ => {
+                return Err(self.error_expected("`[` or `{` and a list of values"));
+            }
+        };
         self.bump();
-        let (values, close) = self.delimited(open, TokenKind::RBracket, |p| p.expr())?;
+        let (values, close) = self.delimited(open, closer, |p| p.expr())?;
         Ok(AutotuneEntry {
             list_span: open.span.to(close),
             span: name.span.to(close),
             name,
             values,
+            list,
         })
     }
 

@@ -227,3 +227,13 @@ fn parse_expr_of_nothing_is_an_error() {
     assert_eq!(d[0].code, "E0021");
     assert_eq!(d[0].message, "expected an expression, found end of file");
 }
+
+#[test]
+fn lists_are_primaries() {
+    assert_eq!(
+        s("reshape(t, [R, 2 * C])"),
+        "(call reshape t (list R (* 2 C)))"
+    );
+    assert_eq!(s("[]"), "(list)");
+    assert_eq!(s("[a, b][0]"), "(idx (list a b) 0)");
+}

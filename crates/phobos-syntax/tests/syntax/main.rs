@@ -78,6 +78,15 @@ pub fn sx(e: &Expr) -> String {
             }
             s + ")"
         }
+        ExprKind::List(items) => {
+            format!(
+                "(list{})",
+                items
+                    .iter()
+                    .map(|x| format!(" {}", sx(x)))
+                    .collect::<String>()
+            )
+        }
         ExprKind::Index { base, indices } => {
             let mut s = format!("(idx {}", sx(base));
             for i in indices {

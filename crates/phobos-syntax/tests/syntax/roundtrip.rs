@@ -112,6 +112,7 @@ fn expr() -> BoxedStrategy<Expr> {
                     base: Box::new(b),
                     indices
                 })),
+                1 => vec(inner.clone(), 0..3).prop_map(|items| ex(ExprKind::List(items))),
             ]
         })
         .boxed()
@@ -216,11 +217,18 @@ fn stmt() -> BoxedStrategy<Stmt> {
 fn attr() -> impl Strategy<Value = Attr> {
     let e = expr;
     let sp = Span::default();
-    let entry = (ident(), vec(e(), 1..4)).prop_map(move |(name, values)| AutotuneEntry {
-        name,
-        values,
-        list_span: sp,
-        span: sp,
+    let entry = (ident(), vec(e(), 1..4), any::<bool>()).prop_map(move |(name, values, braces)| {
+        AutotuneEntry {
+            name,
+            values,
+            list: if braces {
+                ChoiceList::Braces
+            } else {
+                ChoiceList::Brackets
+            },
+            list_span: sp,
+            span: sp,
+        }
     });
     let kind = prop_oneof![
         vec(entry, 0..3).prop_map(|es| ("autotune", AttrKind::Autotune(es))),

@@ -1,0 +1,4 @@
+@autotune(CAUSAL in [0, 1])
+kernel k(X: tensor<f32>[N]) {
+  X[0] = 0.0
+}
