@@ -366,7 +366,7 @@ def grid_of(case, pins, dims):
     p = {k: int(v) for k, v in p.items()}
     op = case["op"]
     if op in ("softmax", "layer_norm", "rms_norm"):
-        return (math.ceil(dims["M"] / p.get("ROWS", 1)), 1, 1)
+        return (math.ceil(dims["M"] / (p.get("ROWS", 1) * p.get("RPB", 1))), 1, 1)
     if op in ("softmax_online", "cross_entropy"):
         return (dims["M"], 1, 1)
     if op == "transpose":

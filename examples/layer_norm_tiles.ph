@@ -4,6 +4,7 @@
 // layer_norm.ph is the same function written for speed (one row at a time, statistics as
 // uniform scalars, the next row's load in flight during the current row's reductions).
 @autotune(ROWS in [1, 4], BLOCK in [256, 1024])
+@where(N <= BLOCK)
 @launch(256)
 kernel layer_norm(
   X: tensor<f32>[M, N], W: tensor<f32>[N], B: tensor<f32>[N], Y: tensor<f32>[M, N],

@@ -154,7 +154,7 @@ examples=(
   "gemm_tuned.ph M=77,N=65,K=192"
   "gemm_typed.ph M=77,N=45,K=72"
   "layer_norm.ph M=7,N=300 --arg eps=0.00001"
-  "layer_norm_tiles.ph M=7,N=300 --arg eps=0.00001"
+  "layer_norm_tiles.ph M=7,N=200 --arg eps=0.00001"
   "matmul_leaky_relu.ph M=77,N=45,K=67"
   "partial_sums.ph N=1000"
   "rms_norm.ph M=7,N=301 --arg eps=0.000001"

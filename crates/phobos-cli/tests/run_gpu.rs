@@ -27,7 +27,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
     ("layer_norm.ph", "M=7,N=300", &["eps=0.00001"]),
-    ("layer_norm_tiles.ph", "M=7,N=300", &["eps=0.00001"]),
+    ("layer_norm_tiles.ph", "M=7,N=200", &["eps=0.00001"]),
     ("matmul_leaky_relu.ph", "M=77,N=45,K=67", &[]),
     ("partial_sums.ph", "N=1000", &[]),
     ("rms_norm.ph", "M=7,N=301", &["eps=0.000001"]),
@@ -69,7 +69,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
         "M=7,N=300",
     ),
-    ("layer_norm_tiles.ph", "ROWS=4 BLOCK=1024", "M=7,N=300"),
+    ("layer_norm_tiles.ph", "ROWS=4 BLOCK=1024", "M=7,N=200"),
     ("matmul_leaky_relu.ph", "TILE_K=32", "M=77,N=45,K=67"),
     ("partial_sums.ph", "U=8", "N=1000"),
     (
