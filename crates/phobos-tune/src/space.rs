@@ -1,5 +1,6 @@
 //! The search space of one run: the kernel's `@autotune` product with `--autotune` pins applied.
 
+use crate::verify::splitmix_at;
 use phobos_check::{PinError, Space};
 use phobos_ir::Point;
 use std::collections::HashSet;
@@ -96,11 +97,17 @@ impl Pinned {
         }
         // Distinct indices drawn until there are enough; `take < size`, so this ends, and
         // quickly when `take` is a small part of the space (the case it exists for).
-        let mut rng = SplitMix64(seed ^ 0x5eed_5eed_5eed_5eed);
+        // The checks' SplitMix64 stream (`verify::splitmix_at`), keyed apart from theirs.
+        let key = seed ^ 0x5eed_5eed_5eed_5eed;
+        let mut drawn = 0u64;
+        let mut next = || {
+            drawn += 1;
+            splitmix_at(key, drawn - 1)
+        };
         let mut seen = HashSet::new();
         let mut indices = Vec::new();
         while (indices.len() as u128) < take {
-            let wide = ((rng.next() as u128) << 64) | rng.next() as u128;
+            let wide = ((next() as u128) << 64) | next() as u128;
             let i = wide % size;
             if seen.insert(i) {
                 indices.push(i);
@@ -117,19 +124,6 @@ impl Pinned {
     /// pinned value.
     pub fn default_point(&self) -> Point {
         self.space.default_point()
-    }
-}
-
-/// A small, fixed, well-mixed generator: the same seed draws the same points everywhere.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
 

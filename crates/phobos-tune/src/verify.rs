@@ -48,7 +48,7 @@ pub fn elements(kernel: &Kernel, problem: &Problem) -> Option<u64> {
 /// mixer, so any element can be computed on its own and large tensors are filled in parallel
 /// with the same values as one sequential pass. The checks need reproducible, not secret,
 /// numbers.
-fn splitmix_at(seed: u64, i: u64) -> u64 {
+pub(crate) fn splitmix_at(seed: u64, i: u64) -> u64 {
     let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
