@@ -2,9 +2,9 @@
 // head dimension D fixed at 64. Each block computes BR rows of one batch-head, streaming K and V
 // in BC-row tiles with the online softmax (running row max m and row sum l). Pin CAUSAL=1 for
 // causal masking (a key column attends only to rows at or after it).
-@autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0])
-@launch(128)
-@flops(4 * BH * N * N * D)
+@autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256})
+@launch(THREADS)
+@flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)
 kernel flash_attention(
   Q: tensor<f16>[BH, N, D], K: tensor<f16>[BH, N, D], V: tensor<f16>[BH, N, D],
@@ -13,12 +13,16 @@ kernel flash_attention(
   let bh = ctx.block.y
   let r = ctx.block.x * BR
   let q = Q[bh, r :+ BR, :]
-  var zero_row: tile<i32>[1, BR] = 0
-  let rows = transpose(zero_row + arange(BR)) + r
+  let rows = r + arange(BR)[:, None]
   var m: tile<f32>[BR, 1] = -inf
   var l: tile<f32>[BR, 1] = 0.0
   var acc: tile<f32>[BR, D] = 0.0
-  for c in range(0, N, BC) {
+  // Causal: key tiles past the block's last row are fully masked; the loop stops before them.
+  var hi = N
+  if CAUSAL == 1 {
+    hi = min(N, r + BR)
+  }
+  for c in range(0, hi, BC) {
     let cols = c + arange(BC)
     var s = dot_t(q, K[bh, c :+ BC, :]) * scale
     s = where(cols < N, s, -inf)

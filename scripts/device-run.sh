@@ -11,6 +11,7 @@
 #   stalls bench/stalls.sh        where the warps of a GEMM winner and of cuBLAS wait, per instruction
 #   rowwise bench/rowwise.py      softmax, norms, cross-entropy, transpose: Phobos tuned, torch,
 #                                 Triton and a copy of the same bytes (ROWWISE_ARGS: its flags)
+#   attention bench/attention.py  attention forward: Phobos tuned against torch's SDPA (ATTENTION_ARGS)
 #   shards bench/shard_gpu.sh     two shards on two GPUs, merged, against the job run whole (nvidia-h200-x2)
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
@@ -42,8 +43,14 @@ for part in "$@"; do
         2>&1 | tee "$work/rowwise/rowwise.txt"
       r=${PIPESTATUS[0]}
       cp "$work/rowwise/rowwise.txt" "$final/rowwise.txt" ;;
+    attention)
+      # shellcheck disable=SC2086
+      OUT=$work/attention PHOBOS_BIN_DIR=$(pwd -P)/.gpu-bundle/bin python3 -u bench/attention.py ${ATTENTION_ARGS:-} \
+        2>&1 | tee "$work/attention/attention.txt"
+      r=${PIPESTATUS[0]}
+      cp "$work/attention/attention.txt" "$final/attention.txt" ;;
     shards) OUT=$work/shards bash bench/shard_gpu.sh; r=$?; cp "$work/shards/summary.txt" "$final/shards.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, shards)" >&2; r=2 ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, attention, shards)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.

@@ -245,6 +245,23 @@ template <class L> struct Separable<L, typename VoidOf<decltype(L::SEPARABLE)>::
   static constexpr bool value = L::SEPARABLE;
 };
 
+// Replicated layouts (several threads hold each element: ph::MmaRows) say which copy stores,
+// atomics and whole-tile reductions count: `static constexpr bool REPLICATED = true` and
+// `static bool owns(int tid, int i)`. In other layouts every register is its element's only copy.
+template <class L, class = void> struct Owner {
+  __device__ static bool at(int, int) { return true; }
+};
+template <class L> struct Owner<L, typename VoidOf<decltype(L::REPLICATED)>::type> {
+  __device__ static bool at(int tid, int i) { return L::owns(tid, i); }
+};
+
+// The row of register i of this thread (arange(n)[:, None]).
+template <class L> __device__ __forceinline__ int row_of(int i) {
+  int r, c;
+  L::coord(threadIdx.x, i, r, c);
+  return r;
+}
+
 // The column of register i of this thread (arange).
 template <class L> __device__ __forceinline__ int col_of(int i) {
   int r, c;
@@ -440,7 +457,7 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
     for (int i = 0; i < L::N; i += L::VEC) {
       int r, c;
       L::coord(tid, i, r, c);
-      if (in_tile<L>(r, c)) {
+      if (in_tile<L>(r, c) && Owner<L>::at(tid, i)) {
         typename Bare<S>::T s[L::VEC];
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v) s[v] = Reg<S>::store(t.v[i + v]);
@@ -461,7 +478,7 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
     for (int i = 0; i < L::N; i += L::VEC) {
       int r, c;
       L::coord(tid, i, r, c);
-      if (!in_tile<L>(r, c)) continue;
+      if (!in_tile<L>(r, c) || !Owner<L>::at(tid, i)) continue;
       if (group_inside<L>(g, r, c)) {
         typename Bare<S>::T s[L::VEC];
 #pragma unroll
@@ -484,7 +501,7 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
     for (int i = 0; i < L::N; ++i) {
       int r, c;
       L::coord(tid, i, r, c);
-      if (in_tile<L>(r, c) && in_bounds(g, r, c)) *elem_ptr(g, r, c) = Reg<S>::store(t.v[i]);
+      if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) *elem_ptr(g, r, c) = Reg<S>::store(t.v[i]);
     }
   }
 }
@@ -497,7 +514,7 @@ template <class L, class T> __device__ void atomic_add_tile(const Region<float>&
   for (int i = 0; i < L::N; ++i) {
     int r, c;
     L::coord(tid, i, r, c);
-    if (in_tile<L>(r, c) && in_bounds(g, r, c)) atomicAdd(elem_ptr(g, r, c), (float)t.v[i]);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) atomicAdd(elem_ptr(g, r, c), (float)t.v[i]);
   }
 }
 

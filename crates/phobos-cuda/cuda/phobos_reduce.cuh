@@ -213,7 +213,7 @@ template <class Op, class T, class L, int BYTES> __device__ T reduce_all(const T
   for (int i = 0; i < L::N; ++i) {
     int r, c;
     L::coord(tid, i, r, c);
-    if (in_tile<L>(r, c)) acc = Op::op(acc, x.v[i]);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, i)) acc = Op::op(acc, x.v[i]);
   }
   if (L::THREADS % 32 == 0) {
 #pragma unroll

@@ -6,12 +6,12 @@ use crate::gemm_fast::{Knobs, Strategy, TmaSpec};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, SplitK};
 use crate::launch::TmaParam;
-use crate::layout::{blocked, blocked_capped, kernel_vec_cap, FfmaAcc, Layout};
+use crate::layout::{blocked, blocked_capped, kernel_vec_cap, FfmaAcc, Layout, MmaAcc};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
 use phobos_ir::{
-    BinOp, Expr, ExprKind, Index, Kernel, LocalId, MemOrder, ParamKind, Stmt, StmtKind,
+    BinOp, DType, Expr, ExprKind, Index, Kernel, LocalId, MemOrder, ParamKind, Stmt, StmtKind,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +43,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The widest vector group of the kernel's Blocked layouts ([`kernel_vec_cap`]).
     pub vec_cap: i64,
+    /// The target architecture (compute capability times ten).
+    pub arch: u32,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
@@ -157,7 +159,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
             if layouts.get(&l).is_some_and(|x| !x.is_blocked()) {
                 continue;
             }
-            if let Some(lay) = natural(k, &layouts, value).filter(|x| !x.is_blocked()) {
+            if let Some(lay) = natural(k, arch, &layouts, value).filter(|x| !x.is_blocked()) {
                 layouts.insert(l, lay);
                 changed = true;
             }
@@ -165,6 +167,9 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         if !changed {
             break;
         }
+    }
+    for (l, lay) in a_operand_layouts(k, arch, &layouts) {
+        layouts.entry(l).or_insert(lay);
     }
     let vec_cap = kernel_vec_cap(k);
     for (l, local) in k.locals.iter().enumerate() {
@@ -174,7 +179,16 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
                 .or_insert_with(|| blocked_capped(shape, threads, vec_cap));
         }
     }
-    let tma_store = plan_tma_store(k, &gemms, &layouts, split.is_some(), &mut tma, &mut notes);
+    let tma_store = plan_tma_store(
+        k,
+        &gemms,
+        &layouts,
+        split.is_some(),
+        &mut tma,
+        &mut notes,
+        arch,
+    );
+    dot_notes(k, arch, &gemms, &mut notes);
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -195,6 +209,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         decl_inline,
         notes,
         vec_cap,
+        arch,
     }
 }
 
@@ -229,6 +244,7 @@ fn plan_tma_store(
     split_k: bool,
     tma: &mut Vec<TmaParam>,
     notes: &mut Vec<String>,
+    arch: u32,
 ) -> Option<TmaStore> {
     let [(m, MainLoop::Fast(f))] = gemms else {
         return None;
@@ -258,7 +274,7 @@ fn plan_tma_store(
     if !whole {
         return refuse("the store is not of one whole TILE_M x TILE_N tile of a 2-D tensor");
     }
-    if natural(k, layouts, value).as_ref() != layouts.get(&m.acc) {
+    if natural(k, arch, layouts, value).as_ref() != layouts.get(&m.acc) {
         return refuse("the stored value is not elementwise in the accumulator");
     }
     let ParamKind::Tensor { dtype, order, .. } = &k.params[*tensor].kind else {
@@ -507,36 +523,178 @@ fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(LocalId, &'a Expr)>) {
     }
 }
 
-/// The accumulator layout of a dot producing `[m, n]`.
-pub fn dot_layout(k: &Kernel, m: i64, n: i64) -> Layout {
+/// Why a dot outside a recognized GEMM loop does not run on tensor cores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoMma {
+    /// Exact f32 (or f64, integer) operands: FFMA keeps the interpreter's precision.
+    OperandType(DType),
+    /// mma.sync needs sm_80.
+    Arch(u32),
+    /// K is not a multiple of 16 (one m16n8k16 step).
+    InnerExtent(i64),
+    /// No grid of warps tiles `[m, n]` in 16 x 16 warp tiles for the block's threads.
+    Shape(i64, i64),
+}
+
+impl std::fmt::Display for NoMma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoMma::OperandType(t) => {
+                write!(f, "{t} operands (tensor cores take f16 and bf16 here)")
+            }
+            NoMma::Arch(a) => write!(f, "sm_{a} has no mma.sync (sm_80 and later)"),
+            NoMma::InnerExtent(k) => write!(f, "K = {k} is not a multiple of 16"),
+            NoMma::Shape(m, n) => write!(
+                f,
+                "no warp grid tiles [{m}, {n}] in 16 x 16 warp tiles for the block's threads"
+            ),
+        }
+    }
+}
+
+/// The tensor-core accumulator of a dot expression (f16 or bf16 operands, f32 result, sm_80+,
+/// K a multiple of 16, a warp grid of 16 x 16 multiples), or why not.
+pub fn dot_mma(k: &Kernel, arch: u32, dot: &Expr) -> Result<MmaAcc, NoMma> {
+    let ExprKind::Dot { a, .. } = &dot.kind else {
+        return Err(NoMma::OperandType(dot.ty.dtype()));
+    };
+    let t = a.ty.dtype();
+    if !matches!(t, DType::F16 | DType::BF16) || dot.ty.dtype() != DType::F32 {
+        return Err(NoMma::OperandType(t));
+    }
+    if arch < 80 {
+        return Err(NoMma::Arch(arch));
+    }
+    let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
+    if inner % 16 != 0 {
+        return Err(NoMma::InnerExtent(inner));
+    }
+    let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
+    MmaAcc::choose(m, n, k.launch.threads).ok_or(NoMma::Shape(m, n))
+}
+
+/// The accumulator layout of a dot: tensor-core fragments where [`dot_mma`] allows, else the
+/// FFMA accumulator, else Blocked.
+pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
+    if let Ok(m) = dot_mma(k, arch, dot) {
+        return Layout::Mma(m);
+    }
+    let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
     match FfmaAcc::choose(m, n, k.launch.threads, &k.point) {
         Some(f) => Layout::Ffma(f),
         None => blocked(&[m, n], k.launch.threads),
     }
 }
 
+/// Layouts for locals that are the A operand of tensor-core dots whose warps hold whole rows
+/// of the accumulator: the accumulator layout of the operand's own shape with the same warps,
+/// whose registers are the mma's A fragments (`ph::mma_dot_ra`: the operand is never staged).
+/// A local used as the A operand of dots that disagree keeps its own layout.
+fn a_operand_layouts(
+    k: &Kernel,
+    arch: u32,
+    fixed: &BTreeMap<LocalId, Layout>,
+) -> BTreeMap<LocalId, Layout> {
+    let mut want: BTreeMap<LocalId, Option<Layout>> = BTreeMap::new();
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Dot { a, .. } = &e.kind {
+            if let ExprKind::Local(l) = a.kind {
+                let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
+                let lay = dot_mma(k, arch, e).ok().and_then(|acc| {
+                    let op = MmaAcc {
+                        bm: acc.bm,
+                        bn: inner,
+                        warps_m: acc.warps_m,
+                        warps_n: 1,
+                    };
+                    (acc.warps_n == 1 && op.is_valid()).then_some(Layout::Mma(op))
+                });
+                let entry = want.entry(l).or_insert_with(|| lay.clone());
+                if *entry != lay {
+                    *entry = None;
+                }
+            }
+        }
+        false
+    });
+    want.into_iter()
+        .filter(|(l, _)| !fixed.contains_key(l))
+        .filter_map(|(l, lay)| Some((l, lay?)))
+        .collect()
+}
+
+/// One note per dot outside the recognized GEMM loops: its tensor-core accumulator, or why it
+/// runs on FFMA.
+fn dot_notes(k: &Kernel, arch: u32, gemms: &[(GemmMatch, MainLoop)], notes: &mut Vec<String>) {
+    let in_gemm: BTreeSet<LocalId> = gemms.iter().map(|(m, _)| m.acc).collect();
+    let note = |d: &Expr| {
+        let (m, n) = crate::layout::rc(d.ty.shape().unwrap_or(&[1]));
+        match dot_mma(k, arch, d) {
+            Ok(a) => format!(
+                "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
+                a.warps_m, a.warps_n
+            ),
+            Err(why) => format!("dot [{m}, {n}]: FFMA: {why}"),
+        }
+    };
+    fn walk(
+        stmts: &[Stmt],
+        skip: &BTreeSet<LocalId>,
+        note: &dyn Fn(&Expr) -> String,
+        out: &mut Vec<String>,
+    ) {
+        for s in stmts {
+            if let StmtKind::Assign { local, value } = &s.kind {
+                if skip.contains(local) && accumulates_dot(*local, value).is_some() {
+                    continue;
+                }
+            }
+            for e in stmt_exprs(s) {
+                crate::visit::any_expr(e, &mut |x| {
+                    if matches!(x.kind, ExprKind::Dot { .. }) {
+                        out.push(note(x));
+                    }
+                    false
+                });
+            }
+            for b in bodies(s) {
+                walk(b, skip, note, out);
+            }
+        }
+    }
+    walk(&k.body, &in_gemm, &note, notes);
+}
+
 /// The layout a tile expression is cheapest to compute in: a local's own layout, a dot's
-/// accumulator layout, or for elementwise expressions the first non-Blocked layout among
-/// their operands. None means Blocked of its shape.
-pub fn natural(k: &Kernel, layouts: &BTreeMap<LocalId, Layout>, e: &Expr) -> Option<Layout> {
+/// accumulator layout, the rows of an accumulator for its row reductions, or for elementwise
+/// expressions the first non-Blocked layout among their operands. None means Blocked of its
+/// shape.
+pub fn natural(
+    k: &Kernel,
+    arch: u32,
+    layouts: &BTreeMap<LocalId, Layout>,
+    e: &Expr,
+) -> Option<Layout> {
     let shape = e.ty.shape()?;
+    let nat = |x: &Expr| natural(k, arch, layouts, x).filter(|l| !l.is_blocked());
     match &e.kind {
         ExprKind::Local(l) => layouts.get(l).cloned(),
-        ExprKind::Dot { .. } => {
-            let (m, n) = crate::layout::rc(shape);
-            Some(dot_layout(k, m, n))
-        }
-        ExprKind::Unary(_, a) | ExprKind::Math(_, a) | ExprKind::Cast(a) => {
-            natural(k, layouts, a).filter(|l| !l.is_blocked())
-        }
+        ExprKind::Dot { .. } => Some(dot_layout(k, arch, e)),
+        ExprKind::Reduce {
+            axis: Some(1), arg, ..
+        } if arg.ty.shape().is_some_and(|s| s.len() == 2) => match nat(arg) {
+            Some(Layout::Mma(m)) => Some(Layout::MmaRows(m.rows())),
+            _ => None,
+        },
+        ExprKind::Unary(_, a) | ExprKind::Math(_, a) | ExprKind::Cast(a) => nat(a),
         ExprKind::Binary(_, a, b) => [a, b]
             .into_iter()
             .filter(|x| x.ty.shape() == Some(shape))
-            .find_map(|x| natural(k, layouts, x).filter(|l| !l.is_blocked())),
+            .find_map(|x| nat(x)),
         ExprKind::Select(c, a, b) => [c, a, b]
             .into_iter()
             .filter(|x| x.ty.shape() == Some(shape))
-            .find_map(|x| natural(k, layouts, x).filter(|l| !l.is_blocked())),
+            .find_map(|x| nat(x)),
         _ => None,
     }
 }
@@ -551,6 +709,23 @@ pub fn accumulates_dot(l: LocalId, value: &Expr) -> Option<&Expr> {
         (ExprKind::Dot { .. }, ExprKind::Local(a)) if *a == l => Some(x),
         _ => None,
     }
+}
+
+/// `f(acc) + dot(..)` (either order) assigned to `acc` with a tensor-core accumulator layout
+/// `lay` the dot shares, where the dot does not read `acc`: `(f(acc), dot)`. Adding the
+/// products into `f(acc)` in place differs from the separate sum only in rounding order.
+pub fn scaled_dot<'e>(l: LocalId, value: &'e Expr, lay: &Layout) -> Option<(&'e Expr, &'e Expr)> {
+    let ExprKind::Binary(BinOp::Add, x, y) = &value.kind else {
+        return None;
+    };
+    let (rest, dot) = match (&x.kind, &y.kind) {
+        (_, ExprKind::Dot { .. }) => (&**x, &**y),
+        (ExprKind::Dot { .. }, _) => (&**y, &**x),
+        _ => return None,
+    };
+    let same_shape = rest.ty.shape() == dot.ty.shape();
+    (matches!(lay, Layout::Mma(_)) && same_shape && !crate::visit::expr_reads_local(dot, l))
+        .then_some((rest, dot))
 }
 
 /// True when local `l` can be declared at its first assignment: that assignment is a direct

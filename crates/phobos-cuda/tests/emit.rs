@@ -58,6 +58,16 @@ fn flash_attention_default_point() {
     insta::assert_snapshot!(check_emit("examples/flash_attention.ph", ""));
 }
 
+/// Whole rows per warp: the score tile feeds P·V from registers, q is loaded once in the A
+/// fragment layout, and K and V stream through two shared-memory buffers one iteration ahead.
+#[test]
+fn flash_attention_streams_k_and_v() {
+    insta::assert_snapshot!(check_emit(
+        "examples/flash_attention.ph",
+        "BR=128 BC=64 THREADS=256"
+    ));
+}
+
 /// The generated text without the include lines (the prelude is a separate file).
 fn prelude_free(s: &str) -> String {
     s.lines()

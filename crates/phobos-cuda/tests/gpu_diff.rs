@@ -21,6 +21,7 @@ mod common;
 use common::cases::{example_cases, extra_cases, random_cases, rowwise_cases, Case, Value};
 use common::fast_cases::fast_cases;
 use common::launch::launch_facts;
+use common::mma_cases::mma_cases;
 use phobos_gpu::{bind_args, plan_launch, Arg, DeviceTensor, Gpu, TensorRef};
 use phobos_ir::{relative_error, ParamKind};
 
@@ -33,6 +34,7 @@ fn all_cases() -> (Vec<Case>, Vec<String>) {
         .into_iter()
         .chain(extra_cases())
         .chain(rowwise_cases())
+        .chain(mma_cases())
         .chain(fast_cases())
         .chain(random_cases(RANDOM_KERNELS, 2024))
     {

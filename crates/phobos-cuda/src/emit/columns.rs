@@ -1,69 +1,90 @@
 //! Column tiles: rank-1 (or `[1, C]`) tile values that are functions of the column index and
 //! uniform scalars alone (`arange(BLOCK) < N`, `c + arange(BC)`). Broadcast over the rows of a
 //! wider tile, such a value is recomputed in the wide tile's own layout (`ph::col_of`) instead
-//! of moving through shared memory: the broadcast costs no barrier and no staging.
+//! of moving through shared memory: the broadcast costs no barrier and no staging. Row tiles
+//! (`[R, 1]` functions of the row index, `r + arange(BR)[:, None]`) likewise (`ph::row_of`).
 
 use phobos_ir::{Ctx, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 use std::collections::BTreeMap;
 
-/// The definitions of the immutable tile locals whose values are column expressions.
-pub(crate) fn column_defs(k: &Kernel) -> BTreeMap<LocalId, Expr> {
+/// Which index a tile is a function of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Axis {
+    /// `[1, C]` (or `[C]`) of the column index: leaves `arange(C)`.
+    Cols,
+    /// `[R, 1]` of the row index: leaves `arange(R)[:, None]` (a reshape of an arange).
+    Rows,
+}
+
+/// The definitions of the immutable tile locals whose values are column (or row) expressions.
+pub(crate) fn column_defs(k: &Kernel, axis: Axis) -> BTreeMap<LocalId, Expr> {
     let mut defs = BTreeMap::new();
-    collect(k, &k.body, &mut defs);
+    collect(k, &k.body, axis, &mut defs);
     defs
 }
 
-fn collect(k: &Kernel, stmts: &[Stmt], defs: &mut BTreeMap<LocalId, Expr>) {
+fn collect(k: &Kernel, stmts: &[Stmt], axis: Axis, defs: &mut BTreeMap<LocalId, Expr>) {
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { local, value } => {
                 let l = &k.locals[*local];
                 if !l.mutable && value.ty.is_tile() {
-                    if let Some(e) = inline(k, value, defs) {
+                    if let Some(e) = inline(k, value, axis, defs) {
                         defs.insert(*local, e);
                     }
                 }
             }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => collect(k, body, defs),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+                collect(k, body, axis, defs)
+            }
             StmtKind::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                collect(k, then_body, defs);
-                collect(k, else_body, defs);
+                collect(k, then_body, axis, defs);
+                collect(k, else_body, axis, defs);
             }
             _ => {}
         }
     }
 }
 
-/// `e` with column-tile locals replaced by their definitions, when `e` is a column
-/// expression; None otherwise.
-pub(crate) fn inline(k: &Kernel, e: &Expr, defs: &BTreeMap<LocalId, Expr>) -> Option<Expr> {
+/// `e` with column-tile (row-tile) locals replaced by their definitions, when `e` is a column
+/// (row) expression; None otherwise.
+pub(crate) fn inline(
+    k: &Kernel,
+    e: &Expr,
+    axis: Axis,
+    defs: &BTreeMap<LocalId, Expr>,
+) -> Option<Expr> {
     if !e.ty.is_tile() {
         return stable_scalar(k, e).then(|| e.clone());
     }
-    let rows = e.ty.shape().map(crate::layout::rc).map(|(r, _)| r);
-    if rows != Some(1) {
+    let (r, c) = e.ty.shape().map(crate::layout::rc)?;
+    let one_line = match axis {
+        Axis::Cols => r == 1,
+        Axis::Rows => c == 1 && e.ty.shape().is_some_and(|s| s.len() == 2),
+    };
+    if !one_line {
         return None;
     }
+    let inline = |x: &Expr| inline(k, x, axis, defs);
     let kind = match &e.kind {
-        ExprKind::Arange(_) => e.kind.clone(),
+        ExprKind::Arange(_) if axis == Axis::Cols => e.kind.clone(),
+        ExprKind::Reshape(a) if axis == Axis::Rows && is_row_index(e, a) => e.kind.clone(),
         ExprKind::Local(l) => return defs.get(l).cloned(),
-        ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(inline(k, a, defs)?)),
-        ExprKind::Math(f, a) => ExprKind::Math(*f, Box::new(inline(k, a, defs)?)),
-        ExprKind::Cast(a) => ExprKind::Cast(Box::new(inline(k, a, defs)?)),
-        ExprKind::Broadcast(a) => ExprKind::Broadcast(Box::new(inline(k, a, defs)?)),
-        ExprKind::Binary(op, a, b) => ExprKind::Binary(
-            *op,
-            Box::new(inline(k, a, defs)?),
-            Box::new(inline(k, b, defs)?),
-        ),
+        ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(inline(a)?)),
+        ExprKind::Math(f, a) => ExprKind::Math(*f, Box::new(inline(a)?)),
+        ExprKind::Cast(a) => ExprKind::Cast(Box::new(inline(a)?)),
+        ExprKind::Broadcast(a) => ExprKind::Broadcast(Box::new(inline(a)?)),
+        ExprKind::Binary(op, a, b) => {
+            ExprKind::Binary(*op, Box::new(inline(a)?), Box::new(inline(b)?))
+        }
         ExprKind::Select(c, a, b) => ExprKind::Select(
-            Box::new(inline(k, c, defs)?),
-            Box::new(inline(k, a, defs)?),
-            Box::new(inline(k, b, defs)?),
+            Box::new(inline(c)?),
+            Box::new(inline(a)?),
+            Box::new(inline(b)?),
         ),
         _ => return None,
     };
@@ -73,6 +94,12 @@ pub(crate) fn inline(k: &Kernel, e: &Expr, defs: &BTreeMap<LocalId, Expr>) -> Op
         uniform: e.uniform,
         span: e.span,
     })
+}
+
+/// `arange(n)[:, None]`: the row index of an `[n, 1]` tile.
+pub(crate) fn is_row_index(e: &Expr, inner: &Expr) -> bool {
+    matches!(inner.kind, ExprKind::Arange(_))
+        && e.ty.shape().is_some_and(|s| s.len() == 2 && s[1] == 1)
 }
 
 /// A uniform scalar whose value cannot change between a definition and a later use: literals,

@@ -10,6 +10,7 @@
 mod columns;
 mod expr;
 pub(crate) mod ops;
+mod pipe;
 mod stmt;
 mod tile;
 
@@ -57,11 +58,19 @@ pub(crate) struct Emitter<'k> {
     element_loaded: BTreeSet<ParamId>,
     /// Column-tile locals and their definitions (see [`columns`]).
     column_defs: std::collections::BTreeMap<phobos_ir::LocalId, phobos_ir::Expr>,
+    /// Row-tile locals and their definitions (the same, for `[R, 1]` tiles of the row index).
+    row_defs: std::collections::BTreeMap<phobos_ir::LocalId, phobos_ir::Expr>,
     layouts_used: BTreeSet<Layout>,
     headers: BTreeSet<&'static str>,
     gemm_smem: u32,
     /// Shared memory of the TMA C store's staging buffer, after the main loop's.
     c_smem: u32,
+    /// Bytes of one buffer of the loops' streamed dot operands (two buffers, after the C
+    /// store's staging buffer; see [`pipe`]).
+    pipe_stage: u32,
+    /// Streamed loads of the loops being emitted (by address) and the shared-memory operand
+    /// the dot reads instead.
+    streamed: std::collections::BTreeMap<usize, String>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -131,11 +140,14 @@ fn emit_with(
         scratch_dirty: false,
         pending: BTreeSet::new(),
         element_loaded,
-        column_defs: columns::column_defs(k),
+        column_defs: columns::column_defs(k, columns::Axis::Cols),
+        row_defs: columns::column_defs(k, columns::Axis::Rows),
         layouts_used: BTreeSet::new(),
         headers: BTreeSet::new(),
         gemm_smem: 0,
         c_smem: 0,
+        pipe_stage: 0,
+        streamed: Default::default(),
         notes: Vec::new(),
         path: Vec::new(),
         last_line: None,
@@ -375,7 +387,8 @@ impl<'k> Emitter<'k> {
         }
         let scratch = self.scratch_bytes.div_ceil(16) * 16;
         // The main loop's stages, the C store's staging buffer, then the scratch area.
-        let gemm_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        let pipe_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        let gemm_region = pipe_region + 2 * self.pipe_stage;
         let smem = gemm_region + scratch;
         let mut out = Vec::new();
         out.push(format!(
@@ -391,6 +404,22 @@ impl<'k> Emitter<'k> {
         ));
         for n in &self.notes {
             out.push(format!("// {n}"));
+        }
+        // Tensor-core layouts of dots outside GEMM loops come with their header and the
+        // mma.sync main loop's, which declares the accumulator.
+        if self
+            .layouts_used
+            .iter()
+            .any(|l| matches!(l, Layout::Mma(_) | Layout::MmaRows(_)))
+        {
+            for h in [
+                crate::MMA_HEADER,
+                crate::REDUCE_HEADER,
+                "gemm/ptx.cuh",
+                "gemm/sm80.cuh",
+            ] {
+                self.headers.insert(h);
+            }
         }
         // The prelude first: the other headers build on it.
         let mut includes: Vec<&str> = self.headers.iter().copied().collect();
@@ -409,6 +438,15 @@ impl<'k> Emitter<'k> {
         if smem > 0 {
             out.push(format!(
                 "  extern __shared__ __align__(128) unsigned char ph_smem[];  // {smem} bytes"
+            ));
+        }
+        if self.pipe_stage > 0 {
+            out.push(format!(
+                "  constexpr int PH_PIPE_STAGE = {};  // streamed dot operands: two buffers",
+                self.pipe_stage
+            ));
+            out.push(format!(
+                "  unsigned char* ph_pipe = ph_smem + {pipe_region};"
             ));
         }
         if scratch > 0 {

@@ -190,6 +190,12 @@ impl<'k> Emitter<'k> {
                 if let Some(dot) = crate::plan::accumulates_dot(l, value) {
                     return self.dot_into(&name, &lay, dot);
                 }
+                // `acc = f(acc) + dot(..)` with a tensor-core accumulator: `acc = f(acc)`, then
+                // the mma accumulates into it (no second accumulator tile live at once).
+                if let Some((rest, dot)) = crate::plan::scaled_dot(l, value, &lay) {
+                    self.tile_into(&name, &lay, rest)?;
+                    return self.dot_into(&name, &lay, dot);
+                }
                 self.tile_into(&name, &lay, value)
             }
         }
@@ -246,6 +252,7 @@ impl<'k> Emitter<'k> {
         } else {
             ""
         };
+        let streamed = self.pipe_begin(var, body, &assigned, s.full())?;
         self.enter_loop(body);
         self.line(format!("#pragma unroll {unroll}"));
         self.line(format!(
@@ -258,9 +265,11 @@ impl<'k> Emitter<'k> {
             let d = if self.declares_here(var) { "int " } else { "" };
             self.line(format!("{d}{name} = {counter};"));
         }
+        self.pipe_top(var, &streamed, s.full(), st.full(), e.full())?;
         self.block(body, 0)?;
         self.indent -= 1;
         self.line("}");
+        self.pipe_end(&streamed);
         self.enter_loop(body);
         Ok(())
     }

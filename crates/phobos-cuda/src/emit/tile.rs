@@ -24,7 +24,7 @@ fn ceil16(x: i64) -> u32 {
 
 impl<'k> Emitter<'k> {
     fn natural_layout(&self, e: &Expr) -> Layout {
-        crate::plan::natural(self.k, &self.plan.layouts, e).unwrap_or_else(|| {
+        crate::plan::natural(self.k, self.plan.arch, &self.plan.layouts, e).unwrap_or_else(|| {
             blocked_capped(
                 e.ty.shape().unwrap_or(&[1]),
                 self.k.launch.threads,
@@ -99,7 +99,7 @@ impl<'k> Emitter<'k> {
                 axis: Some(_),
                 arg,
             } if !(*op == ReduceOp::Sum && ctype::is_narrow_float(e.ty.dtype())) => {
-                self.reduce_call(e, *op, arg, &alias)?
+                self.reduce_call(e, *op, arg, lay)?
             }
             ExprKind::Transpose(arg) => {
                 let (src, _) = self.as_tile(arg)?;
@@ -119,7 +119,8 @@ impl<'k> Emitter<'k> {
         }))
     }
 
-    fn reduce_call(&mut self, e: &Expr, op: ReduceOp, arg: &Expr, alias: &str) -> Result<String> {
+    fn reduce_call(&mut self, e: &Expr, op: ReduceOp, arg: &Expr, lay: &Layout) -> Result<String> {
+        let alias = self.alias(lay);
         let ExprKind::Reduce {
             axis: Some(axis), ..
         } = e.kind
@@ -133,6 +134,19 @@ impl<'k> Emitter<'k> {
         let outputs = if ax == 1 { r } else { c };
         let (src, src_layout) = self.as_tile(arg)?;
         let size = ctype::register_bytes(arg.ty.dtype()) as i64;
+        // The rows of a tensor-core accumulator reduce into its rows layout by quad shuffles
+        // (shared memory only across warp columns).
+        if let (Layout::Mma(m), Layout::MmaRows(rows), 1) = (&src_layout, lay, ax) {
+            if m.rows() == *rows {
+                self.headers.insert(crate::MMA_HEADER);
+                let op = reduce_op(op);
+                if m.warps_n == 1 {
+                    return Ok(format!("ph::mma_reduce_rows<{op}, {alias}>({src})"));
+                }
+                let s = self.scratch(ceil16(m.warps_n * m.bm * size));
+                return Ok(format!("ph::mma_reduce_rows<{op}, {alias}>({src}, {s})"));
+            }
+        }
         // Rows of a Blocked tile reduce in registers (`ph::RowsInRegisters`): only the
         // partials go through shared memory.
         let bytes = match rows_in_registers(&src_layout).filter(|_| ax == 1) {
@@ -201,7 +215,7 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Reduce { op, arg, .. } => {
                 // A sum of a narrow float type: accumulated in float, rounded once.
-                let call = self.reduce_call(e, *op, arg, &alias)?;
+                let call = self.reduce_call(e, *op, arg, lay)?;
                 self.line(format!("{dst} = {call};"));
                 let r = ctype::rounder(e.ty.dtype()).unwrap_or("");
                 self.line("#pragma unroll");
@@ -222,21 +236,77 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    /// `dst += a @ b` (or `a @ b^T`) for a dot expression.
-    pub(crate) fn dot_into(&mut self, dst: &str, _lay: &Layout, dot: &Expr) -> Result<()> {
+    /// `dst += a @ b` (or `a @ b^T`) for a dot expression: on tensor cores when `dst` has a
+    /// tensor-core accumulator layout (the A operand from registers when it is an accumulator
+    /// holding whole rows per warp), else FFMA over operands staged in the scratch area.
+    pub(crate) fn dot_into(&mut self, dst: &str, lay: &Layout, dot: &Expr) -> Result<()> {
         let ExprKind::Dot { a, b, trans_b, .. } = &dot.kind else {
             return self.unsupported_expr("a dot", dot);
         };
-        let (an, _) = self.as_tile(a)?;
-        let (bn, _) = self.as_tile(b)?;
         let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
         let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
+        if let Layout::Mma(acc) = lay {
+            let (an, a_lay) = self.mma_operand(a)?;
+            let (bn, _) = self.mma_operand(b)?;
+            let dt = match a.ty.dtype() {
+                phobos_ir::DType::BF16 => "ph::gemm::BF16",
+                _ => "ph::gemm::F16",
+            };
+            let staged = |e: &Expr| self.streamed.contains_key(&(e as *const Expr as usize));
+            let a_bytes = if staged(a) { 0 } else { m * (k + 8) * 2 };
+            let b_bytes = match (staged(b), *trans_b) {
+                (true, _) => 0,
+                (false, true) => n * (k + 8) * 2,
+                (false, false) => k * (n + 8) * 2,
+            };
+            self.headers.insert(crate::MMA_HEADER);
+            let from_registers = matches!(&a_lay, Some(Layout::Mma(p))
+                if p.warps_n == 1 && acc.warps_n == 1 && p.warps_m == acc.warps_m && p.bm == acc.bm);
+            if from_registers {
+                let s = self.mma_scratch(ceil16(b_bytes));
+                self.line(format!(
+                    "ph::mma_dot_ra<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+                ));
+            } else {
+                let s = self.mma_scratch(ceil16(a_bytes + b_bytes));
+                self.line(format!(
+                    "ph::mma_dot<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+                ));
+            }
+            return Ok(());
+        }
+        let (an, _) = self.as_tile(a)?;
+        let (bn, _) = self.as_tile(b)?;
         let size = ctype::register_bytes(dot.ty.dtype()) as i64;
         let bytes = ceil16((k * dot_ld(m) + k * dot_ld(n)) * size);
         let s = self.scratch(bytes);
         self.headers.insert(crate::DOT_HEADER);
         self.line(format!("ph::dot_acc<{trans_b}>({dst}, {an}, {bn}, {s});"));
         Ok(())
+    }
+
+    /// The scratch argument of a tensor-core dot staging `bytes` (none when every operand was
+    /// streamed into shared memory by its loop: no scratch use, no barrier).
+    fn mma_scratch(&mut self, bytes: u32) -> String {
+        if bytes == 0 {
+            return "ph::Scratch<0>{nullptr}".into();
+        }
+        self.scratch(bytes)
+    }
+
+    /// A tensor-core dot's operand: a tile load goes straight from global to shared memory
+    /// (`ph::gtile`, no layout); anything else is a register tile.
+    fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
+        if let Some(staged) = self.streamed.get(&(e as *const Expr as usize)) {
+            return Ok((staged.clone(), None));
+        }
+        if let ExprKind::Load { tensor, index } = &e.kind {
+            let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
+            let region = self.region(*tensor, index, false)?;
+            return Ok((format!("ph::gtile<{r}, {c}>({region})"), None));
+        }
+        let (name, lay) = self.as_tile(e)?;
+        Ok((name, Some(lay)))
     }
 
     /// The value of tile expression `e` at register `ph_i` of layout `lay`.
@@ -288,8 +358,25 @@ impl<'k> Emitter<'k> {
                 let inlined = self.column_broadcast(a, e).expect("checked");
                 self.elem(&inlined, lay)?
             }
+            // A row tile over more columns: recomputed in this layout.
+            ExprKind::Broadcast(a) if self.row_broadcast(a, e).is_some() => {
+                let inlined = self.row_broadcast(a, e).expect("checked");
+                self.elem(&inlined, lay)?
+            }
+            // `arange(n)[:, None]`: the row index of the register, in any layout.
+            ExprKind::Reshape(a) if super::columns::is_row_index(e, a) => {
+                let alias = self.alias(lay);
+                Code::atom(format!("ph::row_of<{alias}>({I})"))
+            }
             // `[n]` to `[1, n]`: the same layout shape, nothing moves.
             ExprKind::Broadcast(a) | ExprKind::Reshape(a) if same_rc(a, e) => self.elem(a, lay)?,
+            // The rows of an accumulator broadcast to an accumulator of the same rows: a
+            // register of the rows tile (`ph::mma_row_reg`, a constant per unrolled register).
+            ExprKind::Broadcast(a) if self.rows_broadcast(a, lay) => {
+                let (name, _) = self.as_tile(a)?;
+                let alias = self.alias(lay);
+                Code::atom(format!("{name}.v[ph::mma_row_reg<{alias}>({I})]"))
+            }
             ExprKind::Arange(_) => {
                 let alias = self.alias(lay);
                 Code::atom(format!("ph::col_of<{alias}>({I})"))
@@ -301,6 +388,26 @@ impl<'k> Emitter<'k> {
         })
     }
 
+    /// True when `a`, an `[R, 1]` tile, lies in the rows layout of accumulator layout `lay`.
+    fn rows_broadcast(&self, a: &Expr, lay: &Layout) -> bool {
+        let Layout::Mma(m) = lay else {
+            return false;
+        };
+        let (r, c) = rc(a.ty.shape().unwrap_or(&[1]));
+        c == 1 && r == m.bm && self.natural_layout(a) == Layout::MmaRows(m.rows())
+    }
+
+    /// The inlined row expression of `Broadcast(a)` to `e`'s shape when `a` is a row tile
+    /// (`[R, 1]`) and the broadcast only adds columns.
+    fn row_broadcast(&self, a: &Expr, e: &Expr) -> Option<Expr> {
+        let (ar, ac) = rc(a.ty.shape()?);
+        let (er, _) = rc(e.ty.shape()?);
+        if ac != 1 || ar != er || ar == 1 {
+            return None;
+        }
+        super::columns::inline(self.k, a, super::columns::Axis::Rows, &self.row_defs)
+    }
+
     /// The inlined column expression of `Broadcast(a)` to `e`'s shape when `a` is a column
     /// tile (`[C]` or `[1, C]`) and the broadcast only adds rows.
     fn column_broadcast(&self, a: &Expr, e: &Expr) -> Option<Expr> {
@@ -309,7 +416,7 @@ impl<'k> Emitter<'k> {
         if ar != 1 || ac != ec {
             return None;
         }
-        super::columns::inline(self.k, a, &self.column_defs)
+        super::columns::inline(self.k, a, super::columns::Axis::Cols, &self.column_defs)
     }
 
     /// A tile store: from the value's own layout (no conversion for locals).

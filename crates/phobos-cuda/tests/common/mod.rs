@@ -6,6 +6,7 @@ pub mod cases;
 pub mod fast;
 pub mod fast_cases;
 pub mod launch;
+pub mod mma_cases;
 pub mod randk;
 
 use phobos_ir::Kernel;

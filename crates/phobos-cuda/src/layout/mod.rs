@@ -4,6 +4,9 @@
 
 use phobos_ir::Point;
 
+pub mod mma;
+pub use mma::{MmaAcc, MmaRows};
+
 /// A register layout of an `[r, c]` tile (a rank-1 tile `[n]` is `[1, n]`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Layout {
@@ -16,6 +19,11 @@ pub enum Layout {
     },
     /// `ph::FfmaAcc<..>`: the register-tiled FFMA accumulator.
     Ffma(FfmaAcc),
+    /// `ph::gemm::sm80::AccLayout<..>`: the mma.sync accumulator of a dot outside a recognized
+    /// GEMM loop (`phobos_mma.cuh`).
+    Mma(MmaAcc),
+    /// `ph::MmaRows<..>`: a `[r, 1]` tile held as the rows of [`Layout::Mma`] accumulators.
+    MmaRows(MmaRows),
     /// A layout provided by a main-loop strategy's header (tensor-core accumulators): its C++
     /// type and shape. It follows the same contract, so every generic operation accepts it.
     External {
@@ -293,6 +301,8 @@ impl Layout {
         match self {
             Layout::Blocked { r, c, .. } => (*r, *c),
             Layout::Ffma(f) => (f.bm, f.bn),
+            Layout::Mma(m) => (m.bm, m.bn),
+            Layout::MmaRows(m) => (m.bm, 1),
             Layout::External { r, c, .. } => (*r, *c),
         }
     }
@@ -311,6 +321,13 @@ impl Layout {
                 "ph::FfmaAcc<{}, {}, {}, {}, {}, {}, {}>",
                 f.bm, f.bn, f.threads, f.tm, f.tn, f.wm, f.wn
             ),
+            Layout::Mma(m) => format!(
+                "ph::gemm::sm80::AccLayout<{}, {}, {}, {}>",
+                m.bm, m.bn, m.warps_m, m.warps_n
+            ),
+            Layout::MmaRows(m) => {
+                format!("ph::MmaRows<{}, {}, {}>", m.bm, m.warps_m, m.warps_n)
+            }
             Layout::External { cpp, .. } => cpp.clone(),
         }
     }
@@ -320,6 +337,8 @@ impl Layout {
         match self {
             Layout::Blocked { r, c, .. } => format!("Blk{r}x{c}"),
             Layout::Ffma(f) => format!("Acc{}x{}", f.bm, f.bn),
+            Layout::Mma(m) => format!("Mma{}x{}", m.bm, m.bn),
+            Layout::MmaRows(m) => format!("MmaRows{}", m.bm),
             Layout::External { alias, .. } => alias.clone(),
         }
     }
@@ -332,6 +351,8 @@ impl Layout {
                 Some((groups + *threads as i64 - 1) / *threads as i64 * vec)
             }
             Layout::Ffma(f) => Some(f.n()),
+            Layout::Mma(m) => Some(m.n()),
+            Layout::MmaRows(m) => Some(m.n()),
             Layout::External { .. } => None,
         }
     }
@@ -347,6 +368,8 @@ impl Layout {
                 Some((e / c, e % c))
             }
             Layout::Ffma(f) => Some(f.coord(tid, i)),
+            Layout::Mma(m) => Some(m.coord(tid, i)),
+            Layout::MmaRows(m) => Some(m.coord(tid, i)),
             Layout::External { .. } => None,
         }
     }

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Attention forward: Phobos tuned against torch's scaled_dot_product_attention, in one process.
+
+    python3 bench/attention.py [--quick] [--json out.json]
+
+For every case (batch-heads, tokens, head dim 64, causal or not, f16): phobos-kbench tunes
+examples/flash_attention.ph for that problem (its own process, the results database under $OUT),
+then this process loads the winner's PTX through the CUDA driver (bench/rowwise.py's loader) and
+times it beside torch's SDPA (its fastest backend on the machine) with `triton.testing.do_bench`
+(CUDA events, L2 flushed, median). Phobos's output is first checked against SDPA's on the same
+random inputs, with the output poisoned before the launch. TFLOP/s count 4·BH·N²·D (halved for
+causal), the same for both columns, so the ratio compares times.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rowwise as rw  # noqa: E402  (the driver loader, kbench and emit wrappers)
+
+OUT = os.environ.get("OUT", os.path.join(rw.ROOT, "target", "attention"))
+rw.OUT = OUT
+
+
+def make(bh, n, d, causal, seed=1):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(bh, n, d, device="cuda", generator=g, dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    return q, k, v, o
+
+
+def sdpa(q, k, v, causal):
+    return F.scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), is_causal=bool(causal))[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", default=os.path.join(OUT, "attention.json"))
+    a = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    log = os.path.join(OUT, "attention.log")
+    cases = [(32, 4096, 64, 0), (64, 4096, 64, 0), (64, 4096, 64, 1), (16, 8192, 64, 0)]
+    if a.quick:
+        cases = cases[:1]
+    drv = rw.Driver()
+    rows = []
+    for bh, n, d, causal in cases:
+        t0 = time.time()
+        row = dict(bh=bh, n=n, d=d, causal=causal)
+        flops = 4 * bh * n * n * d / (2 if causal else 1)
+        try:
+            q, k, v, o = make(bh, n, d, causal)
+            scale = 1 / math.sqrt(d)
+            ref = sdpa(q, k, v, causal).float()
+            row["torch"] = rw.bench(lambda: sdpa(q, k, v, causal))
+            case = dict(name="attention", file="flash_attention.ph", dims=f"BH={bh},N={n}",
+                        args=[f"scale={scale}"], budget=60)
+            if causal:
+                case["pins"] = "CAUSAL=1"
+            pins, row["kbench_ms"] = tune_pinned(case, log)
+            row["pins"] = pins
+            if pins:
+                ptx, kname, params, threads, smem = rw.emit(case, pins, log)
+                fn = drv.load(ptx, kname, smem)
+                p = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in pins.split()}
+                grid = (math.ceil(n / p["BR"]), bh, 1)
+                tensors = dict(Q=q, K=k, V=v, O=o, scale=scale, BH=bh, N=n)
+                args = [tensors[x] for x in params]
+                launch = lambda: drv.launch(fn, grid, threads, smem, args)
+                launch()
+                torch.cuda.synchronize()
+                row["phobos_err"] = rw.rel_err(o.float(), ref.double())
+                row["phobos"] = rw.bench(launch) if row["phobos_err"] < 1e-2 else None
+        except Exception as e:  # one case failing leaves the others
+            row["error"] = f"{type(e).__name__}: {e}"
+        for col in ("torch", "phobos"):
+            if row.get(col):
+                row[col + "_tflops"] = round(flops / row[col] / 1e9, 1)
+        row["wall_s"] = round(time.time() - t0, 1)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(a.json, "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"\n{'BH':>4} {'N':>6} {'D':>4} {'causal':>6} {'torch TF/s':>10} {'phobos TF/s':>11} {'ratio':>6}  pins")
+    for r in rows:
+        t, p = r.get("torch_tflops"), r.get("phobos_tflops")
+        ratio = f"{p / t:.2f}" if t and p else "-"
+        print(f"{r['bh']:>4} {r['n']:>6} {r['d']:>4} {r['causal']:>6} {t or '-':>10} {p or '-':>11} {ratio:>6}  "
+              f"{r.get('pins') or r.get('error', '')}")
+
+
+def tune_pinned(case, log):
+    """rw.tune with the case's pins (`--autotune`) added to the command."""
+    cmd = [os.path.join(rw.BIN, "phobos-kbench"), os.path.join(rw.ROOT, "examples", case["file"]),
+           "--dims", case["dims"], "--json", "--db", os.path.join(OUT, "attention.sqlite"),
+           "--budget-ms", str(case.get("budget", 60))]
+    if case.get("pins"):
+        cmd += ["--autotune", case["pins"]]
+    for x in case.get("args", []):
+        cmd += ["--arg", x]
+    p = rw.run(cmd, log)
+    for line in p.stdout.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        w = obj.get("winner")
+        if isinstance(w, dict) and isinstance(w.get("point"), dict):
+            return " ".join(f"{k}={v}" for k, v in w["point"].items()), w.get("median_ms")
+    return None, None
+
+
+if __name__ == "__main__":
+    main()
