@@ -86,6 +86,8 @@ pub struct CudaCompiler {
     arch: Arch,
     cache: VariantCache,
     version: String,
+    /// [`phobos_tune::backend::generator_tag`], appended to the emitted source as a comment.
+    tag: Option<String>,
 }
 
 impl CudaCompiler {
@@ -98,7 +100,21 @@ impl CudaCompiler {
             arch,
             cache,
             version: format!("nvrtc {major}.{minor}"),
+            tag: phobos_tune::backend::generator_tag(),
         })
+    }
+
+    /// What the code generator produces for this kernel on this target.
+    fn emit(&self, kernel: &Kernel) -> Result<Emitted, Failure> {
+        let opts = EmitOptions {
+            source: Some(self.file.clone()),
+        };
+        let mut e = emit_for_arch(kernel, &opts, emit_arch(self.arch))
+            .map_err(|err| Failure::from_log(err.to_string()))?;
+        if let Some(tag) = &self.tag {
+            e.source.push_str(&format!("// generator tag: {tag}\n"));
+        }
+        Ok(e)
     }
 }
 
@@ -113,12 +129,9 @@ impl Compiler for CudaCompiler {
 
     fn compile(&self, kernel: &Kernel, device: &DeviceInfo) -> CompileResult {
         let start = Instant::now();
-        let opts = EmitOptions {
-            source: Some(self.file.clone()),
-        };
-        let e = match emit_for_arch(kernel, &opts, emit_arch(self.arch)) {
+        let e = match self.emit(kernel) {
             Ok(e) => e,
-            Err(err) => return CompileResult::Failed(Failure::from_log(err.to_string())),
+            Err(f) => return CompileResult::Failed(f),
         };
         let dynamic = e.dynamic_smem_bytes as u64;
         if let Some(r) = prune::shared_memory(dynamic, device) {
@@ -206,6 +219,17 @@ impl Compiler for CudaCompiler {
             )));
         }
         done(&bin, meta, false, repaired)
+    }
+
+    /// The emitted source, its entry and its headers, for this target.
+    fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
+        let e = self.emit(kernel).ok()?;
+        let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        for (n, t) in &e.headers {
+            parts.push(n.as_bytes());
+            parts.push(t.as_bytes());
+        }
+        Some(stable_hash(&parts))
     }
 }
 

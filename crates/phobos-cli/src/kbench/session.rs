@@ -299,7 +299,7 @@ impl<'a> Session<'a> {
         device: &DeviceInfo,
     ) -> Result<Arc<dyn Compiler + Send + Sync>, UserError> {
         Ok(match self.backend {
-            Backend::Interp => Arc::new(interp::InterpCompiler),
+            Backend::Interp => Arc::new(interp::InterpCompiler::new()),
             Backend::Cuda => Arc::new(
                 cuda::CudaCompiler::new(
                     self.source.clone(),
