@@ -11,6 +11,7 @@
 
 pub mod backend;
 pub mod cache;
+pub mod deploy;
 pub mod engine;
 pub mod facts;
 pub mod hash;

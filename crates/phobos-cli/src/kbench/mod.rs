@@ -10,6 +10,7 @@ mod bench;
 mod check;
 pub(crate) mod cuda;
 mod cuda_blas;
+mod export;
 mod frontend;
 mod interp;
 mod json;
@@ -66,6 +67,7 @@ pub fn main() -> ExitCode {
     }
     let result = match &args.command {
         Some(Command::Merge(m)) => merge::run(m),
+        Some(Command::Export(e)) => export::run(e),
         None => run(&args),
     };
     match result {

@@ -17,6 +17,7 @@
 mod merge;
 mod peaks;
 mod schema;
+mod winners;
 
 use crate::types::{Backend, PointResult, Resources};
 use phobos_ir::Point;
