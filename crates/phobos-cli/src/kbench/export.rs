@@ -2,8 +2,8 @@
 //! problem of one kernel, as a config table a program deploys (see `phobos_tune::deploy`).
 
 use super::args::ExportArgs;
-use super::frontend::{CheckFrontend, LoadError};
 use super::UserError;
+use phobos::frontend::{CheckFrontend, LoadError};
 use phobos_syntax::SourceFile;
 use phobos_tune::deploy::{ConfigTable, TABLE_FORMAT};
 use phobos_tune::store::PHOBOS_VERSION;

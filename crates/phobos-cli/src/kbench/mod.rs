@@ -8,11 +8,7 @@
 pub mod args;
 mod bench;
 mod check;
-pub(crate) mod cuda;
-mod cuda_blas;
 mod export;
-mod frontend;
-mod interp;
 mod json;
 mod merge;
 mod one;
@@ -24,7 +20,6 @@ mod shard;
 mod sizes_file;
 mod stored;
 mod tune;
-mod worker;
 
 use args::{Command, KbenchArgs};
 use session::Session;
@@ -63,7 +58,7 @@ impl UserError {
 pub fn main() -> ExitCode {
     let args = KbenchArgs::from_env();
     if args.worker {
-        std::process::exit(worker::main());
+        std::process::exit(phobos::worker::serve_stdio());
     }
     let result = match &args.command {
         Some(Command::Merge(m)) => merge::run(m),

@@ -2,8 +2,9 @@
 //! results database, the settings, and the workers and compilers built from them.
 
 use super::args::KbenchArgs;
-use super::frontend::{CheckFrontend, LoadError};
-use super::{cuda, interp, UserError};
+use super::UserError;
+use phobos::backend::{cuda, interp};
+use phobos::frontend::{CheckFrontend, LoadError};
 use phobos_syntax::SourceFile;
 use phobos_tune::cache::VariantCache;
 use phobos_tune::worker::{

@@ -6,10 +6,10 @@
 //! the problem; else, and on `--backend interp`, the interpreter at another valid point (the
 //! default one when it applies), on a reduced problem when the full one is too large for it.
 
-use super::cuda_blas;
 use super::problems::Job;
 use super::session::Session;
 use super::UserError;
+use phobos::backend::cuda_blas;
 use phobos_ir::{Kernel, Point};
 use phobos_tune::space::{Pinned, MAX_EXHAUSTIVE_POINTS};
 use phobos_tune::timing::TimeSettings;

@@ -4,7 +4,7 @@
 //! outputs, launch with every call checked and read every tensor back.
 
 use super::Failure;
-use crate::kbench::cuda::{emit_arch, launch_facts};
+use phobos::backend::cuda::{emit_arch, launch_facts};
 use phobos_cuda::{EmitError, EmitOptions, Emitted};
 use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind, CompileOptions, Header};
 use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu, GpuError};
