@@ -18,6 +18,7 @@ pub mod hash;
 pub mod irwalk;
 pub mod occupancy;
 pub mod prune;
+pub mod reduce;
 pub mod shard;
 pub mod space;
 pub mod store;

@@ -64,10 +64,7 @@ impl State<'_, '_> {
     }
 
     pub(super) fn seed(&self, id: u64) -> u64 {
-        self.settings
-            .seed
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(id)
+        crate::reduce::job_seed(self.settings.seed, id)
     }
 
     fn call(&mut self, req: &Request, observer: &mut dyn FnMut(Event<'_>)) -> Result<Reply, Crash> {
