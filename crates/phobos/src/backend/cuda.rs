@@ -7,7 +7,7 @@
 //! region.
 
 use super::cuda_blas;
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted};
+use phobos_cuda::{emit_for_arch, EmitError, EmitOptions, Emitted};
 use phobos_gpu::nvrtc::{compile, nvrtc_version, Arch, CompileOptions, Header};
 use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleImage};
 use phobos_gpu::{Extent, LaunchFacts, PreparedLaunch, TensorMapParam};
@@ -80,6 +80,28 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
     }
 }
 
+/// The generated CUDA C++ of a kernel point for an NVRTC target: the one recipe that
+/// `phobos run`, phobos-kbench and [`crate::Runtime`] compile.
+pub fn emit_cuda(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitted, EmitError> {
+    let opts = EmitOptions {
+        source: Some(file.clone()),
+    };
+    emit_for_arch(kernel, &opts, emit_arch(arch))
+}
+
+/// NVRTC's options for emitted code (its headers, register cap and program name).
+pub fn compile_options(kernel: &Kernel, e: &Emitted, arch: Arch) -> CompileOptions {
+    let mut copts = CompileOptions::for_arch(arch);
+    copts.headers = e
+        .headers
+        .iter()
+        .map(|(n, t)| Header::new(n.clone(), t.as_str()))
+        .collect();
+    copts.max_registers = e.max_regs;
+    copts.program_name = format!("{}.cu", kernel.name);
+    copts
+}
+
 /// NVRTC for one target architecture.
 pub struct CudaCompiler {
     file: SourceFile,
@@ -106,10 +128,7 @@ impl CudaCompiler {
 
     /// What the code generator produces for this kernel on this target.
     fn emit(&self, kernel: &Kernel) -> Result<Emitted, Failure> {
-        let opts = EmitOptions {
-            source: Some(self.file.clone()),
-        };
-        let mut e = emit_for_arch(kernel, &opts, emit_arch(self.arch))
+        let mut e = emit_cuda(kernel, &self.file, self.arch)
             .map_err(|err| Failure::from_log(err.to_string()))?;
         if let Some(tag) = &self.tag {
             e.source.push_str(&format!("// generator tag: {tag}\n"));
@@ -137,14 +156,7 @@ impl Compiler for CudaCompiler {
         if let Some(r) = prune::shared_memory(dynamic, device) {
             return CompileResult::Pruned(r);
         }
-        let mut copts = CompileOptions::for_arch(self.arch);
-        copts.headers = e
-            .headers
-            .iter()
-            .map(|(n, t)| Header::new(n.clone(), t.as_str()))
-            .collect();
-        copts.max_registers = e.max_regs;
-        copts.program_name = format!("{}.cu", kernel.name);
+        let copts = compile_options(kernel, &e, self.arch);
         let flags = copts.flags().join(" ");
         let mut parts: Vec<&[u8]> = vec![
             e.source.as_bytes(),
