@@ -266,21 +266,7 @@ struct CudaDevice {
 
 impl Device for CudaDevice {
     fn info(&self) -> DeviceInfo {
-        let i = self.gpu.info();
-        DeviceInfo {
-            name: i.name.clone(),
-            driver: i.driver_version_string(),
-            // The architecture-specific target where the chip has one (sm_90a on Hopper):
-            // wgmma and TMA exist only there.
-            arch: Arch::for_device(i.cc).sm(),
-            sm_count: i.sm_count,
-            max_threads_per_block: i.max_threads_per_block,
-            max_smem_per_block: i.smem_per_block_optin as u64,
-            smem_per_sm: i.smem_per_sm as u64,
-            regs_per_sm: i.regs_per_sm,
-            max_warps_per_sm: i.max_warps_per_sm(),
-            max_blocks_per_sm: i.max_blocks_per_sm,
-        }
+        DeviceInfo::of_gpu(self.gpu.info())
     }
 
     fn load(
