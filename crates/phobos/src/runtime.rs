@@ -462,14 +462,8 @@ impl Kernel<'_> {
     /// This program again as a worker process on the GPU `ordinal` (see
     /// [`crate::worker_main`]).
     fn start_worker(&self, ordinal: u32) -> Result<WorkerProcess, Error> {
-        let exe = std::env::current_exe()
-            .map_err(|e| Error::Device(format!("cannot find this program: {e}")))?;
-        WorkerProcess::start(
-            move || {
-                let mut c = std::process::Command::new(&exe);
-                c.env(crate::worker::WORKER_ENV, "1");
-                c
-            },
+        crate::worker::start_self(
+            crate::worker::Summons::Env,
             Setup {
                 source_name: self.source.name.clone(),
                 source_text: self.source.text.clone(),

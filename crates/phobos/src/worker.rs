@@ -6,7 +6,7 @@
 use crate::backend::interp::InterpDevice;
 use crate::frontend::{CheckFrontend, LoadError};
 use phobos_syntax::SourceFile;
-use phobos_tune::worker::{serve, Setup, WorkerState};
+use phobos_tune::worker::{serve, Setup, WorkerError, WorkerProcess, WorkerState};
 use phobos_tune::{Backend, Device, Failure};
 
 fn make_state(setup: &Setup) -> Result<WorkerState, Failure> {
@@ -48,4 +48,35 @@ pub fn worker_main() {
     if std::env::var_os(WORKER_ENV).is_some() {
         std::process::exit(serve_stdio());
     }
+}
+
+/// How this program, run again, is told to be a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Summons {
+    /// An argument (`phobos-kbench --worker`).
+    Arg(&'static str),
+    /// [`WORKER_ENV`] set, for programs calling [`worker_main`].
+    Env,
+}
+
+/// Starts this program again as a worker for `setup`.
+pub fn start_self(
+    summons: Summons,
+    setup: Setup,
+    job_timeout: std::time::Duration,
+) -> Result<WorkerProcess, WorkerError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| WorkerError::Spawn(format!("cannot find this program: {e}")))?;
+    WorkerProcess::start(
+        move || {
+            let mut c = std::process::Command::new(&exe);
+            match summons {
+                Summons::Arg(a) => c.arg(a),
+                Summons::Env => c.env(WORKER_ENV, "1"),
+            };
+            c
+        },
+        setup,
+        job_timeout,
+    )
 }

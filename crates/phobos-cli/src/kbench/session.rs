@@ -182,14 +182,8 @@ impl<'a> Session<'a> {
     }
 
     fn start_worker(&self, gpu: u32) -> Result<WorkerProcess, WorkerError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| WorkerError::Spawn(format!("cannot find this program: {e}")))?;
-        WorkerProcess::start(
-            move || {
-                let mut c = std::process::Command::new(&exe);
-                c.arg("--worker");
-                c
-            },
+        phobos::worker::start_self(
+            phobos::worker::Summons::Arg("--worker"),
             self.setup(gpu),
             Duration::from_secs_f64(self.args.job_timeout_s.max(1.0)),
         )
@@ -237,15 +231,8 @@ impl<'a> Session<'a> {
                 let setup = self.setup(g);
                 let timeout = Duration::from_secs_f64(self.args.job_timeout_s.max(1.0));
                 Box::new(move || {
-                    let exe = std::env::current_exe().map_err(|e| {
-                        WorkerError::Spawn(format!("cannot find this program: {e}"))
-                    })?;
-                    let w = WorkerProcess::start(
-                        move || {
-                            let mut c = std::process::Command::new(&exe);
-                            c.arg("--worker");
-                            c
-                        },
+                    let w = phobos::worker::start_self(
+                        phobos::worker::Summons::Arg("--worker"),
                         setup,
                         timeout,
                     )
