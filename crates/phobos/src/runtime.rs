@@ -275,11 +275,36 @@ impl Kernel<'_> {
             .unwrap_or_default()
     }
 
-    /// The problem of a launch: runtime dims from the tensors' shapes, scalars by name.
+    /// The problem of a launch: element-type parameters from the tensors' element types (those
+    /// that differ from their defaults, as phobos-kbench keys them), runtime dims from their
+    /// shapes, scalars by name.
     fn problem_of(&self, args: &[ArgValue]) -> Result<Problem, Error> {
+        let info = self.frontend.info();
+        let mut types: Vec<(String, phobos_ir::DType)> = Vec::new();
+        for (p, a) in info.params.iter().zip(args) {
+            if let (
+                phobos_check::ParamInfoKind::Tensor {
+                    elem: phobos_check::Elem::Param(name),
+                    ..
+                },
+                ArgValue::Tensor(t),
+            ) = (&p.kind, a)
+            {
+                let default = info.type_params.iter().find(|(n, _)| n == name);
+                if !types.iter().any(|(n, _)| n == name)
+                    && default.is_some_and(|(_, d)| *d != Some(t.dtype))
+                {
+                    types.push((name.clone(), t.dtype));
+                }
+            }
+        }
+        let typed = Problem {
+            types,
+            ..Problem::default()
+        };
         let k = self
             .frontend
-            .instantiate(&self.default_point(), &Problem::default())
+            .instantiate(&self.default_point(), &typed)
             .map_err(|f| Error::Kernel(f.log))?;
         if args.len() != k.params.len() {
             return Err(Error::Argument {
@@ -292,7 +317,7 @@ impl Kernel<'_> {
                 ),
             });
         }
-        let mut problem = Problem::default();
+        let mut problem = typed;
         for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
             match (&p.kind, a) {
                 (ParamKind::Tensor { dims, .. }, ArgValue::Tensor(t))

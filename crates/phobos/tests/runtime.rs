@@ -137,3 +137,39 @@ fn wrong_arguments_are_refused_by_index() {
         Ok(_) => panic!("accepted"),
     }
 }
+
+/// Element-type parameters follow the tensors: f16 tensors bind `T=f16` (the default, f32,
+/// stays implicit, as phobos-kbench keys problems), scalars pass by name.
+#[test]
+fn type_parameters_follow_the_tensors() {
+    let src = "@autotune(BLOCK in [32, 64])\n\
+               kernel axpy<T = f32>(a: f32, X: tensor<T>[N], Y: tensor<T>[N]) {\n  \
+               let o = ctx.block.x * BLOCK\n  \
+               Y[o :+ BLOCK] = T(f32(X[o :+ BLOCK]) * a)\n\
+               }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.sqlite");
+    let rt = Runtime::new(Backend::interp()).unwrap().with_db(&db);
+    let module = rt.load_source("axpy.ph", src).unwrap();
+    let mut k = module.kernel("axpy").unwrap();
+    for dtype in [DType::F16, DType::F32] {
+        let x: Vec<f64> = (0..100).map(|i| i as f64).collect();
+        let mut a = [
+            ArgValue::Scalar(0.5),
+            ArgValue::Tensor(HostTensor::from_f64(dtype, &[100], &x)),
+            ArgValue::Tensor(HostTensor::zeros(dtype, &[100])),
+        ];
+        let r = k.launch(&mut a, Policy::TuneOnFirstUse).unwrap();
+        assert_eq!(r.source, Source::Tuned);
+        assert_eq!(a[2].tensor().unwrap().data[99], 49.5);
+    }
+    let problems: Vec<String> = Store::open(&db)
+        .unwrap()
+        .measurement_rows()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert!(problems.iter().any(|p| p.contains("T=f16")), "{problems:?}");
+    assert!(problems.iter().any(|p| !p.contains("T=")), "{problems:?}");
+}
