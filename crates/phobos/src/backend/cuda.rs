@@ -475,4 +475,36 @@ mod tests {
         let e80 = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_80)).unwrap();
         assert!(launch_facts(&e80).tensor_maps.is_empty());
     }
+
+    /// The store keys a point by what `emit_cuda` produces, the recipe `phobos run` compiles
+    /// too; the generator tag changes it.
+    #[test]
+    fn the_tuner_keys_the_code_phobos_run_compiles() {
+        let text = "@autotune(BLOCK in [32, 64])\n\
+                    kernel scale(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  \
+                    let o = ctx.block.x * BLOCK\n  \
+                    Y[o :+ BLOCK] = X[o :+ BLOCK] * 2.0\n}\n";
+        let file = SourceFile::new("s.ph", text);
+        let module = phobos_check::load(file.clone()).expect("checks");
+        let info = module.kernel(None).expect("one kernel");
+        let v = info.default_variant().expect("variant");
+        let k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
+        let compiler = |tag: Option<&str>| CudaCompiler {
+            file: file.clone(),
+            arch: Arch::SM_90A,
+            cache: VariantCache::at("unused"),
+            version: "nvrtc 13.0".into(),
+            tag: tag.map(String::from),
+        };
+        let e = emit_cuda(&k, &file, Arch::SM_90A).unwrap();
+        let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        for (n, t) in &e.headers {
+            parts.push(n.as_bytes());
+            parts.push(t.as_bytes());
+        }
+        let plain = compiler(None).codegen_hash(&k);
+        assert_eq!(plain, Some(stable_hash(&parts)));
+        let tagged = compiler(Some("changed")).codegen_hash(&k);
+        assert!(tagged.is_some() && tagged != plain);
+    }
 }
