@@ -8,3 +8,5 @@ eval "$(scripts/cuda-tools.sh)"
 # Tests that need NVRTC fail instead of skipping when it is missing.
 export PHOBOS_REQUIRE_NVRTC=1
 cargo test --workspace --all-targets "$@"
+# --all-targets leaves out the doctests (the phobos crate's run on the interpreter).
+cargo test --workspace --doc "$@"

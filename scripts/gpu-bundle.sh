@@ -2,6 +2,7 @@
 # Builds everything the GPU machine needs (it has no Rust toolchain) into .gpu-bundle/:
 #
 #   bin/phobos, bin/phobos-kbench     release binaries, stripped
+#   examples/first_use                the phobos crate's example, which its GPU test runs
 #   tests/<crate>-<kind>-<target>     release test binaries that hold GPU tests, stripped
 #   root                              the workspace's absolute path here (the tests' compiled-in
 #                                     CARGO_MANIFEST_DIR paths are under it)
@@ -10,14 +11,14 @@
 #
 # A test binary is bundled when its target holds a test marked `#[ignore = "needs a GPU"]`
 # (the convention of every GPU test in the workspace), for the crates phobos-gpu, phobos-cuda,
-# phobos-tune and phobos-cli (BUNDLE_CRATES overrides the list). scripts/gpu-check.sh runs them there; carry `.gpu-bundle` with
+# phobos-tune, phobos and phobos-cli (BUNDLE_CRATES overrides the list). scripts/gpu-check.sh runs them there; carry `.gpu-bundle` with
 # the call. Honours CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.gpu-bundle
 # BUNDLE_CRATES (e.g. "phobos-cuda") bundles the GPU tests of fewer crates, for a quicker build.
-read -r -a crates <<<"${BUNDLE_CRATES:-phobos-gpu phobos-cuda phobos-tune phobos-cli}"
-rm -rf "$out" && mkdir -p "$out/bin" "$out/tests"
+read -r -a crates <<<"${BUNDLE_CRATES:-phobos-gpu phobos-cuda phobos-tune phobos phobos-cli}"
+rm -rf "$out" && mkdir -p "$out/bin" "$out/tests" "$out/examples"
 
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
@@ -51,7 +52,10 @@ for line in sys.stdin:
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
         continue
     t = m["target"]
-    if mode == "bins" and not m["profile"]["test"] and t["kind"] == ["bin"]:
+    if mode == "examples" and not m["profile"]["test"] and t["kind"] == ["example"]:
+        shutil.copy(m["executable"], os.path.join(dest, t["name"]))
+        print(os.path.join(dest, t["name"]))
+    elif mode == "bins" and not m["profile"]["test"] and t["kind"] == ["bin"]:
         shutil.copy(m["executable"], os.path.join(dest, t["name"]))
         print(os.path.join(dest, t["name"]))
     elif mode == "tests" and m["profile"]["test"] and has_gpu_tests(t):
@@ -62,6 +66,8 @@ for line in sys.stdin:
 sys.exit(0 if ok else 1)
 '
 cargo build --release -p phobos-cli --message-format=json | python3 -c "$pick" bins "$out/bin"
+cargo build --release -p phobos --example first_use --message-format=json |
+  python3 -c "$pick" examples "$out/examples"
 pkgs=()
 for c in "${crates[@]}"; do pkgs+=(-p "$c"); done
 cargo test --release --no-run --message-format=json "${pkgs[@]}" | python3 -c "$pick" tests "$out/tests"
@@ -69,7 +75,7 @@ for b in phobos phobos-kbench; do
   [[ -x $out/bin/$b ]] || { echo "gpu-bundle: $out/bin/$b was not built" >&2; exit 1; }
 done
 ls "$out"/tests/* >/dev/null 2>&1 || { echo "gpu-bundle: no GPU test binary found" >&2; exit 1; }
-strip "$out"/bin/* "$out"/tests/* 2>/dev/null || true
+strip "$out"/bin/* "$out"/tests/* "$out"/examples/* 2>/dev/null || true
 du -sh "$out"
 # The call carries the working tree and the bundle together, 64 MiB at most.
 kib=$(du -sk "$out" | cut -f1)

@@ -4,4 +4,4 @@
 pub mod args;
 pub mod cmd;
 pub mod kbench;
-pub mod render;
+pub use phobos::render;

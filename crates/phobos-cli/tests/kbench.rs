@@ -70,7 +70,8 @@ fn command(s: &Scratch, args: &[&str]) -> Command {
         .env("XDG_CACHE_HOME", &s.0)
         .env_remove(phobos_tune::worker::ABORT_HOOK)
         .env_remove(phobos_tune::worker::HANG_HOOK)
-        .env_remove(phobos_tune::worker::CORRUPT_HOOK);
+        .env_remove(phobos_tune::worker::CORRUPT_HOOK)
+        .env_remove(phobos_tune::backend::GENERATOR_TAG_ENV);
     c
 }
 
@@ -501,6 +502,59 @@ fn an_aborting_worker_is_replaced_and_the_point_recorded_crashed() {
         "{}",
         r.stderr
     );
+}
+
+/// A stored verdict belongs to the code that earned it: once the generated code of the points
+/// changes (here through the generator tag), the stored crash and times are not reused, and
+/// the old rows stay in the database.
+#[test]
+fn results_of_other_generated_code_are_measured_again() {
+    let s = Scratch::new("generator");
+    let f = example("partial_sums.ph");
+    let args = [
+        f.as_str(),
+        "--dims",
+        "N=256",
+        INTERP[0],
+        INTERP[1],
+        "--json",
+    ];
+    let mut c = command(&s, &args);
+    c.env(phobos_tune::worker::ABORT_HOOK, "U=2");
+    let r = finish(c.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(point(&j, "U=2")["status"], "crashed");
+    let rows = phobos_tune::Store::open(Path::new(&s.db()))
+        .unwrap()
+        .measurement_count()
+        .unwrap();
+
+    let mut c = command(&s, &args);
+    c.env(phobos_tune::backend::GENERATOR_TAG_ENV, "changed");
+    let r = finish(c.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("from the results database"),
+        "{}",
+        r.stderr
+    );
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(j["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["reused"] == false));
+    assert_eq!(point(&j, "U=2")["status"], "ok");
+    let store = phobos_tune::Store::open(Path::new(&s.db())).unwrap();
+    assert!(store.measurement_count().unwrap() > rows, "old rows kept");
+
+    // Under the same generated code again, the new results are reused.
+    let mut c = command(&s, &args);
+    c.env(phobos_tune::backend::GENERATOR_TAG_ENV, "changed");
+    let j: Value = serde_json::from_str(&finish(c.output().unwrap()).stdout).unwrap();
+    assert_eq!(point(&j, "U=2")["status"], "ok");
+    assert_eq!(point(&j, "U=2")["reused"], true);
 }
 
 #[test]

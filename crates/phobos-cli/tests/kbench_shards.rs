@@ -289,6 +289,7 @@ fn a_shard_killed_mid_run_resumes_and_measures_each_point_once() {
 
 fn key(device: &str) -> RunKey {
     RunKey {
+        phobos_version: phobos_tune::store::PHOBOS_VERSION.into(),
         kernel_hash: "h".into(),
         kernel_name: "gemm".into(),
         problem: Problem {
@@ -313,7 +314,8 @@ fn one_row(path: &str, device: &str) {
         bytes: None,
         reused: false,
     };
-    st.record(None, &key(device), &r, Phase::Search).unwrap();
+    st.record(None, &key(device), Some("code"), &r, Phase::Search)
+        .unwrap();
 }
 
 #[test]

@@ -64,6 +64,19 @@ pub enum CompileResult {
     Ok(Compiled),
 }
 
+/// The environment variable naming a tag the compilers add to what the code generator
+/// produces (a comment line in CUDA source, a line after the IR for the interpreter): it
+/// changes every point's generated code without changing the generator, for tests of the
+/// store's key. Unset or empty: no tag.
+pub const GENERATOR_TAG_ENV: &str = "PHOBOS_GENERATOR_TAG";
+
+/// The tag [`GENERATOR_TAG_ENV`] names, if any.
+pub fn generator_tag() -> Option<String> {
+    std::env::var(GENERATOR_TAG_ENV)
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
 /// Turns instantiated kernels into runnable variants; runs in the main process, on many
 /// threads at once.
 pub trait Compiler: Sync {
@@ -72,6 +85,10 @@ pub trait Compiler: Sync {
     fn version(&self) -> String;
     /// Emits and compiles one variant for a device with these limits.
     fn compile(&self, kernel: &Kernel, device: &DeviceInfo) -> CompileResult;
+    /// A hash of what the code generator produces for this point (the emitted source with
+    /// its headers; the IR for the interpreter), `None` when it produces nothing. Stored with
+    /// every result: a result is reused only while the generator still produces this code.
+    fn codegen_hash(&self, kernel: &Kernel) -> Option<String>;
 }
 
 /// A kernel argument in parameter order.

@@ -11,12 +11,14 @@
 
 pub mod backend;
 pub mod cache;
+pub mod deploy;
 pub mod engine;
 pub mod facts;
 pub mod hash;
 pub mod irwalk;
 pub mod occupancy;
 pub mod prune;
+pub mod reduce;
 pub mod shard;
 pub mod space;
 pub mod store;

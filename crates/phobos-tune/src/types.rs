@@ -399,7 +399,9 @@ impl Resources {
     }
 }
 
-/// The device a run measures on, as the worker reports it.
+/// The device a run measures on, as the worker reports it: the limits pruning uses, and for a
+/// GPU the driver's whole description (`phobos_gpu::DeviceInfo`, the one occupancy is computed
+/// from).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     pub name: String,
@@ -414,6 +416,8 @@ pub struct DeviceInfo {
     pub regs_per_sm: u32,
     pub max_warps_per_sm: u32,
     pub max_blocks_per_sm: u32,
+    /// What the driver says of the GPU; `None` for the interpreter.
+    pub gpu: Option<Box<phobos_gpu::DeviceInfo>>,
 }
 
 impl DeviceInfo {
@@ -430,6 +434,25 @@ impl DeviceInfo {
             regs_per_sm: u32::MAX,
             max_warps_per_sm: 64,
             max_blocks_per_sm: 32,
+            gpu: None,
+        }
+    }
+
+    /// A GPU as its driver describes it, with the architecture-specific target where the chip
+    /// has one (sm_90a on Hopper: wgmma and TMA exist only there).
+    pub fn of_gpu(i: &phobos_gpu::DeviceInfo) -> DeviceInfo {
+        DeviceInfo {
+            name: i.name.clone(),
+            driver: i.driver_version_string(),
+            arch: phobos_gpu::nvrtc::Arch::for_device(i.cc).sm(),
+            sm_count: i.sm_count,
+            max_threads_per_block: i.max_threads_per_block,
+            max_smem_per_block: i.smem_per_block_optin as u64,
+            smem_per_sm: i.smem_per_sm as u64,
+            regs_per_sm: i.regs_per_sm,
+            max_warps_per_sm: i.max_warps_per_sm(),
+            max_blocks_per_sm: i.max_blocks_per_sm,
+            gpu: Some(Box::new(i.clone())),
         }
     }
 }

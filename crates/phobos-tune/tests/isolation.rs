@@ -49,11 +49,13 @@ fn an_aborting_worker_is_replaced_and_the_search_goes_on() {
     assert!(w.restarts() >= 1);
     assert_eq!(r.worker_restarts, w.restarts());
     // Everything, the crash included, is in the store.
-    assert_eq!(store.lookup(&run_key(&w)).unwrap().len(), 4);
+    let current = generated(&spec);
+    assert_eq!(store.lookup(&run_key(&w), &current).unwrap().len(), 4);
 }
 
 fn run_key(w: &dyn Executor) -> store::RunKey {
     store::RunKey {
+        phobos_version: store::PHOBOS_VERSION.into(),
         kernel_hash: "mock-hash".into(),
         kernel_name: "mock".into(),
         problem: problem(64),

@@ -212,3 +212,66 @@ fn two_slices_merged_are_the_whole_search_and_final_round_always_retimes_the_lea
     assert!(merged.measurement_count().unwrap() > before);
     assert_eq!(r.unwrap().winner.unwrap().point.to_pins(), "U=4");
 }
+
+/// A point whose generated code changed is measured again, its stored time and its stored
+/// `wrong` verdict alike; the old results stay in the file and serve the old generator.
+#[test]
+fn results_of_other_generated_code_are_never_reused() {
+    // The generator of version "a" miscompiles U=2, the fastest point.
+    let old = MockSpec {
+        wrong_at: Some(("U".into(), 2)),
+        times: vec![(1, 4.0), (2, 0.5), (4, 1.0), (8, 3.0)],
+        generator: "a".into(),
+        ..MockSpec::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("kb.sqlite")).unwrap();
+    let (r, _, _) = run(
+        &old,
+        &mut in_process(&old),
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r = r.unwrap();
+    assert_eq!(r.summary().wrong, 1);
+    assert_eq!(r.winner.unwrap().point.to_pins(), "U=4");
+    let rows = store.measurement_count().unwrap();
+
+    // Version "b" emits other code for every point and computes U=2 correctly: nothing
+    // stored is reused, so U=2 is checked again, passes and wins.
+    let new = MockSpec {
+        wrong_at: None,
+        generator: "b".into(),
+        ..old.clone()
+    };
+    let (r, seen, c) = run(
+        &new,
+        &mut in_process(&new),
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    let r = r.unwrap();
+    assert_eq!(seen.search, Some((4, 0)), "nothing reused");
+    assert_eq!(c.compiles.load(Ordering::SeqCst), 4);
+    assert!(r.points.iter().all(|p| !p.reused));
+    assert_eq!(r.summary().wrong, 0);
+    assert_eq!(r.winner.unwrap().point.to_pins(), "U=2");
+    assert!(store.measurement_count().unwrap() > rows, "old rows kept");
+
+    // The old generator's results are still there, and still only its own.
+    let (r, seen, c) = run(
+        &old,
+        &mut in_process(&old),
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &settings(),
+    );
+    assert_eq!(seen.search, Some((0, 4)));
+    assert_eq!(c.compiles.load(Ordering::SeqCst), 0);
+    assert_eq!(r.unwrap().winner.unwrap().point.to_pins(), "U=4");
+}

@@ -18,7 +18,7 @@ use std::path::PathBuf;
     subcommand_negates_reqs = true
 )]
 pub struct KbenchArgs {
-    /// Another command instead of tuning: `merge`.
+    /// Another command instead of tuning: `merge`, `export`.
     #[command(subcommand)]
     pub command: Option<Command>,
     /// The `.ph` file.
@@ -241,6 +241,24 @@ pub enum Command {
     /// Merge results databases (the shards of a job) into OUT: every row once, however often
     /// merged; inputs measured on different devices, drivers or compilers are refused.
     Merge(MergeArgs),
+    /// Write the winner of every problem of one kernel stored in a results database as a
+    /// config table (JSON) that a program loads to pick the tuned configuration of a problem,
+    /// or of the nearest one it has not seen.
+    Export(ExportArgs),
+}
+
+/// `phobos-kbench export --db PATH --kernel FILE[:NAME] -o table.json`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// The results database.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The kernel: its `.ph` file, and `:NAME` when the file has several.
+    #[arg(long, value_name = "FILE[:NAME]")]
+    pub kernel: String,
+    /// The table to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
 }
 
 /// `phobos-kbench merge OUT IN...`.

@@ -141,7 +141,7 @@ fn square_peak(runner: &mut Runner, rows: &[&Row], settings: &TimeSettings) -> O
         b: names.b.clone(),
         c: names.c.clone(),
     };
-    let call = super::cuda_blas::plan(&kernel, &spec, &problem).ok()?;
+    let call = phobos::backend::cuda_blas::plan(&kernel, &spec, &problem).ok()?;
     eprintln!(
         "measuring the peak: {} {PEAK_SIZE}x{PEAK_SIZE}x{PEAK_SIZE}",
         call.name

@@ -8,10 +8,7 @@
 pub mod args;
 mod bench;
 mod check;
-pub(crate) mod cuda;
-mod cuda_blas;
-mod frontend;
-mod interp;
+mod export;
 mod json;
 mod merge;
 mod one;
@@ -23,7 +20,6 @@ mod shard;
 mod sizes_file;
 mod stored;
 mod tune;
-mod worker;
 
 use args::{Command, KbenchArgs};
 use session::Session;
@@ -62,10 +58,11 @@ impl UserError {
 pub fn main() -> ExitCode {
     let args = KbenchArgs::from_env();
     if args.worker {
-        std::process::exit(worker::main());
+        std::process::exit(phobos::worker::serve_stdio());
     }
     let result = match &args.command {
         Some(Command::Merge(m)) => merge::run(m),
+        Some(Command::Export(e)) => export::run(e),
         None => run(&args),
     };
     match result {

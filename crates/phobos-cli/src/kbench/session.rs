@@ -2,8 +2,9 @@
 //! results database, the settings, and the workers and compilers built from them.
 
 use super::args::KbenchArgs;
-use super::frontend::{CheckFrontend, LoadError};
-use super::{cuda, interp, UserError};
+use super::UserError;
+use phobos::backend::{cuda, interp};
+use phobos::frontend::{CheckFrontend, LoadError};
 use phobos_syntax::SourceFile;
 use phobos_tune::cache::VariantCache;
 use phobos_tune::worker::{
@@ -181,14 +182,8 @@ impl<'a> Session<'a> {
     }
 
     fn start_worker(&self, gpu: u32) -> Result<WorkerProcess, WorkerError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| WorkerError::Spawn(format!("cannot find this program: {e}")))?;
-        WorkerProcess::start(
-            move || {
-                let mut c = std::process::Command::new(&exe);
-                c.arg("--worker");
-                c
-            },
+        phobos::worker::start_self(
+            phobos::worker::Summons::Arg("--worker"),
             self.setup(gpu),
             Duration::from_secs_f64(self.args.job_timeout_s.max(1.0)),
         )
@@ -236,15 +231,8 @@ impl<'a> Session<'a> {
                 let setup = self.setup(g);
                 let timeout = Duration::from_secs_f64(self.args.job_timeout_s.max(1.0));
                 Box::new(move || {
-                    let exe = std::env::current_exe().map_err(|e| {
-                        WorkerError::Spawn(format!("cannot find this program: {e}"))
-                    })?;
-                    let w = WorkerProcess::start(
-                        move || {
-                            let mut c = std::process::Command::new(&exe);
-                            c.arg("--worker");
-                            c
-                        },
+                    let w = phobos::worker::start_self(
+                        phobos::worker::Summons::Arg("--worker"),
                         setup,
                         timeout,
                     )
@@ -299,7 +287,7 @@ impl<'a> Session<'a> {
         device: &DeviceInfo,
     ) -> Result<Arc<dyn Compiler + Send + Sync>, UserError> {
         Ok(match self.backend {
-            Backend::Interp => Arc::new(interp::InterpCompiler),
+            Backend::Interp => Arc::new(interp::InterpCompiler::new()),
             Backend::Cuda => Arc::new(
                 cuda::CudaCompiler::new(
                     self.source.clone(),

@@ -6,22 +6,19 @@
 //! the problem; else, and on `--backend interp`, the interpreter at another valid point (the
 //! default one when it applies), on a reduced problem when the full one is too large for it.
 
-use super::cuda_blas;
 use super::problems::Job;
 use super::session::Session;
 use super::UserError;
+use phobos::backend::cuda_blas;
 use phobos_ir::{Kernel, Point};
+use phobos_tune::reduce::{capped_problem, interp_sized, REDUCED_CAPS};
 use phobos_tune::space::{Pinned, MAX_EXHAUSTIVE_POINTS};
 use phobos_tune::timing::TimeSettings;
-use phobos_tune::verify::elements;
 use phobos_tune::worker::{Executor, LibrarySpec, ReferenceSpec, Reply, Request, VariantSpec};
 use phobos_tune::{
     Backend, CompileResult, Compiler, DeviceInfo, Frontend, Outcome, Problem, Resources, Stats,
 };
 use std::sync::Arc;
-
-/// Dims caps tried, largest first, when shrinking a problem for an interpreter check.
-const REDUCED_CAPS: [i64; 6] = [512, 256, 128, 64, 32, 16];
 
 /// A stored configuration ready to run.
 pub struct Prepared {
@@ -82,11 +79,7 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     fn seed(&self, id: u64) -> u64 {
-        self.session
-            .args
-            .seed
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(id)
+        phobos_tune::reduce::job_seed(self.session.args.seed, id)
     }
 
     fn call(&mut self, req: &Request) -> Result<Reply, String> {
@@ -185,41 +178,19 @@ impl<'s, 'a> Runner<'s, 'a> {
     /// The problem an interpreter check runs: the job's, or one with each dim capped (kept
     /// within `@aligned` and `@where` for both points) when the job's is too large.
     fn interp_problem(&self, prepared: &Prepared, reference: &Point, problem: &Problem) -> Problem {
-        let settings = &self.session.settings;
-        let small = |p: &Problem| {
-            elements(&prepared.kernel, p).is_some_and(|e| e <= settings.verify_max_elements)
-        };
+        let s = &self.session.settings;
+        let k = &prepared.kernel;
+        let small = |p: &Problem| interp_sized(k, p, s.verify_max_elements, s.verify_max_flops);
         if small(problem) {
             return problem.clone();
         }
         let fe = &self.session.frontend;
-        let k = &prepared.kernel;
-        for cap in REDUCED_CAPS {
-            let dims = problem
-                .dims
-                .iter()
-                .map(|(n, v)| {
-                    let align = k
-                        .aligned
-                        .iter()
-                        .filter(|(d, _)| &k.dims[*d].name == n)
-                        .map(|&(_, m)| m.max(1))
-                        .max()
-                        .unwrap_or(1);
-                    (n.clone(), (*v).min((cap + align - 1) / align * align))
-                })
-                .collect();
-            let p = Problem {
-                dims,
-                ..problem.clone()
-            };
-            let valid = fe.where_violation(&prepared.point, &p) == Ok(None)
-                && fe.where_violation(reference, &p) == Ok(None);
-            if small(&p) && valid {
-                return p;
-            }
-        }
-        problem.clone()
+        capped_problem(k, problem, &REDUCED_CAPS, |p| {
+            small(p)
+                && fe.where_violation(&prepared.point, p) == Ok(None)
+                && fe.where_violation(reference, p) == Ok(None)
+        })
+        .unwrap_or_else(|| problem.clone())
     }
 
     /// Checks a prepared configuration against the reference (see the module docs).

@@ -424,6 +424,6 @@ fn library_reference(session: &Session, job: &Job) -> Option<phobos_tune::worker
         b: names.b.clone(),
         c: names.c.clone(),
     };
-    super::cuda_blas::plan(&kernel, &spec, &job.problem).ok()?;
+    phobos::backend::cuda_blas::plan(&kernel, &spec, &job.problem).ok()?;
     Some(spec)
 }

@@ -2,14 +2,13 @@
 
 use super::run::State;
 use super::Event;
-use crate::facts::{eval_uniform, where_violation};
+use crate::facts::where_violation;
+use crate::reduce::{capped_problem, interp_sized, REDUCED_CAPS};
 use crate::types::Problem;
 use crate::verify::elements;
 use crate::worker::{LibrarySpec, ReferenceSpec};
 use phobos_ir::{Kernel, Point};
 
-/// Caps tried, largest first, when shrinking a large problem for an interpreter check.
-const REDUCED_CAPS: [i64; 6] = [512, 256, 128, 64, 32, 16];
 /// Caps of the runtime dims for a check against the library (cuBLAS).
 const LIBRARY_CAPS: [i64; 3] = [1024, 2048, 4096];
 
@@ -30,40 +29,14 @@ impl State<'_, '_> {
         small_only: bool,
     ) -> Option<Problem> {
         let fe = self.tuner.frontend;
-        for &cap in caps {
-            let dims: Vec<(String, i64)> = self
-                .problem
-                .dims
-                .iter()
-                .map(|(n, v)| {
-                    let align = kernel
-                        .aligned
-                        .iter()
-                        .filter(|(d, _)| &kernel.dims[*d].name == n)
-                        .map(|&(_, m)| m.max(1))
-                        .max()
-                        .unwrap_or(1);
-                    let capped = (cap + align - 1) / align * align;
-                    (n.clone(), (*v).min(capped))
-                })
-                .collect();
-            let p = Problem {
-                dims,
-                ..self.problem.clone()
-            };
-            let small = !small_only
-                || elements(kernel, &p).is_some_and(|e| e <= self.settings.verify_max_elements)
-                    && kernel.flops.as_ref().is_none_or(|f| {
-                        eval_uniform(kernel, f, &p)
-                            .is_none_or(|x| x <= self.settings.verify_max_flops)
-                    });
-            let valid = where_violation(kernel, &p) == Ok(None)
-                && fe.where_violation(reference, &p) == Ok(None);
-            if small && valid {
-                return Some(p);
-            }
-        }
-        None
+        let s = self.settings;
+        capped_problem(kernel, self.problem, caps, |p| {
+            let small =
+                !small_only || interp_sized(kernel, p, s.verify_max_elements, s.verify_max_flops);
+            small
+                && where_violation(kernel, p) == Ok(None)
+                && fe.where_violation(reference, p) == Ok(None)
+        })
     }
 
     pub(super) fn check_plan(

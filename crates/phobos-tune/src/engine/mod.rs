@@ -1,7 +1,8 @@
 //! The core loop, stage by stage:
 //!
 //! ```text
-//! space + pins ─▶ prune (@where, threads, large tiles) ─▶ compile (thread pool, cache, timeout)
+//! space + pins ─▶ instantiate + hash the generated code ─▶ reuse stored results of the same code
+//!   ─▶ prune (@where, threads, large tiles) ─▶ compile (thread pool, cache, timeout)
 //!   ─▶ drop duplicate binaries ─▶ verify (worker) ─▶ time (worker) ─▶ final round ─▶ winner
 //! ```
 //!
@@ -201,6 +202,7 @@ pub fn tune(
     }
 
     let key = RunKey {
+        phobos_version: crate::store::PHOBOS_VERSION.to_string(),
         kernel_hash: frontend.kernel_hash().to_string(),
         kernel_name: frontend.kernel_name().to_string(),
         problem: problem.clone(),
@@ -211,13 +213,55 @@ pub fn tune(
     };
     let mut slots: Vec<Slot> = points.iter().map(|_| Slot::default()).collect();
 
-    // Stage 0: what the store already knows. A crash that may have been transient (a signal
-    // from outside, a timeout, memory) runs again once; if it crashes again, that is kept.
+    // Stage 0: @where, then instantiate (in parallel), and hash what the code generator
+    // produces for each point: the store serves only results of the same generated code.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.jobs.max(1))
+        .build()
+        .map_err(|e| TuneError::Threads {
+            jobs: settings.jobs,
+            message: e.to_string(),
+        })?;
+    let compiler = tuner.compiler.as_ref();
+    let firsts: Vec<(Result<Kernel, Outcome>, Option<String>)> = pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let first = match frontend.where_violation(p, problem) {
+                    Err(f) => Err(Outcome::CompileFailed(f)),
+                    Ok(Some(constraint)) => Err(Outcome::Pruned(PruneReason::Where { constraint })),
+                    Ok(None) => frontend
+                        .instantiate(p, problem)
+                        .map_err(Outcome::CompileFailed),
+                };
+                // A point the checker refuses is keyed by its diagnostic: it is refused again
+                // while the front end says the same.
+                let codegen = match &first {
+                    Ok(k) => compiler.codegen_hash(k),
+                    Err(Outcome::CompileFailed(f)) => Some(crate::hash::stable_hash(&[
+                        b"refused by the checker",
+                        f.log.as_bytes(),
+                    ])),
+                    Err(_) => None,
+                };
+                (first, codegen)
+            })
+            .collect()
+    });
+    let (firsts, codegen): (Vec<_>, Vec<_>) = firsts.into_iter().unzip();
+
+    // What the store already knows. A crash that may have been transient (a signal from
+    // outside, a timeout, memory) runs again once; if it crashes again, that is kept.
     let mut stored: HashMap<String, PointResult> = HashMap::new();
     let mut retrying: HashSet<String> = HashSet::new();
     if let Some(store) = tuner.store.as_deref() {
         if !settings.retune && !settings.dry_run {
-            for r in store.lookup(&key)? {
+            let current: HashMap<String, String> = points
+                .iter()
+                .zip(&codegen)
+                .filter_map(|(p, c)| Some((p.to_pins(), c.clone()?)))
+                .collect();
+            for r in store.lookup(&key, &current)? {
                 let pins = r.point.to_pins();
                 if let Outcome::Crashed(what) = &r.outcome {
                     if crash_is_transient(what) {
@@ -234,31 +278,12 @@ pub fn tune(
         }
     }
 
-    // Stage 1: @where, then instantiate (in parallel), hardware limits, large tiles.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(settings.jobs.max(1))
-        .build()
-        .map_err(|e| TuneError::Threads {
-            jobs: settings.jobs,
-            message: e.to_string(),
-        })?;
-    let firsts: Vec<Option<Result<Kernel, Outcome>>> = pool.install(|| {
-        points
-            .par_iter()
-            .map(|p| {
-                if stored.contains_key(&p.to_pins()) {
-                    return None;
-                }
-                Some(match frontend.where_violation(p, problem) {
-                    Err(f) => Err(Outcome::CompileFailed(f)),
-                    Ok(Some(constraint)) => Err(Outcome::Pruned(PruneReason::Where { constraint })),
-                    Ok(None) => frontend
-                        .instantiate(p, problem)
-                        .map_err(Outcome::CompileFailed),
-                })
-            })
-            .collect()
-    });
+    // Stage 1: the points still to run, against hardware limits and large tiles.
+    let firsts: Vec<Option<Result<Kernel, Outcome>>> = points
+        .iter()
+        .zip(firsts)
+        .map(|(p, first)| (!stored.contains_key(&p.to_pins())).then_some(first))
+        .collect();
     let mut early: Vec<Option<Outcome>> = vec![None; points.len()];
     for (i, first) in firsts.into_iter().enumerate() {
         match first {
@@ -372,6 +397,7 @@ pub fn tune(
         finalists: Vec::new(),
         search_ms: HashMap::new(),
         retrying,
+        codegen,
     };
     if let Some(store) = state.tuner.store.as_deref_mut() {
         if !settings.dry_run {

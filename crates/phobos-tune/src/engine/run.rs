@@ -38,6 +38,9 @@ pub(super) struct State<'t, 'a> {
     pub search_ms: HashMap<usize, f64>,
     /// Points whose stored crash may have been transient, run again in this run.
     pub retrying: HashSet<String>,
+    /// The hash of what the code generator produced for each point (`None` where the checker
+    /// refused it): stored with its results, which are reused only for the same code.
+    pub codegen: Vec<Option<String>>,
 }
 
 pub(super) fn crash_outcome(reply: Result<Reply, Crash>) -> Outcome {
@@ -61,10 +64,7 @@ impl State<'_, '_> {
     }
 
     pub(super) fn seed(&self, id: u64) -> u64 {
-        self.settings
-            .seed
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(id)
+        crate::reduce::job_seed(self.settings.seed, id)
     }
 
     fn call(&mut self, req: &Request, observer: &mut dyn FnMut(Event<'_>)) -> Result<Reply, Crash> {
@@ -112,7 +112,8 @@ impl State<'_, '_> {
         };
         if let Some(store) = self.tuner.store.as_deref_mut() {
             if !self.settings.dry_run {
-                store.record_on(self.run_id, &self.key, &r, Phase::Search, ordinal)?;
+                let codegen = self.codegen[i].as_deref();
+                store.record_on(self.run_id, &self.key, codegen, &r, Phase::Search, ordinal)?;
             }
         }
         observer(Event::Point(&r));
@@ -194,7 +195,12 @@ impl State<'_, '_> {
                 row.reason = Some(f.first_line.clone());
                 row.log = Some(f.log.clone());
                 if let Some(store) = self.tuner.store.as_deref_mut() {
-                    store.record_variant(self.run_id, &self.key, &row)?;
+                    store.record_variant(
+                        self.run_id,
+                        &self.key,
+                        self.codegen[i].as_deref(),
+                        &row,
+                    )?;
                 }
                 self.finish(i, Outcome::CompileFailed(f), None, observer)
             }
@@ -214,7 +220,12 @@ impl State<'_, '_> {
                 row.resources = c.resources.clone();
                 row.compile_ms = c.compile_ms;
                 if let Some(store) = self.tuner.store.as_deref_mut() {
-                    store.record_variant(self.run_id, &self.key, &row)?;
+                    store.record_variant(
+                        self.run_id,
+                        &self.key,
+                        self.codegen[i].as_deref(),
+                        &row,
+                    )?;
                 }
                 let resources = c.resources.clone();
                 if let Some(&j) = self.binaries.get(&c.binary_hash) {
@@ -437,7 +448,8 @@ impl State<'_, '_> {
         r.reused = false;
         let ordinal = self.tuner.executor.ordinal();
         if let Some(store) = self.tuner.store.as_deref_mut() {
-            store.record_on(self.run_id, &self.key, r, Phase::Final, ordinal)?;
+            let codegen = self.codegen[i].as_deref();
+            store.record_on(self.run_id, &self.key, codegen, r, Phase::Final, ordinal)?;
         }
         observer(Event::Log(format!(
             "final round: {} {}",
@@ -512,6 +524,7 @@ impl State<'_, '_> {
         let default_ms = default_index
             .and_then(|i| points[i].outcome.stats())
             .map(|s: &Stats| s.median_ms);
+        let winner_codegen = best.and_then(|(i, _, _)| self.codegen[i].clone());
         let winner = best.map(|(i, p, s)| {
             // The speed-up compares times of one kind: the final round's when the default
             // point ran in it too, else both search times.
@@ -528,7 +541,8 @@ impl State<'_, '_> {
             }
         });
         if let (Some(store), Some(run)) = (self.tuner.store.as_deref_mut(), self.run_id) {
-            store.finish_run(run, winner.as_ref().map(|w| &w.point))?;
+            let codegen = winner_codegen.as_deref();
+            store.finish_run(run, winner.as_ref().map(|w| (&w.point, codegen)))?;
         }
         Ok(Report {
             kernel: self.key.kernel_name.clone(),

@@ -41,7 +41,7 @@ impl std::fmt::Display for Setup {
 }
 
 /// The run key's columns: a run is the same run when these and its start time agree.
-const RUN_KEY: [&str; 8] = [
+const RUN_KEY: [&str; 9] = [
     "started_at",
     "kernel_hash",
     "kernel_name",
@@ -50,6 +50,7 @@ const RUN_KEY: [&str; 8] = [
     "driver",
     "compiler",
     "backend",
+    "phobos_version",
 ];
 
 impl Store {
@@ -112,8 +113,8 @@ impl Store {
         let cols = RUN_KEY.join(", ");
         tx.execute(
             &format!(
-                "INSERT INTO main.runs ({cols}, finished_at, winner)
-                 SELECT {cols}, finished_at, winner FROM src.runs s
+                "INSERT INTO main.runs ({cols}, finished_at, winner, winner_codegen)
+                 SELECT {cols}, finished_at, winner, winner_codegen FROM src.runs s
                  WHERE NOT EXISTS (SELECT 1 FROM main.runs t WHERE {same_run})
                  ORDER BY s.id"
             ),
@@ -134,7 +135,9 @@ impl Store {
                  finished_at = (SELECT s.finished_at FROM src.runs s JOIN temp.run_map m
                                 ON m.old = s.id WHERE m.new = main.runs.id),
                  winner = (SELECT s.winner FROM src.runs s JOIN temp.run_map m
-                           ON m.old = s.id WHERE m.new = main.runs.id)
+                           ON m.old = s.id WHERE m.new = main.runs.id),
+                 winner_codegen = (SELECT s.winner_codegen FROM src.runs s JOIN temp.run_map m
+                                   ON m.old = s.id WHERE m.new = main.runs.id)
              WHERE finished_at IS NULL AND id IN (
                  SELECT m.new FROM temp.run_map m JOIN src.runs s ON s.id = m.old
                  WHERE s.finished_at IS NOT NULL)",
@@ -215,6 +218,7 @@ mod tests {
 
     fn key(device: &str) -> RunKey {
         RunKey {
+            phobos_version: crate::store::PHOBOS_VERSION.into(),
             kernel_hash: "abc".into(),
             kernel_name: "gemm".into(),
             problem: Problem {
@@ -239,13 +243,20 @@ mod tests {
         }
     }
 
+    /// Every `T=t` generating the code `g`.
+    fn generated(ts: impl IntoIterator<Item = i64>) -> std::collections::HashMap<String, String> {
+        ts.into_iter()
+            .map(|t| (format!("T={t}"), "g".to_string()))
+            .collect()
+    }
+
     /// A database with one finished run timing the points `ts`.
     fn shard(path: &Path, ts: &[i64]) {
         let mut s = Store::open(path).unwrap();
         let k = key("cpu");
         let run = s.begin_run(&k).unwrap();
         for &t in ts {
-            s.record(Some(run), &k, &timed(t, t as f64), Phase::Search)
+            s.record(Some(run), &k, Some("g"), &timed(t, t as f64), Phase::Search)
                 .unwrap();
         }
         s.finish_run(run, None).unwrap();
@@ -277,7 +288,7 @@ mod tests {
         points.sort();
         assert_eq!(points, ["T=1", "T=2", "T=3", "T=4", "T=5"]);
         // The merged store answers lookups like one that measured everything itself.
-        assert_eq!(m.lookup(&key("cpu")).unwrap().len(), 5);
+        assert_eq!(m.lookup(&key("cpu"), &generated(1..=5)).unwrap().len(), 5);
         assert_eq!(
             m.setups().unwrap(),
             vec![Setup {
@@ -296,17 +307,18 @@ mod tests {
         let mut s = Store::open(&a).unwrap();
         let k = key("cpu");
         let run = s.begin_run(&k).unwrap();
-        s.record(Some(run), &k, &timed(1, 1.0), Phase::Search)
+        s.record(Some(run), &k, Some("g"), &timed(1, 1.0), Phase::Search)
             .unwrap();
         let mut m = Store::open(&out).unwrap();
         assert_eq!(m.merge(&a).unwrap().measurements, (1, 0));
-        s.record(Some(run), &k, &timed(2, 2.0), Phase::Search)
+        s.record(Some(run), &k, Some("g"), &timed(2, 2.0), Phase::Search)
             .unwrap();
-        s.finish_run(run, Some(&Point(vec![("T".into(), 1)])))
+        s.finish_run(run, Some((&Point(vec![("T".into(), 1)]), Some("g"))))
             .unwrap();
         let c = m.merge(&a).unwrap();
         assert_eq!((c.runs, c.measurements), ((0, 1), (1, 1)));
-        assert_eq!(m.last_winner(&k).unwrap().as_deref(), Some("T=1"));
+        let w = m.last_winner(&k).unwrap().unwrap();
+        assert_eq!((w.pins.as_str(), w.codegen.as_deref()), ("T=1", Some("g")));
     }
 
     #[test]
@@ -314,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("a.sqlite")).unwrap();
         for d in ["gpu-b", "gpu-a"] {
-            s.record(None, &key(d), &timed(1, 1.0), Phase::Search)
+            s.record(None, &key(d), Some("g"), &timed(1, 1.0), Phase::Search)
                 .unwrap();
         }
         let devices: Vec<String> = s.setups().unwrap().into_iter().map(|x| x.device).collect();

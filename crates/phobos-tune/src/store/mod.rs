@@ -1,6 +1,13 @@
 //! The results store: one SQLite file (WAL mode) holding every variant compiled and every
 //! measurement, keyed by what determines it.
 //!
+//! **A result is reused only under the generator that produced it**: besides the kernel,
+//! problem, device, driver and compiler, each row carries the Phobos version and the hash of
+//! what the code generator emitted for its point ([`crate::Compiler::codegen_hash`]). Rows of
+//! another version or another generator output (timings, `wrong` and `crashed` verdicts alike)
+//! stay in the file for history but are never served by [`Store::lookup`] or
+//! [`Store::last_winner`].
+//!
 //! **Each result is committed as it arrives**, in its own short write transaction, so a killed
 //! run loses nothing and the next run resumes from what is stored. Writers take the write lock
 //! up front (`BEGIN IMMEDIATE`) and wait up to a minute (telling a `WaitHook` after a second),
@@ -10,6 +17,7 @@
 mod merge;
 mod peaks;
 mod schema;
+mod winners;
 
 use crate::types::{Backend, PointResult, Resources};
 use phobos_ir::Point;
@@ -111,9 +119,14 @@ pub enum StoreError {
     Record(#[from] serde_json::Error),
 }
 
-/// What a stored result is keyed by, besides its point.
+/// The version of Phobos this build is: part of every stored result's key.
+pub const PHOBOS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a stored result is keyed by, besides its point and its generated code.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunKey {
+    /// The Phobos version that produced the results ([`PHOBOS_VERSION`] for new ones).
+    pub phobos_version: String,
     pub kernel_hash: String,
     pub kernel_name: String,
     pub problem: crate::types::Problem,
@@ -154,6 +167,15 @@ pub struct VariantRow {
     pub log: Option<String>,
     pub resources: Option<Resources>,
     pub compile_ms: f64,
+}
+
+/// The winner of a finished run, with the hash of its generated code when it was tuned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredWinner {
+    /// The winning point, as `to_pins` writes it.
+    pub pins: String,
+    /// What the code generator produced for it; `None` in rows of schema version 2 and older.
+    pub codegen: Option<String>,
 }
 
 /// An open results database.
@@ -308,8 +330,9 @@ impl Store {
     pub fn begin_run(&mut self, key: &RunKey) -> Result<i64, StoreError> {
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO runs (kernel_hash, kernel_name, problem, device, driver, compiler, backend)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO runs (kernel_hash, kernel_name, problem, device, driver, compiler, backend,
+                     phobos_version)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     key.kernel_hash,
                     key.kernel_name,
@@ -317,31 +340,39 @@ impl Store {
                     key.device,
                     key.driver,
                     key.compiler,
-                    key.backend.name()
+                    key.backend.name(),
+                    key.phobos_version
                 ],
             )?;
             Ok(tx.last_insert_rowid())
         })
     }
 
-    /// Marks a run finished with its winner.
-    pub fn finish_run(&mut self, run: i64, winner: Option<&Point>) -> Result<(), StoreError> {
-        let winner = winner.map(Point::to_pins);
+    /// Marks a run finished with its winner and the hash of the winner's generated code.
+    pub fn finish_run(
+        &mut self,
+        run: i64,
+        winner: Option<(&Point, Option<&str>)>,
+    ) -> Result<(), StoreError> {
+        let codegen = winner.and_then(|w| w.1);
+        let winner = winner.map(|w| w.0.to_pins());
         self.write(|tx| {
             tx.execute(
-                "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), winner = ?2
+                "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), winner = ?2,
+                     winner_codegen = ?3
                  WHERE id = ?1",
-                params![run, winner],
+                params![run, winner, codegen],
             )
         })?;
         Ok(())
     }
 
-    /// Records one compile.
+    /// Records one compile of the code whose hash is `codegen`.
     pub fn record_variant(
         &mut self,
         run: Option<i64>,
         key: &RunKey,
+        codegen: Option<&str>,
         v: &VariantRow,
     ) -> Result<(), StoreError> {
         let r = v.resources.as_ref();
@@ -349,8 +380,9 @@ impl Store {
             tx.execute(
                 "INSERT INTO variants (run_id, kernel_hash, kernel_name, point, problem, compiler,
                      backend, arch, binary_hash, status, reason, log, registers, spill_store_bytes,
-                     spill_load_bytes, smem_bytes, compile_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                     spill_load_bytes, smem_bytes, compile_ms, phobos_version, codegen_hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                     ?18, ?19)",
                 params![
                     run,
                     key.kernel_hash,
@@ -368,22 +400,27 @@ impl Store {
                     r.map(|r| r.spill_store_bytes),
                     r.map(|r| r.spill_load_bytes),
                     r.map(|r| r.smem_bytes as i64),
-                    v.compile_ms
+                    v.compile_ms,
+                    key.phobos_version,
+                    codegen
                 ],
             )
         })?;
         Ok(())
     }
 
-    /// Records the outcome of one point (committed before returning).
+    /// Records the outcome of one point whose generated code hashes to `codegen` (committed
+    /// before returning). `None` for a point the generator never saw (the checker refused it):
+    /// such a row is never reused.
     pub fn record(
         &mut self,
         run: Option<i64>,
         key: &RunKey,
+        codegen: Option<&str>,
         result: &PointResult,
         phase: Phase,
     ) -> Result<(), StoreError> {
-        self.record_on(run, key, result, phase, None)
+        self.record_on(run, key, codegen, result, phase, None)
     }
 
     /// Records the outcome of one point with the GPU ordinal it ran on (`None` for outcomes
@@ -392,6 +429,7 @@ impl Store {
         &mut self,
         run: Option<i64>,
         key: &RunKey,
+        codegen: Option<&str>,
         result: &PointResult,
         phase: Phase,
         ordinal: Option<u32>,
@@ -412,10 +450,10 @@ impl Store {
                      status, reason, median_ms, min_ms, max_ms, spread, reps, registers,
                      spill_store_bytes, spill_load_bytes, smem_bytes, active_warps_per_sm,
                      occupancy_limiter, flops, bytes, outcome_json, resources_json,
-                     device_ordinal)
+                     device_ordinal, phobos_version, codegen_hash)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                      ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31,
-                     ?32)",
+                     ?32, ?33, ?34)",
                 params![
                     run,
                     key.kernel_hash,
@@ -448,22 +486,31 @@ impl Store {
                     result.bytes,
                     outcome_json,
                     resources_json,
-                    ordinal
+                    ordinal,
+                    key.phobos_version,
+                    codegen
                 ],
             )
         })?;
         Ok(())
     }
 
-    /// The latest stored result of every point measured under this key (pruned points are not
-    /// reused: pruning is cheap and depends on flags). Later rows win, so a final-round time
+    /// The latest stored result of every point measured under this key whose generated code
+    /// is still what `codegen` says (by `to_pins`); points `codegen` lacks, and rows of
+    /// another generator output or another Phobos version, are not served. Pruned points are
+    /// not reused: pruning is cheap and depends on flags. Later rows win, so a final-round time
     /// replaces the search time of the same point.
-    pub fn lookup(&self, key: &RunKey) -> Result<Vec<PointResult>, StoreError> {
+    pub fn lookup(
+        &self,
+        key: &RunKey,
+        codegen: &HashMap<String, String>,
+    ) -> Result<Vec<PointResult>, StoreError> {
         let mut stmt = self.conn.prepare(
-            "SELECT point, point_json, outcome_json, resources_json, flops, bytes
+            "SELECT point, point_json, outcome_json, resources_json, flops, bytes, codegen_hash
              FROM measurements
              WHERE kernel_hash = ?1 AND problem = ?2 AND device = ?3 AND driver = ?4
-                   AND compiler = ?5 AND backend = ?6 AND status != 'pruned'
+                   AND compiler = ?5 AND backend = ?6 AND phobos_version = ?7
+                   AND codegen_hash IS NOT NULL AND status != 'pruned'
              ORDER BY id",
         )?;
         let rows = stmt.query_map(
@@ -473,7 +520,8 @@ impl Store {
                 key.device,
                 key.driver,
                 key.compiler,
-                key.backend.name()
+                key.backend.name(),
+                key.phobos_version
             ],
             |r| {
                 Ok((
@@ -483,13 +531,17 @@ impl Store {
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, Option<f64>>(4)?,
                     r.get::<_, Option<f64>>(5)?,
+                    r.get::<_, String>(6)?,
                 ))
             },
         )?;
         let mut latest: HashMap<String, PointResult> = HashMap::new();
         let mut order: Vec<String> = Vec::new();
         for row in rows {
-            let (pins, point, outcome, resources, flops, bytes) = row?;
+            let (pins, point, outcome, resources, flops, bytes, hash) = row?;
+            if codegen.get(&pins) != Some(&hash) {
+                continue;
+            }
             let result = PointResult {
                 point: serde_json::from_str(&point)?,
                 outcome: serde_json::from_str(&outcome)?,
@@ -522,14 +574,17 @@ impl Store {
             .query_row("SELECT COUNT(*) FROM variants", [], |r| r.get(0))?)
     }
 
-    /// The stored winner of the latest finished run under this key.
-    pub fn last_winner(&self, key: &RunKey) -> Result<Option<String>, StoreError> {
-        Ok(self
+    /// The winner of the latest finished run under this key (the same Phobos version
+    /// included), with the hash of its generated code: the caller reuses it only when the
+    /// code generator still produces that code for the point.
+    pub fn last_winner(&self, key: &RunKey) -> Result<Option<StoredWinner>, StoreError> {
+        let row = self
             .conn
             .query_row(
-                "SELECT winner FROM runs
+                "SELECT winner, winner_codegen FROM runs
                  WHERE kernel_hash = ?1 AND problem = ?2 AND device = ?3 AND driver = ?4
-                       AND compiler = ?5 AND backend = ?6 AND finished_at IS NOT NULL
+                       AND compiler = ?5 AND backend = ?6 AND phobos_version = ?7
+                       AND finished_at IS NOT NULL
                  ORDER BY id DESC LIMIT 1",
                 params![
                     key.kernel_hash,
@@ -537,12 +592,23 @@ impl Store {
                     key.device,
                     key.driver,
                     key.compiler,
-                    key.backend.name()
+                    key.backend.name(),
+                    key.phobos_version
                 ],
-                |r| r.get::<_, Option<String>>(0),
+                |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                    ))
+                },
             )
-            .optional()?
-            .flatten())
+            .optional()?;
+        Ok(row.and_then(|(pins, codegen)| {
+            Some(StoredWinner {
+                pins: pins?,
+                codegen,
+            })
+        }))
     }
 }
 

@@ -134,6 +134,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("kb.sqlite")).unwrap();
         let k = RunKey {
+            phobos_version: crate::store::PHOBOS_VERSION.into(),
             kernel_hash: "h".into(),
             kernel_name: "k".into(),
             problem: Problem::default(),
@@ -150,18 +151,21 @@ mod tests {
             bytes: None,
             reused: false,
         };
-        s.record_on(None, &k, &r(1), Phase::Search, Some(0))
+        s.record_on(None, &k, Some("g"), &r(1), Phase::Search, Some(0))
             .unwrap();
-        s.record_on(None, &k, &r(2), Phase::Search, Some(1))
+        s.record_on(None, &k, Some("g"), &r(2), Phase::Search, Some(1))
             .unwrap();
-        s.record_on(None, &k, &r(4), Phase::Search, Some(1))
+        s.record_on(None, &k, Some("g"), &r(4), Phase::Search, Some(1))
             .unwrap();
-        s.record(None, &k, &r(8), Phase::Search).unwrap();
+        s.record(None, &k, Some("g"), &r(8), Phase::Search).unwrap();
         assert_eq!(
             s.rows_per_ordinal().unwrap(),
             vec![(None, 1), (Some(0), 1), (Some(1), 2)]
         );
-        assert_eq!(s.lookup(&k).unwrap().len(), 4);
+        let generated = [1, 2, 4, 8]
+            .map(|u| (format!("U={u}"), "g".to_string()))
+            .into();
+        assert_eq!(s.lookup(&k, &generated).unwrap().len(), 4);
     }
 
     /// A database written by schema version 1 is brought up to date, keeping its rows.
@@ -191,7 +195,7 @@ mod tests {
             .unwrap();
         }
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.version().unwrap(), 2);
+        assert_eq!(s.version().unwrap(), crate::store::current_version());
         assert_eq!(s.rows_per_ordinal().unwrap(), vec![(None, 1)]);
     }
 }

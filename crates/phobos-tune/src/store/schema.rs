@@ -108,6 +108,22 @@ CREATE TABLE peaks (
 CREATE INDEX peaks_key ON peaks (device, driver, backend, dtypes);
 "#,
     ),
+    (
+        3,
+        r#"
+-- What produced a result: the Phobos version and a hash of the code generator's output for the
+-- point (the emitted source with its headers; the IR for the interpreter). A result is reused
+-- only under the same two; rows of an earlier generator (NULL here) are kept for history.
+ALTER TABLE runs ADD COLUMN phobos_version TEXT;
+ALTER TABLE runs ADD COLUMN winner_codegen TEXT;
+ALTER TABLE variants ADD COLUMN phobos_version TEXT;
+ALTER TABLE variants ADD COLUMN codegen_hash TEXT;
+ALTER TABLE measurements ADD COLUMN phobos_version TEXT;
+ALTER TABLE measurements ADD COLUMN codegen_hash TEXT;
+CREATE INDEX measurements_generator
+    ON measurements (kernel_hash, problem, device, phobos_version, codegen_hash);
+"#,
+    ),
 ];
 
 /// The schema version this build writes.

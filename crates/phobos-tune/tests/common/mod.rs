@@ -30,6 +30,10 @@ pub struct MockSpec {
     pub times: Vec<(i64, f64)>,
     /// Every variant compiles to the same binary.
     pub all_same_binary: bool,
+    /// Stands for the code generator's version: the generated code of every point changes
+    /// with it.
+    #[serde(default)]
+    pub generator: String,
     /// Timed launches after the first `n` (counted over the whole run) take `factor` times
     /// longer, as on a GPU that throttles under sustained load (in-process runs only).
     #[serde(skip)]
@@ -45,6 +49,7 @@ impl Default for MockSpec {
             wrong_at: None,
             times: vec![(1, 4.0), (2, 2.0), (4, 1.0), (8, 3.0)],
             all_same_binary: false,
+            generator: String::new(),
             throttle: None,
         }
     }
@@ -222,6 +227,10 @@ impl Compiler for MockCompiler {
             compile_ms: 1.0,
         })
     }
+    fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
+        let code = format!("{} {}", kernel.point.to_pins(), self.spec.generator);
+        Some(phobos_tune::hash::stable_hash(&[code.as_bytes()]))
+    }
 }
 
 pub struct MockDevice {
@@ -299,6 +308,33 @@ pub fn state(spec: &MockSpec) -> WorkerState {
             oracle: true,
         }),
     }
+}
+
+/// The generated-code hash of every point of the spec's space, by `to_pins`: what the engine
+/// looks stored results up with.
+pub fn generated(spec: &MockSpec) -> std::collections::HashMap<String, String> {
+    let mut points = vec![Point(Vec::new())];
+    for (name, choices) in &spec.names {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                choices.iter().map(move |&c| {
+                    let mut q = p.clone();
+                    q.0.push((name.clone(), c));
+                    q
+                })
+            })
+            .collect();
+    }
+    let frontend = MockFrontend::new(spec.clone());
+    let compiler = MockCompiler::new(spec.clone());
+    points
+        .iter()
+        .map(|p| {
+            let hash = compiler.codegen_hash(&frontend.kernel(p)).unwrap();
+            (p.to_pins(), hash)
+        })
+        .collect()
 }
 
 pub fn in_process(spec: &MockSpec) -> InProcess {

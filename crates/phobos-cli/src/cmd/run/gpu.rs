@@ -4,9 +4,9 @@
 //! outputs, launch with every call checked and read every tensor back.
 
 use super::Failure;
-use crate::kbench::cuda::{emit_arch, launch_facts};
-use phobos_cuda::{EmitError, EmitOptions, Emitted};
-use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind, CompileOptions, Header};
+use phobos::backend::cuda::{compile_options, emit_cuda, launch_facts};
+use phobos_cuda::{EmitError, Emitted};
+use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind};
 use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu, GpuError};
 use phobos_interp::Launch;
 use phobos_ir::host::human_bytes;
@@ -135,10 +135,7 @@ pub(super) fn execute(
 /// The generated CUDA C++ for `arch`; a construct the back end cannot lower points into the
 /// source.
 fn emit(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitted, Failure> {
-    let opts = EmitOptions {
-        source: Some(file.clone()),
-    };
-    phobos_cuda::emit_for_arch(kernel, &opts, emit_arch(arch)).map_err(|e| match e {
+    emit_cuda(kernel, file, arch).map_err(|e| match e {
         EmitError::Unsupported { what, span } => Failure::Diagnostics(vec![Diagnostic::error(
             "",
             format!("the CUDA back end cannot lower {what}"),
@@ -208,14 +205,7 @@ fn check_memory(dev: &Device, tensors: &[(String, HostTensor)]) -> Result<(), Fa
 /// Compiles for the device's architecture and loads the entry point; checks what only the
 /// compiled code knows (static shared memory, registers against the block size).
 fn load(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<phobos_gpu::Function, Failure> {
-    let mut copts = CompileOptions::for_arch(dev.arch);
-    copts.headers = e
-        .headers
-        .iter()
-        .map(|(n, t)| Header::new(n.clone(), t.as_str()))
-        .collect();
-    copts.max_registers = e.max_regs;
-    copts.program_name = format!("{}.cu", kernel.name);
+    let copts = compile_options(kernel, e, dev.arch);
     let compiled = compile(&e.source, &copts).map_err(|err| {
         let hint = match err.kind {
             CompileErrorKind::NvrtcNotFound(_) => INTERPRET_HINT.to_string(),

@@ -7,7 +7,7 @@
 //! region.
 
 use super::cuda_blas;
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted};
+use phobos_cuda::{emit_for_arch, EmitError, EmitOptions, Emitted};
 use phobos_gpu::nvrtc::{compile, nvrtc_version, Arch, CompileOptions, Header};
 use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleImage};
 use phobos_gpu::{Extent, LaunchFacts, PreparedLaunch, TensorMapParam};
@@ -80,12 +80,36 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
     }
 }
 
+/// The generated CUDA C++ of a kernel point for an NVRTC target: the one recipe that
+/// `phobos run`, phobos-kbench and [`crate::Runtime`] compile.
+pub fn emit_cuda(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitted, EmitError> {
+    let opts = EmitOptions {
+        source: Some(file.clone()),
+    };
+    emit_for_arch(kernel, &opts, emit_arch(arch))
+}
+
+/// NVRTC's options for emitted code (its headers, register cap and program name).
+pub fn compile_options(kernel: &Kernel, e: &Emitted, arch: Arch) -> CompileOptions {
+    let mut copts = CompileOptions::for_arch(arch);
+    copts.headers = e
+        .headers
+        .iter()
+        .map(|(n, t)| Header::new(n.clone(), t.as_str()))
+        .collect();
+    copts.max_registers = e.max_regs;
+    copts.program_name = format!("{}.cu", kernel.name);
+    copts
+}
+
 /// NVRTC for one target architecture.
 pub struct CudaCompiler {
     file: SourceFile,
     arch: Arch,
     cache: VariantCache,
     version: String,
+    /// [`phobos_tune::backend::generator_tag`], appended to the emitted source as a comment.
+    tag: Option<String>,
 }
 
 impl CudaCompiler {
@@ -98,7 +122,18 @@ impl CudaCompiler {
             arch,
             cache,
             version: format!("nvrtc {major}.{minor}"),
+            tag: phobos_tune::backend::generator_tag(),
         })
+    }
+
+    /// What the code generator produces for this kernel on this target.
+    fn emit(&self, kernel: &Kernel) -> Result<Emitted, Failure> {
+        let mut e = emit_cuda(kernel, &self.file, self.arch)
+            .map_err(|err| Failure::from_log(err.to_string()))?;
+        if let Some(tag) = &self.tag {
+            e.source.push_str(&format!("// generator tag: {tag}\n"));
+        }
+        Ok(e)
     }
 }
 
@@ -113,25 +148,15 @@ impl Compiler for CudaCompiler {
 
     fn compile(&self, kernel: &Kernel, device: &DeviceInfo) -> CompileResult {
         let start = Instant::now();
-        let opts = EmitOptions {
-            source: Some(self.file.clone()),
-        };
-        let e = match emit_for_arch(kernel, &opts, emit_arch(self.arch)) {
+        let e = match self.emit(kernel) {
             Ok(e) => e,
-            Err(err) => return CompileResult::Failed(Failure::from_log(err.to_string())),
+            Err(f) => return CompileResult::Failed(f),
         };
         let dynamic = e.dynamic_smem_bytes as u64;
         if let Some(r) = prune::shared_memory(dynamic, device) {
             return CompileResult::Pruned(r);
         }
-        let mut copts = CompileOptions::for_arch(self.arch);
-        copts.headers = e
-            .headers
-            .iter()
-            .map(|(n, t)| Header::new(n.clone(), t.as_str()))
-            .collect();
-        copts.max_registers = e.max_regs;
-        copts.program_name = format!("{}.cu", kernel.name);
+        let copts = compile_options(kernel, &e, self.arch);
         let flags = copts.flags().join(" ");
         let mut parts: Vec<&[u8]> = vec![
             e.source.as_bytes(),
@@ -207,6 +232,17 @@ impl Compiler for CudaCompiler {
         }
         done(&bin, meta, false, repaired)
     }
+
+    /// The emitted source, its entry and its headers, for this target.
+    fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
+        let e = self.emit(kernel).ok()?;
+        let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        for (n, t) in &e.headers {
+            parts.push(n.as_bytes());
+            parts.push(t.as_bytes());
+        }
+        Some(stable_hash(&parts))
+    }
 }
 
 fn gpu_error(e: GpuError) -> RunError {
@@ -230,21 +266,7 @@ struct CudaDevice {
 
 impl Device for CudaDevice {
     fn info(&self) -> DeviceInfo {
-        let i = self.gpu.info();
-        DeviceInfo {
-            name: i.name.clone(),
-            driver: i.driver_version_string(),
-            // The architecture-specific target where the chip has one (sm_90a on Hopper):
-            // wgmma and TMA exist only there.
-            arch: Arch::for_device(i.cc).sm(),
-            sm_count: i.sm_count,
-            max_threads_per_block: i.max_threads_per_block,
-            max_smem_per_block: i.smem_per_block_optin as u64,
-            smem_per_sm: i.smem_per_sm as u64,
-            regs_per_sm: i.regs_per_sm,
-            max_warps_per_sm: i.max_warps_per_sm(),
-            max_blocks_per_sm: i.max_blocks_per_sm,
-        }
+        DeviceInfo::of_gpu(self.gpu.info())
     }
 
     fn load(
@@ -452,5 +474,37 @@ mod tests {
         // Below sm_90a the same kernel has no tensor maps.
         let e80 = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_80)).unwrap();
         assert!(launch_facts(&e80).tensor_maps.is_empty());
+    }
+
+    /// The store keys a point by what `emit_cuda` produces, the recipe `phobos run` compiles
+    /// too; the generator tag changes it.
+    #[test]
+    fn the_tuner_keys_the_code_phobos_run_compiles() {
+        let text = "@autotune(BLOCK in [32, 64])\n\
+                    kernel scale(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  \
+                    let o = ctx.block.x * BLOCK\n  \
+                    Y[o :+ BLOCK] = X[o :+ BLOCK] * 2.0\n}\n";
+        let file = SourceFile::new("s.ph", text);
+        let module = phobos_check::load(file.clone()).expect("checks");
+        let info = module.kernel(None).expect("one kernel");
+        let v = info.default_variant().expect("variant");
+        let k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
+        let compiler = |tag: Option<&str>| CudaCompiler {
+            file: file.clone(),
+            arch: Arch::SM_90A,
+            cache: VariantCache::at("unused"),
+            version: "nvrtc 13.0".into(),
+            tag: tag.map(String::from),
+        };
+        let e = emit_cuda(&k, &file, Arch::SM_90A).unwrap();
+        let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        for (n, t) in &e.headers {
+            parts.push(n.as_bytes());
+            parts.push(t.as_bytes());
+        }
+        let plain = compiler(None).codegen_hash(&k);
+        assert_eq!(plain, Some(stable_hash(&parts)));
+        let tagged = compiler(Some("changed")).codegen_hash(&k);
+        assert!(tagged.is_some() && tagged != plain);
     }
 }

@@ -10,7 +10,32 @@ use phobos_tune::{
 use std::time::Instant;
 
 /// Identifies interpreter variants: two points whose IR is identical run identically.
-pub struct InterpCompiler;
+pub struct InterpCompiler {
+    /// [`phobos_tune::backend::generator_tag`], mixed into the generated code's hash.
+    tag: Option<String>,
+}
+
+impl InterpCompiler {
+    pub fn new() -> InterpCompiler {
+        InterpCompiler {
+            tag: phobos_tune::backend::generator_tag(),
+        }
+    }
+}
+
+impl Default for InterpCompiler {
+    fn default() -> InterpCompiler {
+        InterpCompiler::new()
+    }
+}
+
+/// The IR without its point: equal text means the same program (a name the body does not use
+/// gives the same binary at every value).
+fn program_text(kernel: &Kernel) -> String {
+    let mut k = kernel.clone();
+    k.point = Default::default();
+    format!("{k:?}")
+}
 
 impl Compiler for InterpCompiler {
     fn backend(&self) -> Backend {
@@ -23,11 +48,7 @@ impl Compiler for InterpCompiler {
 
     fn compile(&self, kernel: &Kernel, _device: &DeviceInfo) -> CompileResult {
         let start = Instant::now();
-        // The IR without its point: equal text means the same program (a name the body does
-        // not use gives the same binary at every value).
-        let mut k = kernel.clone();
-        k.point = Default::default();
-        let text = format!("{k:?}");
+        let text = program_text(kernel);
         CompileResult::Ok(Compiled {
             binary_hash: phobos_tune::hash::stable_hash(&[text.as_bytes()]),
             artifact: None,
@@ -36,6 +57,17 @@ impl Compiler for InterpCompiler {
             repaired: None,
             compile_ms: start.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// The interpreter runs the IR: that is its generated code (with the point, which the
+    /// store keys by anyway).
+    fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
+        let text = program_text(kernel);
+        let tag = self.tag.as_deref().unwrap_or_default();
+        Some(phobos_tune::hash::stable_hash(&[
+            text.as_bytes(),
+            tag.as_bytes(),
+        ]))
     }
 }
 
