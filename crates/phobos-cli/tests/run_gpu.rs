@@ -46,7 +46,11 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("activations.ph", "BLOCK=1024", "N=1000"),
     ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
     ("dropout.ph", "BLOCK=1024", "N=1000"),
-    ("flash_attention.ph", "BR=128 BC=128 THREADS=256", "BH=3,N=45"),
+    (
+        "flash_attention.ph",
+        "BR=128 BC=128 THREADS=256",
+        "BH=3,N=45",
+    ),
     (
         "gemm.ph",
         "TILE_M=128 TILE_N=128 TILE_K=32",
