@@ -48,6 +48,8 @@ pub const PRELUDE_HEADER: &str = "phobos_prelude.cuh";
 pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 /// FFMA dot products and the FFMA GEMM main loop.
 pub const DOT_HEADER: &str = "phobos_dot.cuh";
+/// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
+pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -55,6 +57,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         PRELUDE_HEADER => Some(include_str!("../cuda/phobos_prelude.cuh")),
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
+        ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -72,6 +72,16 @@ fn stmt(s: &Stmt, out: &mut Vec<Access>) {
             store: true,
         });
     }
+    // An atomic reads the element it updates: its tensor is never write-only.
+    if let StmtKind::Atomic { tensor, index, .. } = &s.kind {
+        for store in [false, true] {
+            out.push(Access {
+                tensor: *tensor,
+                spans: spans(index),
+                store,
+            });
+        }
+    }
     stmt_exprs(s, &mut |e| {
         if let ExprKind::Load { tensor, index } = &e.kind {
             out.push(Access {

@@ -289,9 +289,10 @@ fn gpu_failure(kernel: &Kernel, e: GpuError) -> Failure {
 
 /// Tensors the kernel stores to and never loads from: they are poisoned on the device before
 /// the launch (NaN for floats, `0x7f..` for integers), so an element the kernel fails to write
-/// shows. Tensors it also reads keep their values: the kernel may depend on them.
+/// shows. Tensors it also reads (atomics read what they update) keep their values: the kernel
+/// may depend on them.
 pub(super) fn write_only_tensors(kernel: &Kernel) -> BTreeSet<ParamId> {
-    let mut loaded = BTreeSet::new();
+    let mut loaded = phobos_ir::walk::atomic_targets(&kernel.body);
     phobos_ir::walk::exprs(&kernel.body, &mut |e| {
         if let ExprKind::Load { tensor, .. } = &e.kind {
             loaded.insert(*tensor);
