@@ -352,6 +352,16 @@ mod tests {
         assert_eq!(write_only_tensors(&k), BTreeSet::from([1]));
     }
 
+    #[test]
+    fn an_atomic_target_is_read_so_never_poisoned() {
+        let k = kernel(
+            "@grid(cdiv(N, 256))\nkernel k(X: tensor<i32>[N], H: tensor<i32>[8], S: tensor<f32>[8], Y: tensor<f32>[N]) {\n  \
+             let i = ctx.block.x * ctx.threads + ctx.thread\n  \
+             atomic_add(H[X[i]], 1)\n  atomic_max(S[0 :+ 8], 1.0)\n  Y[i] = 0.0\n}\n",
+        );
+        assert_eq!(write_only_tensors(&k), BTreeSet::from([3]));
+    }
+
     /// An example kernel at `pins` and `types`, specialized on `dims`, emitted for sm_90a, its
     /// launch facts, and the host-side launch plan for tensors at made-up aligned addresses.
     fn planned(
