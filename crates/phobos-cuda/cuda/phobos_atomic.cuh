@@ -12,8 +12,9 @@
 //   f16 add         atom.global.add.noftz.f16 (sm_70+)
 //   bf16 add        atom.global.add.noftz.bf16 on sm_90+, a 16-bit compare-and-swap loop below
 //   f32 max, min    a compare-and-swap loop over fmaxf / fminf(old, v): the IR's Max and Min
-//                   (a NaN operand gives the other one, -0.0 and 0.0 are kept as fmaxf orders
-//                   them), which the integer-ordering trick does not reproduce for NaN and -0.0
+//                   (a NaN operand gives the other one), which the integer-ordering trick
+//                   (signed max for non-negative floats, unsigned min for negative) does not
+//                   reproduce for NaN
 // Each addition rounds to the element type, as the interpreter's do; only their order differs.
 #pragma once
 
