@@ -103,7 +103,7 @@ template <bool ROW, int R, class S> __device__ __forceinline__ S* ptr_n(S* p, co
 
 // A tile per block: each in-tile, in-bounds element updated once, by the thread holding it.
 template <class Op, class L, class S, class T> __device__ void atomic_tile(const Region<S>& g, const Tile<T, L>& t) {
-  const int tid = threadIdx.x;
+  const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
 #pragma unroll
   for (int i = 0; i < L::N; ++i) {
     int r, c;

@@ -26,7 +26,7 @@ pub(super) fn atomic_op(name: &str) -> Option<AtomicOp> {
     })
 }
 
-/// The callee and arguments of `e` when it is a call of an atomic.
+/// The operation and arguments of `e` when it is a call of an atomic.
 pub(super) fn as_atomic(e: &Expr) -> Option<(AtomicOp, &[Arg])> {
     match &e.kind {
         ExprKind::Call { callee, args } => atomic_op(&callee.name).map(|op| (op, &args[..])),
@@ -41,6 +41,16 @@ fn supported(op: AtomicOp) -> Vec<&'static str> {
         .filter(|&&t| op.supports(t))
         .map(|t| t.name())
         .collect()
+}
+
+/// A checked atomic call: the operation, the access and the value, ready for the IR.
+struct Checked {
+    op: AtomicOp,
+    tensor: ir::ParamId,
+    index: Vec<ir::Index>,
+    value: ir::Expr,
+    /// The tensor's element type (the old value's type).
+    dtype: DType,
 }
 
 /// Where an atomic's old value goes.
@@ -61,7 +71,14 @@ impl Cx<'_> {
         out: &mut Vec<ir::Stmt>,
     ) {
         let lowered = self.atomic_parts(e, bind.is_some());
-        let Some((op, tensor, index, value, dtype)) = lowered else {
+        let Some(Checked {
+            op,
+            tensor,
+            index,
+            value,
+            dtype,
+        }) = lowered
+        else {
             if let Some(b) = bind {
                 self.declare(&b.name.name, Binding::Poison);
             }
@@ -142,12 +159,7 @@ impl Cx<'_> {
 
     /// Checks an atomic call: the operation, the tensor, the index, the value (of the tensor's
     /// element type and the access's shape) and the element type.
-    #[allow(clippy::type_complexity)]
-    fn atomic_parts(
-        &mut self,
-        e: &Expr,
-        bound: bool,
-    ) -> Option<(AtomicOp, ir::ParamId, Vec<ir::Index>, ir::Expr, DType)> {
+    fn atomic_parts(&mut self, e: &Expr, bound: bool) -> Option<Checked> {
         let (op, args) = as_atomic(e)?;
         let name = op.name();
         let (pos, _) = self.args(name, args, (2, 2), &[], e.span)?;
@@ -229,7 +241,13 @@ impl Cx<'_> {
         }
         let is_tile = tile || exprs.iter().any(|x| mentions_tile(x));
         self.tile_stmt_if(e.span, is_tile);
-        Some((op, pid, acc.index, value, t))
+        Some(Checked {
+            op,
+            tensor: pid,
+            index: acc.index,
+            value,
+            dtype: t,
+        })
     }
 
     fn not_atomic_target<T>(&mut self, op: AtomicOp, target: &Expr, label: &str) -> Option<T> {
