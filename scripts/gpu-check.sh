@@ -145,6 +145,7 @@ done
 # The same ragged dims and scalars as crates/phobos-cli/tests/run_gpu.rs (EXAMPLES).
 examples=(
   "activations.ph N=1000"
+  "attention_lse.ph BH=3,N=45 --arg scale=0.125"
   "cross_entropy.ph M=7,V=5003"
   "dropout.ph N=1000 --arg p=0.25 --arg seed=7"
   "flash_attention.ph BH=3,N=45 --arg scale=0.125"
@@ -153,7 +154,9 @@ examples=(
   "gemm_persistent.ph M=77,N=45,K=67"
   "gemm_tuned.ph M=77,N=65,K=192"
   "gemm_typed.ph M=77,N=45,K=72"
+  "histogram.ph N=1000,BINS=7"
   "layer_norm.ph M=7,N=300 --arg eps=0.00001"
+  "layer_norm_backward.ph M=7,N=200"
   "layer_norm_tiles.ph M=7,N=200 --arg eps=0.00001"
   "matmul_leaky_relu.ph M=77,N=45,K=67"
   "partial_sums.ph N=1000"

@@ -126,6 +126,12 @@ codes! {
     RESHAPE_COUNT = "E0615";
     /// A list `[a, b]` anywhere but as the shape of `reshape`.
     LIST_VALUE = "E0616";
+    /// An atomic whose first argument is not a tensor access.
+    ATOMIC_TARGET = "E0617";
+    /// An atomic on an element type it does not support, or with a value of another type.
+    ATOMIC_TYPE = "E0618";
+    /// An atomic's value used where it has none: inside an expression, or a tile atomic's.
+    ATOMIC_VALUE = "E0619";
     /// Assignment to a `let`.
     ASSIGN_IMMUTABLE = "E0701";
     /// Assignment to a parameter, a dim or a constant.
@@ -152,4 +158,6 @@ codes! {
     UNUSED_VALUE = "W0002";
     /// Points of the space that do not check (the tuner skips them).
     POINTS_FAIL = "W0003";
+    /// An @autotune range with equal bounds (`[v, v]`, the one value v: `[v]` says so).
+    AUTOTUNE_EQUAL_BOUNDS = "W0004";
 }

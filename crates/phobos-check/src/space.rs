@@ -367,6 +367,17 @@ fn doubling(
         );
         return None;
     }
+    if hi == lo {
+        diags.push(
+            Diagnostic::warning(
+                codes::AUTOTUNE_EQUAL_BOUNDS,
+                format!("`{name}` in [{lo}, {hi}] is the one value {lo}"),
+                entry.list_span,
+            )
+            .with_label("a range with equal bounds")
+            .with_help(format!("write `{name} in [{lo}]` for a constant")),
+        );
+    }
     let mut choices = Vec::new();
     let mut v = lo;
     while v < hi {

@@ -102,6 +102,13 @@ const CASES: &[(&str, &str)] = &[
     ("E0902", "kernel k(X: tensor<f32>[N]) {\n  let t = X[ctx.block.x * 32 :+ 32]\n  X[ctx.block.x * 64 :+ 64] = 0.0\n}\n"),
     ("W0001", "@tune(B in [1])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("W0002", "kernel k(X: tensor<f32>[N]) {\n  X[0] == 1.0\n}\n"),
+    ("E0617", "kernel k(X: tensor<f32>[N]) {\n  var s: f32 = 0.0\n  atomic_add(s, 1.0)\n}\n"),
+    ("E0618", "kernel k(X: tensor<f64>[N]) {\n  atomic_min(X[0], 1.0)\n}\n"),
+    ("E0618", "kernel k(X: tensor<u8>[N]) {\n  atomic_add(X[0], 1)\n}\n"),
+    ("E0618", "kernel k(X: tensor<f32>[N], H: tensor<i32>[N]) {\n  atomic_add(H[0], X[0])\n}\n"),
+    ("E0619", "kernel k(X: tensor<f32>[N]) {\n  X[1] = atomic_add(X[0], 1.0)\n}\n"),
+    ("E0619", "kernel k(X: tensor<f32>[N]) {\n  let o = atomic_max(X[0 :+ 4], 1.0)\n}\n"),
+    ("W0004", "@autotune(B in [8, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("W0003", "@autotune(T in [1, 4096])\nkernel k(X: tensor<f32>[N]) {\n  var t: tile<f32>[T, T] = 0.0\n}\n"),
 ];
 

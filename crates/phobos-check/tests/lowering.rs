@@ -295,3 +295,22 @@ fn attributes_lower_at_the_point() {
         Ok(20_000_000_000)
     );
 }
+
+#[test]
+fn a_float_times_dims_stays_f64_in_flops() {
+    // `4.0 * N` is f64, and so is that times another dim or a scalar parameter.
+    let k = lower(
+        "@launch(128)\n@grid(N)\n@flops(4.0 * N * N / (1 + causal))\n@bytes(2 * N * 1.5 * N)\nkernel k(X: tensor<f32>[N, N], causal: i32) {\n  X[0, 0] = 0.0\n}\n",
+    );
+    assert_eq!(k.flops.as_ref().unwrap().ty, Ty::Scalar(DType::F64));
+    assert_eq!(k.bytes.as_ref().unwrap().ty, Ty::Scalar(DType::F64));
+    let env = phobos_ir::eval::Bindings::new(
+        &k,
+        &[("N".into(), 100_000)],
+        &[("causal".into(), phobos_ir::eval::Value::Int(1))],
+    );
+    let flops = phobos_ir::eval::eval(k.flops.as_ref().unwrap(), &env).unwrap();
+    assert_eq!(flops.as_f64(), 2e10);
+    let bytes = phobos_ir::eval::eval(k.bytes.as_ref().unwrap(), &env).unwrap();
+    assert_eq!(bytes.as_f64(), 3e10);
+}

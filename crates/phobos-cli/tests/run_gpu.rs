@@ -18,6 +18,7 @@ use std::process::{Command, Output};
 /// default point (where a `@where` needs a multiple, the smallest that is not a power of two).
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("activations.ph", "N=1000", &[]),
+    ("attention_lse.ph", "BH=3,N=45", &["scale=0.125"]),
     ("cross_entropy.ph", "M=7,V=5003", &[]),
     ("dropout.ph", "N=1000", &["p=0.25", "seed=7"]),
     ("flash_attention.ph", "BH=3,N=45", &["scale=0.125"]),
@@ -26,7 +27,9 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("gemm_persistent.ph", "M=77,N=45,K=67", &[]),
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
+    ("histogram.ph", "N=1000,BINS=7", &[]),
     ("layer_norm.ph", "M=7,N=300", &["eps=0.00001"]),
+    ("layer_norm_backward.ph", "M=7,N=200", &[]),
     ("layer_norm_tiles.ph", "M=7,N=200", &["eps=0.00001"]),
     ("matmul_leaky_relu.ph", "M=77,N=45,K=67", &[]),
     ("partial_sums.ph", "N=1000", &[]),
@@ -44,6 +47,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
 /// are ragged where the kernel allows it.
 const LARGEST: &[(&str, &str, &str)] = &[
     ("activations.ph", "BLOCK=1024", "N=1000"),
+    ("attention_lse.ph", "BR=128 BC=128 CAUSAL=1", "BH=3,N=45"),
     ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
     ("dropout.ph", "BLOCK=1024", "N=1000"),
     (
@@ -68,11 +72,13 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "TILE_M=128 TILE_N=128 TILE_K=64 WARP_M=64",
         "M=77,N=45,K=72",
     ),
+    ("histogram.ph", "BLOCK=4096", "N=5000,BINS=7"),
     (
         "layer_norm.ph",
         "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
         "M=7,N=300",
     ),
+    ("layer_norm_backward.ph", "ROWS=8 BLOCK=1024", "M=19,N=1000"),
     ("layer_norm_tiles.ph", "ROWS=4 BLOCK=1024", "M=7,N=200"),
     ("matmul_leaky_relu.ph", "TILE_K=32", "M=77,N=45,K=67"),
     ("partial_sums.ph", "U=8", "N=1000"),

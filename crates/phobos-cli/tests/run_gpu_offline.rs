@@ -179,3 +179,56 @@ fn math_builtins_are_refused_by_the_checker_or_lowered() {
     }
     assert!(lowered >= 2 * 7 * 6, "only {lowered} lowered");
 }
+
+/// Every atomic on every element type, on one element (its old value bound) and on a tile: the
+/// checker refuses an unsupported type (E0618, naming the supported ones) or the CUDA back end
+/// lowers it; the set of accepted types is `AtomicOp::supports`'.
+#[test]
+fn atomics_are_refused_by_the_checker_or_lowered() {
+    let ops = [
+        ("atomic_add", phobos_ir::AtomicOp::Add),
+        ("atomic_max", phobos_ir::AtomicOp::Max),
+        ("atomic_min", phobos_ir::AtomicOp::Min),
+    ];
+    let mut lowered = 0;
+    for t in DType::ALL {
+        for (f, op) in ops {
+            for tile in [false, true] {
+                let body = if tile {
+                    format!("{f}(Y[0 :+ 32], X[0 :+ 32])")
+                } else {
+                    format!("let old = {f}(Y[ctx.thread], X[ctx.thread])\n  X[ctx.thread] = old")
+                };
+                let src = format!(
+                    "@launch(32)\n@grid(1)\nkernel k(X: tensor<{t}>[32], Y: tensor<{t}>[32]) {{\n  {body}\n}}\n"
+                );
+                let label = format!("{f} on {t} ({})", if tile { "tile" } else { "element" });
+                let file = SourceFile::new("a.ph", src.clone());
+                let module = phobos_check::load(file.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+                let info = module.kernel(None).unwrap();
+                let variant = info.default_variant().unwrap();
+                match phobos_check::instantiate(&module, info, &variant) {
+                    Ok(kernel) => {
+                        assert!(op.supports(t), "{label} should not check");
+                        let opts = phobos_cuda::EmitOptions { source: Some(file) };
+                        if let Err(e) = phobos_cuda::emit(&kernel, &opts) {
+                            panic!("{label} checks but does not lower: {e}\n{src}");
+                        }
+                        lowered += 1;
+                    }
+                    Err(d) => {
+                        assert!(!op.supports(t), "{label} is refused: {d:?}");
+                        let e = d.iter().find(|d| d.is_error()).expect("an error");
+                        assert_eq!(e.code, "E0618", "{label}: {d:?}");
+                        assert!(
+                            e.help.iter().any(|h| h.contains("i32, u32")),
+                            "{label}: no supported types listed: {d:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // add: 6 types, max and min: 3 each; element and tile.
+    assert_eq!(lowered, 2 * (6 + 3 + 3));
+}

@@ -165,8 +165,10 @@ fn count_stores(stmts: &[Stmt]) -> usize {
     stmts
         .iter()
         .map(|s| {
-            usize::from(matches!(s.kind, StmtKind::Store { .. }))
-                + bodies(s).into_iter().map(count_stores).sum::<usize>()
+            usize::from(matches!(
+                s.kind,
+                StmtKind::Store { .. } | StmtKind::Atomic { .. }
+            )) + bodies(s).into_iter().map(count_stores).sum::<usize>()
         })
         .sum()
 }

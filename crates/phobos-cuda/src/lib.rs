@@ -50,6 +50,8 @@ pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 pub const DOT_HEADER: &str = "phobos_dot.cuh";
 /// Dots outside recognized GEMM loops on tensor cores (mma.sync) and their row vectors.
 pub const MMA_HEADER: &str = "phobos_mma.cuh";
+/// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
+pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -58,6 +60,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
+        ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -438,13 +438,16 @@ fn block_x_locals(body: &[Stmt]) -> BTreeSet<LocalId> {
         let mut grew = false;
         for s in stmts {
             let own = stmt_exprs(s).into_iter().any(|e| reads_block_x(e, set));
+            // An atomic's old value may come from any block.
+            let atomic = matches!(s.kind, StmtKind::Atomic { .. });
             let target = match &s.kind {
                 StmtKind::Assign { local, .. } => Some(*local),
                 StmtKind::For { var, .. } => Some(*var),
+                StmtKind::Atomic { old, .. } => *old,
                 _ => None,
             };
             if let Some(l) = target {
-                if (under || own) && set.insert(l) {
+                if (under || own || atomic) && set.insert(l) {
                     grew = true;
                 }
             }
@@ -750,6 +753,7 @@ fn declares_inline(
             !crate::visit::expr_reads_local(value, l)
         }
         StmtKind::For { var, .. } if *var == l => touching.len() == 1,
+        StmtKind::Atomic { old: Some(o), .. } if *o == l => true,
         _ if touching.len() == 1 => {
             // All uses inside one statement: descend if its own expressions do not use l and
             // exactly one of its bodies does.

@@ -51,7 +51,7 @@ pub fn any_expr(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) -> bool {
 pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     match &s.kind {
         StmtKind::Assign { value, .. } => vec![value],
-        StmtKind::Store { index, value, .. } => {
+        StmtKind::Store { index, value, .. } | StmtKind::Atomic { index, value, .. } => {
             let mut v = index_exprs(index);
             v.push(value);
             v
@@ -95,6 +95,7 @@ pub fn stmts_touch_local(stmts: &[Stmt], id: LocalId) -> bool {
     stmts.iter().any(|s| {
         let own = match &s.kind {
             StmtKind::Assign { local, .. } => *local == id,
+            StmtKind::Atomic { old, .. } => *old == Some(id),
             StmtKind::For { var, .. } => *var == id,
             _ => false,
         };
@@ -107,7 +108,10 @@ pub fn stmts_touch_local(stmts: &[Stmt], id: LocalId) -> bool {
 pub fn assigned_locals(stmts: &[Stmt], out: &mut BTreeSet<LocalId>) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Assign { local, .. } => {
+            StmtKind::Assign { local, .. }
+            | StmtKind::Atomic {
+                old: Some(local), ..
+            } => {
                 out.insert(*local);
             }
             StmtKind::For { var, .. } => {
@@ -124,7 +128,7 @@ pub fn assigned_locals(stmts: &[Stmt], out: &mut BTreeSet<LocalId>) {
 /// Tensors stored to anywhere in `stmts`.
 pub fn stored_tensors(stmts: &[Stmt], out: &mut BTreeSet<ParamId>) {
     for s in stmts {
-        if let StmtKind::Store { tensor, .. } = &s.kind {
+        if let StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } = &s.kind {
             out.insert(*tensor);
         }
         for b in bodies(s) {

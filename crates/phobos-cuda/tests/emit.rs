@@ -128,3 +128,95 @@ fn matmul_leaky_relu_epilogue() {
         "TILE_K=16"
     )));
 }
+
+#[test]
+fn histogram_element_atomics() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/histogram.ph",
+        "BLOCK=256"
+    )));
+}
+
+#[test]
+fn layer_norm_backward_tile_atomics() {
+    insta::assert_snapshot!(prelude_free(&check_emit(
+        "examples/layer_norm_backward.ph",
+        "ROWS=1 BLOCK=256"
+    )));
+}
+
+/// Every atomic of every supported type, element (old value bound, rank 1 to 4) and tile form.
+const ATOMICS_ALL_TYPES: &str = "@launch(128)
+@grid(4)
+kernel atomics(
+  I: tensor<i32>[N], U: tensor<u32>[N], F: tensor<f32>[N], D: tensor<f64>[N],
+  H: tensor<f16>[N], B: tensor<bf16>[N], F4: tensor<f32>[2, 3, 4, N], Old: tensor<f32>[N]
+) {
+  let t = ctx.thread
+  let oi = atomic_add(I[t], t)
+  atomic_max(I[t + 1], oi)
+  atomic_min(I[t + 2], -t)
+  atomic_add(U[t], u32(t))
+  atomic_max(U[t], 7)
+  let ou = atomic_min(U[t + 1], 3)
+  let of = atomic_add(F[t], 0.5)
+  atomic_max(F[t], f32(t) * 0.25)
+  atomic_min(F[t + 1], -1.5)
+  atomic_add(D[t], 0.25)
+  var oh = atomic_add(H[t], f16(1.5))
+  atomic_add(B[t], bf16(2.5))
+  atomic_add(F4[1, 2, 3, t], of)
+  Old[t] = of + f32(oh) + f32(ou)
+  let r = ctx.block.x * 64
+  atomic_add(F[r :+ 64], Old[r :+ 64])
+  atomic_max(I[r :+ 64], 3)
+  atomic_min(U[r :+ 64], u32(ctx.block.x))
+  atomic_add(H[r :+ 64], f16(Old[r :+ 64]))
+  atomic_add(B[r :+ 64], bf16(0.5))
+  atomic_add(D[r :+ 64], 1.0)
+}
+";
+
+fn atomics_kernel() -> (phobos_ir::Kernel, phobos_syntax::SourceFile) {
+    let src = phobos_syntax::SourceFile::new("atomics.ph", ATOMICS_ALL_TYPES);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    (k, src)
+}
+
+#[test]
+fn atomics_of_every_type() {
+    let (k, src) = atomics_kernel();
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    insta::assert_snapshot!(prelude_free(&e.source));
+}
+
+/// The atomics header compiles for sm_90a (bf16 `atom.add`) and sm_80 (the bf16 CAS loop).
+#[test]
+fn atomics_of_every_type_compile() {
+    let (k, src) = atomics_kernel();
+    for (arch, target) in [
+        (90, phobos_gpu::Arch::SM_90A),
+        (80, phobos_gpu::Arch::SM_80),
+    ] {
+        let e = phobos_cuda::emit_for_arch(
+            &k,
+            &EmitOptions {
+                source: Some(src.clone()),
+            },
+            arch,
+        )
+        .unwrap();
+        let mut opts = common::compile_options(&e);
+        opts.arch = target;
+        match phobos_gpu::compile(&e.source, &opts) {
+            Ok(_) => {}
+            Err(err) if matches!(err.kind, phobos_gpu::CompileErrorKind::NvrtcNotFound(_)) => {
+                assert!(std::env::var("CI").is_err(), "NVRTC is needed under CI");
+            }
+            Err(err) => panic!("sm_{arch}: {}\n{}", err.log, e.source),
+        }
+    }
+}

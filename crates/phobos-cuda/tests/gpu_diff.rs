@@ -1,8 +1,9 @@
 //! Differential tests: generated CUDA on the GPU against the interpreter (or, for the big
 //! fast-GEMM cases, a float64 host matmul).
 //!
-//! Every case (example kernels at sampled points and ragged shapes, small random kernels, and
-//! the fast GEMM main loops at wgmma / mma.sync / FFMA / GROUP_M / SPLIT_K points) is built
+//! Every case (example kernels at sampled points and ragged shapes, small random kernels,
+//! atomics whose results are independent of the order of their updates, and the fast GEMM main
+//! loops at wgmma / mma.sync / FFMA / GROUP_M / SPLIT_K points) is built
 //! offline by `cases_build_offline`: checked, specialized, interpreted, emitted, compiled, and
 //! bound to its launch ABI (tensor maps and all) with stand-in device addresses. The GPU run is
 //! `#[ignore]`d:
@@ -18,7 +19,9 @@
 
 mod common;
 
-use common::cases::{example_cases, extra_cases, random_cases, rowwise_cases, Case, Value};
+use common::cases::{
+    atomic_cases, example_cases, extra_cases, random_cases, rowwise_cases, Case, Value,
+};
 use common::fast_cases::fast_cases;
 use common::launch::launch_facts;
 use common::mma_cases::mma_cases;
@@ -35,6 +38,7 @@ fn all_cases() -> (Vec<Case>, Vec<String>) {
         .chain(extra_cases())
         .chain(rowwise_cases())
         .chain(mma_cases())
+        .chain(atomic_cases())
         .chain(fast_cases())
         .chain(random_cases(RANDOM_KERNELS, 2024))
     {
@@ -132,7 +136,11 @@ fn cases_build_offline() {
     }
     // Compile the random kernels and the fast GEMM cases (the examples' points are compiled by
     // tests/compile.rs).
-    let compiled = |c: &&Case| c.label.starts_with("random") || c.label.starts_with("fast");
+    let compiled = |c: &&Case| {
+        ["random", "fast", "atomics"]
+            .iter()
+            .any(|p| c.label.starts_with(p))
+    };
     let jobs: Vec<_> = cases
         .iter()
         .filter(compiled)

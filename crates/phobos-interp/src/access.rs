@@ -1,11 +1,12 @@
 //! Tensor loads and stores. Indexing is logical (row-major over the tensor's dims, whatever its
 //! memory order); an element outside the tensor (a negative index included) reads as zero and is
-//! not stored.
+//! not stored. Atomics update elements in place, in thread order.
 
 use crate::error::Error;
 use crate::exec::Machine;
-use crate::value::{Mask, Tile, Val};
-use phobos_ir::{HostTensor, Index, ParamId};
+use crate::value::{to_value, Mask, Tile, Val};
+use phobos_ir::eval::{binary, Value};
+use phobos_ir::{AtomicOp, HostTensor, Index, ParamId};
 use phobos_syntax::Span;
 
 /// One position of an access, evaluated.
@@ -158,6 +159,76 @@ impl Machine<'_> {
             k += 1;
         });
         Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// An atomic update: per active thread, in thread order, for an element access (returning
+    /// each thread's old value, zero outside the tensor); each element of the tile once for a
+    /// tile access (returning nothing). The GPU applies the updates of one element in some
+    /// order; this is one of them.
+    pub(crate) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        p: ParamId,
+        index: &[Index],
+        value: Val,
+        span: Span,
+        mask: &Mask,
+    ) -> Result<Option<Val>, Error> {
+        self.check_rank(p, index, span)?;
+        let pos = self.positions(index, mask)?;
+        let threads = self.threads;
+        let t = self
+            .tensors
+            .get_mut(p)
+            .and_then(|t| t.as_mut())
+            .ok_or_else(|| Error::internal(format!("param #{p} is not a tensor"), span))?;
+        let dtype = t.dtype;
+        let update = |old: f64, v: f64| -> Result<f64, Error> {
+            binary(op.bin_op(), to_value(dtype, old), to_value(dtype, v), dtype)
+                .map(Value::as_f64)
+                .map_err(|e| Error::internal(format!("{}: {e}", op.name()), span))
+        };
+        if pos.iter().all(|p| matches!(p, Pos::At(_))) {
+            let mut coords = vec![0i64; pos.len()];
+            let mut old = vec![0.0; threads];
+            for lane in (0..threads).filter(|&l| mask.get(l)) {
+                for (c, p) in coords.iter_mut().zip(&pos) {
+                    if let Pos::At(v) = p {
+                        *c = v.lane(lane) as i64;
+                    }
+                }
+                if let Some(o) = offset(t, &coords) {
+                    old[lane] = t.data[o];
+                    t.data[o] = update(t.data[o], value.lane(lane))?;
+                }
+            }
+            return Ok(Some(Val::Lanes(old)));
+        }
+        let (base, shape) = tile_frame(&pos, mask, span)?;
+        let values = match value {
+            Val::Tile(v) if v.shape == shape => v.data,
+            Val::Tile(v) => {
+                return Err(Error::internal(
+                    format!("a tile of shape {:?} updating {shape:?}", v.shape),
+                    span,
+                ))
+            }
+            scalar => vec![scalar.uniform(mask, span)?; shape.iter().product()],
+        };
+        let mut k = 0;
+        let mut result = Ok(());
+        for_each_element(&pos, &base, &shape, |coords| {
+            if let Some(o) = offset(t, coords) {
+                match update(t.data[o], values[k]) {
+                    Ok(x) => t.data[o] = x,
+                    Err(e) => result = Err(e),
+                }
+            }
+            k += 1;
+        });
+        result.map(|()| None)
     }
 }
 

@@ -133,6 +133,24 @@ impl Machine<'_> {
                 let v = self.eval(value, mask)?;
                 self.store(*tensor, index, v, s.span, mask)
             }
+            StmtKind::Atomic {
+                op,
+                tensor,
+                index,
+                value,
+                old,
+            } => {
+                let v = self.eval(value, mask)?;
+                let before = self.atomic(*op, *tensor, index, v, s.span, mask)?;
+                match (old, before) {
+                    (Some(l), Some(b)) => self.assign(*l, b, mask, s.span),
+                    (Some(_), None) => Err(Error::internal(
+                        "the old value of a tile atomic is bound",
+                        s.span,
+                    )),
+                    (None, _) => Ok(()),
+                }
+            }
             StmtKind::If {
                 cond,
                 then_body,

@@ -127,7 +127,9 @@ pub fn stored_tensors(kernel: &Kernel) -> Vec<ParamId> {
     fn walk(stmts: &[Stmt], out: &mut Vec<ParamId>) {
         for s in stmts {
             match &s.kind {
-                StmtKind::Store { tensor, .. } => out.push(*tensor),
+                StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } => {
+                    out.push(*tensor)
+                }
                 StmtKind::For { body, .. } | StmtKind::While { body, .. } => walk(body, out),
                 StmtKind::If {
                     then_body,

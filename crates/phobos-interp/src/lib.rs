@@ -39,6 +39,9 @@
 //! - `for<unroll U>` runs exactly the iterations of the plain loop, for every U.
 //! - Loads outside the tensor (negative indices included) read zero; such stores are skipped.
 //!   When several threads store one element, the highest thread's value is kept.
+//! - Atomics update in place in thread order, then block order; an element atomic's old value
+//!   is what the element held before that thread's update (zero outside the tensor). The GPU
+//!   may order the updates of one element differently: float sums agree up to that order.
 //! - A launch stops with [`Error::StepBudget`] after [`Config::step_budget`] steps.
 //! - Values are f64 like [`phobos_ir::HostTensor`]'s, so i64 values are exact up to 2^53.
 

@@ -317,6 +317,49 @@ pub enum MathFnN {
     Randn,
 }
 
+/// The read-modify-write of an atomic statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// `atomic_add`: the element becomes `old + v` (wrapping for integers, rounded to the
+    /// element type for floats).
+    Add,
+    /// `atomic_max`: the element becomes `max(old, v)` (`BinOp::Max`'s semantics).
+    Max,
+    /// `atomic_min`: the element becomes `min(old, v)`.
+    Min,
+}
+
+impl AtomicOp {
+    /// The function as written: `atomic_add`, `atomic_max`, `atomic_min`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+        }
+    }
+
+    /// The binary operator that computes the new value from the old one and the operand.
+    pub fn bin_op(self) -> BinOp {
+        match self {
+            AtomicOp::Add => BinOp::Add,
+            AtomicOp::Max => BinOp::Max,
+            AtomicOp::Min => BinOp::Min,
+        }
+    }
+
+    /// Whether the operation is defined on tensors of element type `t`: `i32`, `u32` and `f32`
+    /// for all three, and `f64`, `f16` and `bf16` for `atomic_add` (the types CUDA's atomics
+    /// cover).
+    pub fn supports(self, t: DType) -> bool {
+        match t {
+            DType::I32 | DType::U32 | DType::F32 => true,
+            DType::F64 | DType::F16 | DType::BF16 => self == AtomicOp::Add,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     Sum,
@@ -420,6 +463,21 @@ pub enum StmtKind {
         tensor: ParamId,
         index: Vec<Index>,
         value: Expr,
+    },
+    /// `atomic_add(X[..], v)`, `atomic_max`, `atomic_min`: a read-modify-write of tensor
+    /// elements that concurrent threads and blocks cannot interleave. `value` already has the
+    /// tensor's element type (and, for a tile access, its shape). With every index `At`, each
+    /// active thread updates one element, and `old` (when bound) receives the value the element
+    /// held before that thread's update (a per-thread local; zero outside the tensor). With a
+    /// span, the block updates each element of the tile once, like a tile store, and `old` is
+    /// `None`. Out-of-bounds elements are not updated. The order of the updates of one element
+    /// is unspecified (the interpreter applies them in thread, then block, order).
+    Atomic {
+        op: AtomicOp,
+        tensor: ParamId,
+        index: Vec<Index>,
+        value: Expr,
+        old: Option<LocalId>,
     },
     /// `for var in range(start, end, step)`: runs var = start, start+step, .. while var < end.
     /// A step <= 0 runs no iterations. `unroll` copies of the body per loop test; every factor

@@ -100,6 +100,22 @@ fn block(out: &mut String, k: &Kernel, stmts: &[Stmt], depth: usize) {
                     expr(k, value)
                 );
             }
+            StmtKind::Atomic {
+                op,
+                tensor,
+                index,
+                value,
+                old,
+            } => {
+                let bind = old.map_or(String::new(), |l| format!("{} = ", local_name(k, l)));
+                let _ = writeln!(
+                    out,
+                    "{pad}{bind}{}({}, {})",
+                    op.name(),
+                    access(k, *tensor, index),
+                    expr(k, value)
+                );
+            }
             StmtKind::For {
                 var,
                 start,

@@ -27,6 +27,7 @@ pub fn stmts(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
             }
             StmtKind::Assign { .. }
             | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
             | StmtKind::Break
             | StmtKind::Continue => {}
         }
@@ -38,7 +39,7 @@ pub fn stmts(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
 pub fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
     match &s.kind {
         StmtKind::Assign { value, .. } => expr(value, f),
-        StmtKind::Store { index, value, .. } => {
+        StmtKind::Store { index, value, .. } | StmtKind::Atomic { index, value, .. } => {
             indices(index, f);
             expr(value, f);
         }
@@ -54,11 +55,23 @@ pub fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-/// The tensors `body` stores to.
+/// The tensors `body` stores to (atomics included).
 pub fn stored(body: &[Stmt]) -> BTreeSet<ParamId> {
     let mut out = BTreeSet::new();
     stmts(body, &mut |s| {
-        if let StmtKind::Store { tensor, .. } = &s.kind {
+        if let StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } = &s.kind {
+            out.insert(*tensor);
+        }
+    });
+    out
+}
+
+/// The tensors `body` updates with atomics: they are read as well as written, so their
+/// contents before the launch matter (a host must not poison them).
+pub fn atomic_targets(body: &[Stmt]) -> BTreeSet<ParamId> {
+    let mut out = BTreeSet::new();
+    stmts(body, &mut |s| {
+        if let StmtKind::Atomic { tensor, .. } = &s.kind {
             out.insert(*tensor);
         }
     });

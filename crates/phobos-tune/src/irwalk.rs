@@ -72,6 +72,16 @@ fn stmt(s: &Stmt, out: &mut Vec<Access>) {
             store: true,
         });
     }
+    // An atomic reads the element it updates: its tensor is never write-only.
+    if let StmtKind::Atomic { tensor, index, .. } = &s.kind {
+        for store in [false, true] {
+            out.push(Access {
+                tensor: *tensor,
+                spans: spans(index),
+                store,
+            });
+        }
+    }
     stmt_exprs(s, &mut |e| {
         if let ExprKind::Load { tensor, index } = &e.kind {
             out.push(Access {
@@ -81,4 +91,22 @@ fn stmt(s: &Stmt, out: &mut Vec<Access>) {
             });
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phobos_syntax::SourceFile;
+
+    #[test]
+    fn an_atomic_reads_and_writes_its_tensor() {
+        let src = "@grid(cdiv(N, 256))\nkernel k(X: tensor<i32>[N], H: tensor<i32>[8], Y: tensor<f32>[N]) {\n  \
+                   let i = ctx.block.x * 256 + ctx.thread\n  atomic_add(H[X[i]], 1)\n  Y[i] = 0.0\n}\n";
+        let module = phobos_check::load(SourceFile::new("k.ph", src)).unwrap();
+        let info = &module.kernels[0];
+        let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap()).unwrap();
+        assert_eq!(written(&k), vec![1, 2]);
+        // H's old contents are counted into: a check must not poison it.
+        assert_eq!(write_only(&k), vec![2]);
+    }
 }

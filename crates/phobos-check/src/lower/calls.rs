@@ -12,7 +12,7 @@ use phobos_syntax::ast::{Arg, Expr, ExprKind, Ident};
 use phobos_syntax::{Diagnostic, Span};
 
 /// Every built-in function name.
-pub const BUILTINS: [&str; 34] = [
+pub const BUILTINS: [&str; 37] = [
     "exp",
     "exp2",
     "log",
@@ -47,6 +47,9 @@ pub const BUILTINS: [&str; 34] = [
     "transpose",
     "reshape",
     "arange",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
 ];
 
 /// Positional arguments and named ones.
@@ -87,7 +90,7 @@ fn math_fn_n(name: &str) -> Option<(ir::MathFnN, usize)> {
 impl Cx<'_> {
     /// Splits arguments into positional ones (between `min` and `max` of them) and the named
     /// ones in `named`; reports anything else.
-    fn args<'e>(
+    pub(super) fn args<'e>(
         &mut self,
         name: &str,
         args: &'e [Arg],
@@ -148,6 +151,9 @@ impl Cx<'_> {
             let (pos, _) = self.args(name, args, (1, 1), &[], span)?;
             let v = self.expr(pos[0])?;
             return self.cast(v, t, span);
+        }
+        if super::atomic::atomic_op(name).is_some() {
+            return self.atomic_in_expr(callee, span);
         }
         if let Some(f) = math_fn(name) {
             let (pos, _) = self.args(name, args, (1, 1), &[], span)?;

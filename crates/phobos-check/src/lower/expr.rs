@@ -373,8 +373,9 @@ impl Cx<'_> {
     /// Unifies the element types of two operands: weak literals adopt the other side's type;
     /// typed operands must agree.
     pub fn unify(&mut self, a: V, b: V, what: &str) -> Option<(V, V)> {
-        // In `@flops`/`@bytes`/`@where`, a float constant may scale integer dims: the
-        // integer side becomes f64 (`@bytes(2.5 * M)`).
+        // In `@flops`/`@bytes`/`@where`, a float (a constant, or an f64 already computed from
+        // one) may scale integer dims: the integer side becomes f64 (`@bytes(2.5 * M)`,
+        // `@flops(4.0 * N * N)`).
         if matches!(self.mode, Mode::Attr { wide: true, .. }) {
             let widen = |cx: &mut Self, v: V| -> V {
                 let span = v.span();
@@ -389,7 +390,10 @@ impl Cx<'_> {
                         .unwrap_or_else(|| lit(Value::Float(0.0), DType::F64, span)),
                 )
             };
-            let float = |v: &V| matches!(v.weak, Some(Weak::Float(_)));
+            let float = |v: &V| {
+                matches!(v.weak, Some(Weak::Float(_)))
+                    || (v.weak.is_none() && !v.is_tile() && v.dtype().is_float())
+            };
             let int = |v: &V| v.weak.is_none() && !v.is_tile() && v.dtype().is_int();
             if float(&a) && int(&b) {
                 let b = widen(self, b);

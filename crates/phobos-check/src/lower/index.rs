@@ -105,9 +105,10 @@ impl Cx<'_> {
             let mut d = Diagnostic::error(
                 codes::INDEX_COUNT,
                 format!(
-                    "a rank-{} tile takes {} indices, found {}",
+                    "a rank-{} tile takes {} {}, found {}",
                     shape.len(),
                     shape.len(),
+                    if shape.len() == 1 { "index" } else { "indices" },
                     indices.len()
                 ),
                 span,

@@ -12,6 +12,7 @@
 //! the last pass's diagnostics count.
 
 mod assign;
+mod atomic;
 mod attrs;
 mod calls;
 mod expr;

@@ -79,6 +79,9 @@ impl Cx<'_> {
                 init,
             } => self.let_stmt(name, *mutable, ty.as_ref(), init.as_ref(), s.span, out),
             StmtKind::Assign { target, op, value } => self.assign(target, *op, value, s.span, out),
+            StmtKind::Expr(e) if super::atomic::as_atomic(e).is_some() => {
+                self.atomic_stmt(e, None, s.span, out)
+            }
             StmtKind::Expr(e) => {
                 if self.expr(e).is_some() {
                     self.error(
@@ -349,7 +352,7 @@ impl Cx<'_> {
     }
 
     /// Declares a local in the current scope; `None` for a reserved name (reported).
-    fn new_local(
+    pub(super) fn new_local(
         &mut self,
         name: &ast::Ident,
         ty: ir::Ty,
@@ -412,6 +415,14 @@ impl Cx<'_> {
             self.declare(&name.name, Binding::Poison);
             return;
         };
+        if super::atomic::as_atomic(init).is_some() {
+            let bind = super::atomic::Bind {
+                name,
+                mutable,
+                ty: declared,
+            };
+            return self.atomic_stmt(init, Some(bind), span, out);
+        }
         let v = self.expr(init);
         let (Some(v), declared) = (v, declared) else {
             self.declare(&name.name, Binding::Poison);

@@ -120,8 +120,14 @@ fn upper_below_lower() {
 
 #[test]
 fn equal_bounds_are_the_one_value_range() {
-    assert_eq!(choices(&[64, 64]), vec![64]);
-    assert_eq!(choices(&[1, 1]), vec![1]);
+    for v in [64, 1] {
+        let (space, diags) = build(&[("X", &[v, v])]);
+        assert_eq!(space.names[0].choices, vec![v]);
+        // A warning that suggests `[v]`, not an error.
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].code, crate::codes::AUTOTUNE_EQUAL_BOUNDS);
+        assert!(!diags[0].is_error());
+    }
 }
 
 #[test]

@@ -136,7 +136,7 @@ impl<'k> Emitter<'k> {
             .collect()
     }
 
-    fn tensor_info(&self, tensor: ParamId) -> (DType, MemOrder, Vec<Dim>) {
+    pub(crate) fn tensor_info(&self, tensor: ParamId) -> (DType, MemOrder, Vec<Dim>) {
         match &self.k.params[tensor].kind {
             ParamKind::Tensor { dtype, dims, order } => (*dtype, *order, dims.clone()),
             ParamKind::Scalar { dtype } => (*dtype, MemOrder::RowMajor, vec![]),

@@ -7,6 +7,7 @@
 //! memory, so a tile load of a tensor stored to since the last barrier gets one first, and a
 //! tile store to a tensor that element loads read gets one after it.
 
+mod atomic;
 mod columns;
 mod expr;
 pub(crate) mod ops;
@@ -127,6 +128,14 @@ fn emit_with(
     crate::visit::any_in_stmts(&k.body, &mut |e| {
         crate::visit::loaded_tensors(e, false, &mut element_loaded);
         false
+    });
+    // An element atomic reads its element too: a tile store before it must be complete.
+    phobos_ir::walk::stmts(&k.body, &mut |s| {
+        if let phobos_ir::StmtKind::Atomic { tensor, index, .. } = &s.kind {
+            if index.iter().all(|i| matches!(i, phobos_ir::Index::At(_))) {
+                element_loaded.insert(*tensor);
+            }
+        }
     });
     let mut em = Emitter {
         k,

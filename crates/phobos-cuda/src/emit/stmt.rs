@@ -71,6 +71,13 @@ impl<'k> Emitter<'k> {
                 }
                 Ok(())
             }
+            StmtKind::Atomic {
+                op,
+                tensor,
+                index,
+                value,
+                old,
+            } => self.atomic(*op, *tensor, index, value, *old),
             StmtKind::For {
                 var,
                 start,

@@ -164,6 +164,22 @@ fn kernel_reads(k: &Kernel, out: &mut std::collections::BTreeSet<ParamId>) {
         for st in s {
             match &st.kind {
                 phobos_ir::StmtKind::Assign { value, .. } => walk(value, out),
+                // An atomic reads the elements it updates: its tensor is never poisoned.
+                phobos_ir::StmtKind::Atomic {
+                    tensor,
+                    value,
+                    index,
+                    ..
+                } => {
+                    out.insert(*tensor);
+                    walk(value, out);
+                    for i in index {
+                        match i {
+                            phobos_ir::Index::At(x) => walk(x, out),
+                            phobos_ir::Index::Span { start, .. } => walk(start, out),
+                        }
+                    }
+                }
                 phobos_ir::StmtKind::Store { value, index, .. } => {
                     walk(value, out);
                     for i in index {
@@ -464,4 +480,57 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
     cases
+}
+
+/// Atomics whose results do not depend on the order of the updates: split sums of small
+/// integers (exact in every type, f16 and bf16 included, in any order), max and min, a
+/// histogram, a counter and the largest old value it returned.
+pub fn atomic_cases() -> Vec<Result<Case, String>> {
+    let text = "\
+@launch(128)
+@grid(cdiv(M, 4), cdiv(N, 64))
+kernel split_sums(
+  X: tensor<i32>[M, N], F: tensor<f32>[M, N],
+  S: tensor<i32>[N], SF: tensor<f32>[N], SH: tensor<f16>[N], SB: tensor<bf16>[N],
+  SD: tensor<f64>[N], Top: tensor<f32>[N], Low: tensor<i32>[N], Hist: tensor<u32>[16],
+  Last: tensor<i32>[2]
+) {
+  let r = ctx.block.x * 4
+  let c = ctx.block.y * 64
+  let x = X[r :+ 4, c :+ 64]
+  let f = F[r :+ 4, c :+ 64]
+  let colsum = reshape(sum(f, axis=0), [64])
+  atomic_add(S[c :+ 64], reshape(sum(x, axis=0), [64]))
+  atomic_add(SF[c :+ 64], colsum)
+  atomic_add(SH[c :+ 64], f16(colsum))
+  atomic_add(SB[c :+ 64], bf16(colsum))
+  atomic_add(SD[c :+ 64], f64(colsum))
+  atomic_max(Top[c :+ 64], reshape(max(f, axis=0), [64]))
+  atomic_min(Low[c :+ 64], reshape(min(x, axis=0), [64]))
+  for i in range(ctx.thread, 256, 128) {
+    let row = r + i / 64
+    let col = c + i % 64
+    if row < M && col < N {
+      atomic_add(Hist[X[row, col] + 4], 1)
+      atomic_max(Hist[15], u32(X[row, col] + 4))
+      let o = atomic_add(Last[0], 1)
+      atomic_max(Last[1], o)
+    }
+  }
+}
+";
+    let src = SourceFile::new("split_sums.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info.default_variant().expect("no type parameters");
+    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+    // |partial sums| <= 4 M stay below 256: exact in bf16.
+    [(37, 45), (50, 130), (1, 1)]
+        .into_iter()
+        .map(|(m, n)| {
+            let dims = [("M".to_string(), m), ("N".to_string(), n)];
+            let label = format!("atomics split_sums at M={m},N={n}");
+            build(label, k.clone(), src.clone(), &dims, 9, true)
+        })
+        .collect()
 }

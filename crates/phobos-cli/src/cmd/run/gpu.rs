@@ -279,9 +279,10 @@ fn gpu_failure(kernel: &Kernel, e: GpuError) -> Failure {
 
 /// Tensors the kernel stores to and never loads from: they are poisoned on the device before
 /// the launch (NaN for floats, `0x7f..` for integers), so an element the kernel fails to write
-/// shows. Tensors it also reads keep their values: the kernel may depend on them.
+/// shows. Tensors it also reads (atomics read what they update) keep their values: the kernel
+/// may depend on them.
 pub(super) fn write_only_tensors(kernel: &Kernel) -> BTreeSet<ParamId> {
-    let mut loaded = BTreeSet::new();
+    let mut loaded = phobos_ir::walk::atomic_targets(&kernel.body);
     phobos_ir::walk::exprs(&kernel.body, &mut |e| {
         if let ExprKind::Load { tensor, .. } = &e.kind {
             loaded.insert(*tensor);
@@ -339,6 +340,16 @@ mod tests {
              if F[i] > 0 {\n    Y[I[i]] = 1.0\n  }\n  F[i] = 0\n}\n",
         );
         assert_eq!(write_only_tensors(&k), BTreeSet::from([1]));
+    }
+
+    #[test]
+    fn an_atomic_target_is_read_so_never_poisoned() {
+        let k = kernel(
+            "@grid(cdiv(N, 256))\nkernel k(X: tensor<i32>[N], H: tensor<i32>[8], S: tensor<f32>[8], Y: tensor<f32>[N]) {\n  \
+             let i = ctx.block.x * ctx.threads + ctx.thread\n  \
+             atomic_add(H[X[i]], 1)\n  atomic_max(S[0 :+ 8], 1.0)\n  Y[i] = 0.0\n}\n",
+        );
+        assert_eq!(write_only_tensors(&k), BTreeSet::from([3]));
     }
 
     /// An example kernel at `pins` and `types`, specialized on `dims`, emitted for sm_90a, its
