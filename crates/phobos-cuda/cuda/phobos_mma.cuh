@@ -232,6 +232,21 @@ template <int R, int C, int THREADS, class S> __device__ __forceinline__ void mm
   }
 }
 
+// A tile read back from its staged form into registers of layout L (a shared-memory resident
+// operand used where no dot reads it in place).
+template <class L, int DT, int R, int C> __device__ Tile<float, L> mma_unstage(const STile<R, C>& t) {
+  static_assert(L::R == R && L::C == C, "unstage: shape");
+  Tile<float, L> out;
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(threadIdx.x, i, r, c);
+    const unsigned short b = in_tile<L>(r, c) ? t.p[r * mma_ld(C) + c] : (unsigned short)0;
+    out.v[i] = DT == gemm::BF16 ? bf16_to_f32(b) : f16_to_f32(b);
+  }
+  return out;
+}
+
 // Where an operand lies staged: a prefetched STile where it is, anything else staged into dst.
 template <int DT, int LD, int THREADS, class X> __device__ __forceinline__ unsigned short* mma_place(const X& x, unsigned short* dst) {
   mma_stage<DT, LD, THREADS>(x, dst);

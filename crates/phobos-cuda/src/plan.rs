@@ -45,6 +45,8 @@ pub struct Plan {
     pub vec_cap: i64,
     /// The target architecture (compute capability times ten).
     pub arch: u32,
+    /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
+    pub resident: BTreeSet<LocalId>,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
@@ -168,8 +170,17 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
             break;
         }
     }
+    let resident = resident_operands(k, arch);
     for (l, lay) in a_operand_layouts(k, arch, &layouts) {
-        layouts.entry(l).or_insert(lay);
+        if !resident.contains(&l) {
+            layouts.entry(l).or_insert(lay);
+        }
+    }
+    for &l in &resident {
+        notes.push(format!(
+            "{}: loaded once into shared memory, the dots read it there",
+            k.locals[l].name
+        ));
     }
     let vec_cap = kernel_vec_cap(k);
     for (l, local) in k.locals.iter().enumerate() {
@@ -210,6 +221,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         notes,
         vec_cap,
         arch,
+        resident,
     }
 }
 
@@ -587,6 +599,90 @@ pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
         Some(f) => Layout::Ffma(f),
         None => blocked(&[m, n], k.launch.threads),
     }
+}
+
+/// Tile locals that are loaded once (one assignment, of a tile load of a 16-bit tensor the
+/// kernel never writes) and read only as operands of tensor-core dots, at least once inside a
+/// loop (attention's q): they stay in shared memory in the dots' staged form, loaded before
+/// the loop, instead of taking registers and being staged again at every iteration.
+fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
+    let mut stored = BTreeSet::new();
+    crate::visit::stored_tensors(&k.body, &mut stored);
+    let mut assigns: Vec<(LocalId, &Expr)> = Vec::new();
+    collect_assigns(&k.body, &mut assigns);
+    let mut out = BTreeSet::new();
+    for (l, local) in k.locals.iter().enumerate() {
+        let loads_once = match assigns.iter().filter(|(x, _)| *x == l).collect::<Vec<_>>()[..] {
+            [(_, value)] => matches!(&value.kind,
+                ExprKind::Load { tensor, .. } if !stored.contains(tensor)),
+            _ => false,
+        };
+        let narrow = matches!(local.ty.dtype(), DType::F16 | DType::BF16) && local.ty.is_tile();
+        if local.mutable || !loads_once || !narrow {
+            continue;
+        }
+        fn uses(
+            k: &Kernel,
+            arch: u32,
+            stmts: &[Stmt],
+            l: LocalId,
+            depth: usize,
+            found: &mut (usize, bool, bool),
+        ) {
+            for s in stmts {
+                for e in stmt_exprs(s) {
+                    operand_uses(k, arch, e, l, depth, found);
+                }
+                let inner = depth
+                    + usize::from(matches!(
+                        s.kind,
+                        StmtKind::For { .. } | StmtKind::While { .. }
+                    ));
+                for b in bodies(s) {
+                    uses(k, arch, b, l, inner, found);
+                }
+            }
+        }
+        fn operand_uses(
+            k: &Kernel,
+            arch: u32,
+            e: &Expr,
+            l: LocalId,
+            depth: usize,
+            found: &mut (usize, bool, bool),
+        ) {
+            if let ExprKind::Dot { a, b, .. } = &e.kind {
+                let mma = dot_mma(k, arch, e).is_ok();
+                for op in [a, b] {
+                    if matches!(op.kind, ExprKind::Local(x) if x == l) {
+                        if mma {
+                            found.0 += 1;
+                            found.2 |= depth > 0;
+                        } else {
+                            found.1 = true;
+                        }
+                    } else {
+                        operand_uses(k, arch, op, l, depth, found);
+                    }
+                }
+                return;
+            }
+            if matches!(e.kind, ExprKind::Local(x) if x == l) {
+                found.1 = true;
+                return;
+            }
+            for c in crate::visit::children(e) {
+                operand_uses(k, arch, c, l, depth, found);
+            }
+        }
+        let mut found = (0, false, false);
+        uses(k, arch, &k.body, l, 0, &mut found);
+        let (in_dots, elsewhere, in_loop) = found;
+        if in_dots > 0 && !elsewhere && in_loop {
+            out.insert(l);
+        }
+    }
+    out
 }
 
 /// Layouts for locals that are the A operand of tensor-core dots whose warps hold whole rows

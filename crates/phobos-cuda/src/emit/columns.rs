@@ -4,7 +4,7 @@
 //! of moving through shared memory: the broadcast costs no barrier and no staging. Row tiles
 //! (`[R, 1]` functions of the row index, `r + arange(BR)[:, None]`) likewise (`ph::row_of`).
 
-use phobos_ir::{Ctx, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+use phobos_ir::{Ctx, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind, Ty};
 use std::collections::BTreeMap;
 
 /// Which index a tile is a function of.
@@ -73,6 +73,19 @@ pub(crate) fn inline(
     let kind = match &e.kind {
         ExprKind::Arange(_) if axis == Axis::Cols => e.kind.clone(),
         ExprKind::Reshape(a) if axis == Axis::Rows && is_row_index(e, a) => e.kind.clone(),
+        // `t[None, :]` of a column expression: the same columns.
+        ExprKind::Reshape(a)
+            if axis == Axis::Cols && a.ty.shape().map(crate::layout::rc) == Some((1, c)) =>
+        {
+            ExprKind::Reshape(Box::new(inline(a)?))
+        }
+        // `t[:, None]` of a rank-1 column expression: the same function of the row index.
+        ExprKind::Reshape(a)
+            if axis == Axis::Rows && a.ty.shape().is_some_and(|s| s.len() == 1) =>
+        {
+            let cols = inline_cols(k, a)?;
+            return Some(as_rows(&cols, e));
+        }
         ExprKind::Local(l) => return defs.get(l).cloned(),
         ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(inline(a)?)),
         ExprKind::Math(f, a) => ExprKind::Math(*f, Box::new(inline(a)?)),
@@ -94,6 +107,38 @@ pub(crate) fn inline(
         uniform: e.uniform,
         span: e.span,
     })
+}
+
+/// `a` inlined as a column expression over no column locals (a definition in place).
+fn inline_cols(k: &Kernel, a: &Expr) -> Option<Expr> {
+    inline(k, a, Axis::Cols, &BTreeMap::new())
+}
+
+/// A rank-1 column expression `a` (an inlined one: arange, scalars, elementwise operations)
+/// as the same function of the row index, with `e`'s `[n, 1]` type.
+fn as_rows(a: &Expr, e: &Expr) -> Expr {
+    let (Ty::Tile(_, shape), true) = (&e.ty, a.ty.is_tile()) else {
+        return a.clone();
+    };
+    let ty = Ty::Tile(a.ty.dtype(), shape.clone());
+    let rows = |x: &Expr| Box::new(as_rows(x, e));
+    let kind = match &a.kind {
+        ExprKind::Arange(_) => ExprKind::Reshape(Box::new(a.clone())),
+        ExprKind::Unary(op, x) => ExprKind::Unary(*op, rows(x)),
+        ExprKind::Math(f, x) => ExprKind::Math(*f, rows(x)),
+        ExprKind::Cast(x) => ExprKind::Cast(rows(x)),
+        ExprKind::Broadcast(x) if !x.ty.is_tile() => ExprKind::Broadcast(x.clone()),
+        ExprKind::Broadcast(x) | ExprKind::Reshape(x) => return as_rows(x, e),
+        ExprKind::Binary(op, x, y) => ExprKind::Binary(*op, rows(x), rows(y)),
+        ExprKind::Select(c, x, y) => ExprKind::Select(rows(c), rows(x), rows(y)),
+        _ => return a.clone(),
+    };
+    Expr {
+        kind,
+        ty,
+        uniform: a.uniform,
+        span: a.span,
+    }
 }
 
 /// `arange(n)[:, None]`: the row index of an `[n, 1]` tile.

@@ -69,6 +69,10 @@ pub(crate) struct Emitter<'k> {
     /// Bytes of one buffer of the loops' streamed dot operands (two buffers, after the C
     /// store's staging buffer; see [`pipe`]).
     pipe_stage: u32,
+    /// Bytes of the shared-memory resident dot operands (`Plan::resident`), before the
+    /// streamed buffers; each local's offset in it.
+    resident_smem: u32,
+    resident_at: std::collections::BTreeMap<phobos_ir::LocalId, u32>,
     /// Streamed loads of the loops being emitted (by address) and the shared-memory operand
     /// the dot reads instead.
     streamed: std::collections::BTreeMap<usize, String>,
@@ -156,6 +160,8 @@ fn emit_with(
         gemm_smem: 0,
         c_smem: 0,
         pipe_stage: 0,
+        resident_smem: 0,
+        resident_at: Default::default(),
         streamed: Default::default(),
         notes: Vec::new(),
         path: Vec::new(),
@@ -321,7 +327,10 @@ impl<'k> Emitter<'k> {
             .flat_map(|(m, _)| [m.k_var])
             .collect();
         for (l, local) in self.k.locals.iter().enumerate() {
-            if self.plan.decl_inline.contains_key(&l) || in_gemm.contains(&l) {
+            if self.plan.decl_inline.contains_key(&l)
+                || in_gemm.contains(&l)
+                || self.plan.resident.contains(&l)
+            {
                 continue;
             }
             if !crate::visit::stmts_touch_local(&self.k.body, l) {
@@ -396,7 +405,8 @@ impl<'k> Emitter<'k> {
         }
         let scratch = self.scratch_bytes.div_ceil(16) * 16;
         // The main loop's stages, the C store's staging buffer, then the scratch area.
-        let pipe_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        let resident_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        let pipe_region = resident_region + self.resident_smem;
         let gemm_region = pipe_region + 2 * self.pipe_stage;
         let smem = gemm_region + scratch;
         let mut out = Vec::new();
@@ -447,6 +457,11 @@ impl<'k> Emitter<'k> {
         if smem > 0 {
             out.push(format!(
                 "  extern __shared__ __align__(128) unsigned char ph_smem[];  // {smem} bytes"
+            ));
+        }
+        if self.resident_smem > 0 {
+            out.push(format!(
+                "  unsigned char* ph_resident = ph_smem + {resident_region};  // dot operands loaded once"
             ));
         }
         if self.pipe_stage > 0 {

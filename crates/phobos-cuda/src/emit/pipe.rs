@@ -27,7 +27,8 @@ fn streamed_loads<'k>(
     body: &'k [Stmt],
     assigned: &BTreeSet<LocalId>,
 ) -> Vec<&'k Expr> {
-    let stored = stored_tensors(&k.body);
+    let mut stored = BTreeSet::new();
+    crate::visit::stored_tensors(&k.body, &mut stored);
     let invariant = |e: &Expr| {
         !crate::visit::any_expr(e, &mut |x| match &x.kind {
             ExprKind::Local(l) => *l != var && assigned.contains(l),
@@ -87,22 +88,6 @@ fn visit_ref<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
     crate::visit::children(e)
         .into_iter()
         .for_each(|c| visit_ref(c, f));
-}
-
-fn stored_tensors(stmts: &[Stmt]) -> BTreeSet<usize> {
-    let mut out = BTreeSet::new();
-    fn walk(stmts: &[Stmt], out: &mut BTreeSet<usize>) {
-        for s in stmts {
-            if let StmtKind::Store { tensor, .. } = &s.kind {
-                out.insert(*tensor);
-            }
-            for b in crate::visit::bodies(s) {
-                walk(b, out);
-            }
-        }
-    }
-    walk(stmts, &mut out);
-    out
 }
 
 /// Bytes of one staged `[r, c]` 16-bit tile (mirrors `ph::mma_ld`), 16-byte rounded.
@@ -236,6 +221,36 @@ impl<'k> Emitter<'k> {
         }
         self.names.locals[var] = saved;
         result
+    }
+
+    /// The one assignment of a shared-memory resident operand (`Plan::resident`): its tile copied
+    /// into its place in the resident region, complete and visible to the block on return.
+    pub(crate) fn load_resident(&mut self, l: LocalId, value: &Expr) -> Result<()> {
+        let ExprKind::Load { tensor, index } = &value.kind else {
+            return self.unsupported_expr("a resident operand that is not a tile load", value);
+        };
+        let at = self.resident_smem;
+        self.resident_smem += staged_bytes(value);
+        self.resident_at.insert(l, at);
+        let (r, c) = rc(value.ty.shape().unwrap_or(&[1]));
+        let region = self.region(*tensor, index, false)?;
+        let threads = self.k.launch.threads;
+        self.headers.insert(crate::MMA_HEADER);
+        self.line(format!(
+            "ph::mma_prefetch<{r}, {c}, {threads}>({region}, ph_resident + {at});  // {}",
+            self.k.locals[l].name
+        ));
+        self.line("ph::gemm::cp_async_commit();");
+        self.line("ph::gemm::cp_async_wait<0>();");
+        self.barrier();
+        Ok(())
+    }
+
+    /// The staged operand of resident local `l`, once loaded.
+    pub(crate) fn resident_operand(&self, l: LocalId, e: &Expr) -> Option<String> {
+        let at = self.resident_at.get(&l)?;
+        let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
+        Some(format!("ph::stile<{r}, {c}>(ph_resident + {at})"))
     }
 
     /// The buffer size, a constant the kernel declares once all loops are known.

@@ -183,6 +183,7 @@ impl<'k> Emitter<'k> {
                 self.line(format!("{decl}{name} = {};", v.full()));
                 Ok(())
             }
+            Ty::Tile(_, _) if self.plan.resident.contains(&l) => self.load_resident(l, value),
             Ty::Tile(t, _) => {
                 let lay = self.plan.layouts[&l].clone();
                 if declare {

@@ -43,6 +43,21 @@ impl<'k> Emitter<'k> {
     /// A tile value as a variable: a local, or a temporary in its natural layout.
     pub(crate) fn as_tile(&mut self, e: &Expr) -> Result<(String, Layout)> {
         if let ExprKind::Local(l) = e.kind {
+            // A shared-memory resident operand read where no dot takes it in place.
+            if let Some(staged) = self.resident_operand(l, e) {
+                let lay = self.natural_layout(e);
+                let alias = self.alias(&lay);
+                let ty = self.tile_type(e.ty.dtype(), &lay);
+                let dt = match e.ty.dtype() {
+                    phobos_ir::DType::BF16 => "ph::gemm::BF16",
+                    _ => "ph::gemm::F16",
+                };
+                let name = self.fresh("t");
+                self.line(format!(
+                    "{ty} {name} = ph::mma_unstage<{alias}, {dt}>({staged});"
+                ));
+                return Ok((name, lay));
+            }
             return Ok((self.names.locals[l].clone(), self.plan.layouts[&l].clone()));
         }
         let lay = self.natural_layout(e);
@@ -252,7 +267,10 @@ impl<'k> Emitter<'k> {
                 phobos_ir::DType::BF16 => "ph::gemm::BF16",
                 _ => "ph::gemm::F16",
             };
-            let staged = |e: &Expr| self.streamed.contains_key(&(e as *const Expr as usize));
+            let staged = |e: &Expr| {
+                self.streamed.contains_key(&(e as *const Expr as usize))
+                    || matches!(e.kind, ExprKind::Local(l) if self.resident_at.contains_key(&l))
+            };
             let a_bytes = if staged(a) { 0 } else { m * (k + 8) * 2 };
             let b_bytes = match (staged(b), *trans_b) {
                 (true, _) => 0,
@@ -299,6 +317,11 @@ impl<'k> Emitter<'k> {
     fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
         if let Some(staged) = self.streamed.get(&(e as *const Expr as usize)) {
             return Ok((staged.clone(), None));
+        }
+        if let ExprKind::Local(l) = e.kind {
+            if let Some(staged) = self.resident_operand(l, e) {
+                return Ok((staged, None));
+            }
         }
         if let ExprKind::Load { tensor, index } = &e.kind {
             let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
