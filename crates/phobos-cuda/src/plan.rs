@@ -47,6 +47,8 @@ pub struct Plan {
     pub arch: u32,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
     pub resident: BTreeSet<LocalId>,
+    /// Every dot outside the recognized GEMM loops, in program order.
+    pub dots: Vec<DotRecord>,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
@@ -199,7 +201,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         &mut notes,
         arch,
     );
-    dot_notes(k, arch, &gemms, &mut notes);
+    let dots = dot_records(k, arch, &gemms);
+    notes.extend(dots.iter().map(DotRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -222,6 +225,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         vec_cap,
         arch,
         resident,
+        dots,
     }
 }
 
@@ -538,6 +542,32 @@ fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(LocalId, &'a Expr)>) {
     }
 }
 
+/// How one dot outside the recognized GEMM loops is lowered (the plan's record of it; the
+/// emitted notes render it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DotRecord {
+    /// The result's `[m, n]` and the inner extent.
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// The tensor-core accumulator, or why the dot runs on FFMA.
+    pub lowering: Result<MmaAcc, NoMma>,
+}
+
+impl std::fmt::Display for DotRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, n) = (self.m, self.n);
+        match &self.lowering {
+            Ok(a) => write!(
+                f,
+                "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
+                a.warps_m, a.warps_n
+            ),
+            Err(why) => write!(f, "dot [{m}, {n}]: FFMA: {why}"),
+        }
+    }
+}
+
 /// Why a dot outside a recognized GEMM loop does not run on tensor cores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoMma {
@@ -722,25 +752,28 @@ fn a_operand_layouts(
         .collect()
 }
 
-/// One note per dot outside the recognized GEMM loops: its tensor-core accumulator, or why it
-/// runs on FFMA.
-fn dot_notes(k: &Kernel, arch: u32, gemms: &[(GemmMatch, MainLoop)], notes: &mut Vec<String>) {
+/// The record of every dot outside the recognized GEMM loops: its tensor-core accumulator, or
+/// why it runs on FFMA.
+fn dot_records(k: &Kernel, arch: u32, gemms: &[(GemmMatch, MainLoop)]) -> Vec<DotRecord> {
     let in_gemm: BTreeSet<LocalId> = gemms.iter().map(|(m, _)| m.acc).collect();
-    let note = |d: &Expr| {
+    let record = |d: &Expr| {
         let (m, n) = crate::layout::rc(d.ty.shape().unwrap_or(&[1]));
-        match dot_mma(k, arch, d) {
-            Ok(a) => format!(
-                "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
-                a.warps_m, a.warps_n
-            ),
-            Err(why) => format!("dot [{m}, {n}]: FFMA: {why}"),
+        let k_inner = match &d.kind {
+            ExprKind::Dot { a, .. } => crate::layout::rc(a.ty.shape().unwrap_or(&[1])).1,
+            _ => 0,
+        };
+        DotRecord {
+            m,
+            n,
+            k: k_inner,
+            lowering: dot_mma(k, arch, d),
         }
     };
     fn walk(
         stmts: &[Stmt],
         skip: &BTreeSet<LocalId>,
-        note: &dyn Fn(&Expr) -> String,
-        out: &mut Vec<String>,
+        record: &dyn Fn(&Expr) -> DotRecord,
+        out: &mut Vec<DotRecord>,
     ) {
         for s in stmts {
             if let StmtKind::Assign { local, value } = &s.kind {
@@ -751,17 +784,19 @@ fn dot_notes(k: &Kernel, arch: u32, gemms: &[(GemmMatch, MainLoop)], notes: &mut
             for e in stmt_exprs(s) {
                 crate::visit::any_expr(e, &mut |x| {
                     if matches!(x.kind, ExprKind::Dot { .. }) {
-                        out.push(note(x));
+                        out.push(record(x));
                     }
                     false
                 });
             }
             for b in bodies(s) {
-                walk(b, skip, note, out);
+                walk(b, skip, record, out);
             }
         }
     }
-    walk(&k.body, &in_gemm, &note, notes);
+    let mut out = Vec::new();
+    walk(&k.body, &in_gemm, &record, &mut out);
+    out
 }
 
 /// The layout a tile expression is cheapest to compute in: a local's own layout, a dot's

@@ -220,3 +220,57 @@ fn atomics_of_every_type_compile() {
         }
     }
 }
+
+/// The plan's typed record of each dot outside a GEMM loop: tensor cores where the operands,
+/// the target and the shapes allow, and the reason where they do not.
+#[test]
+fn dots_say_how_they_lower() {
+    use phobos_cuda::layout::MmaAcc;
+    use phobos_cuda::NoMma;
+    let k = &common::kernels_at(
+        "examples/flash_attention.ph",
+        "BR=128 BC=64 THREADS=256",
+        None,
+    )[0];
+    let e = emit(k, &EmitOptions::default()).unwrap();
+    let acc = |bn| {
+        Ok(MmaAcc {
+            bm: 128,
+            bn,
+            warps_m: 8,
+            warps_n: 1,
+        })
+    };
+    let got: Vec<_> = e.dots.iter().map(|d| (d.m, d.n, d.k, d.lowering)).collect();
+    assert_eq!(got, [(128, 64, 64, acc(64)), (128, 64, 64, acc(64))]);
+    // On sm_75 neither dot has mma.sync.
+    let e = phobos_cuda::emit_for_arch(k, &EmitOptions::default(), 75).unwrap();
+    assert!(e.dots.iter().all(|d| d.lowering == Err(NoMma::Arch(75))));
+    // Exact f32 operands, an inner extent that is not a multiple of 16, a shape no warp grid
+    // tiles.
+    let text = "\
+@launch(128)
+kernel dots(A: tensor<f32>[64, 32], H: tensor<f16>[64, 24], G: tensor<f16>[16, 32], C: tensor<f32>[64, 64], D: tensor<f32>[64, 64], E: tensor<f32>[16, 16]) {
+  C[0 :+ 64, 0 :+ 64] = dot_t(A[0 :+ 64, :], A[0 :+ 64, :])
+  D[0 :+ 64, 0 :+ 64] = dot_t(H[0 :+ 64, :], H[0 :+ 64, :])
+  E[0 :+ 16, 0 :+ 16] = dot_t(G[0 :+ 16, :], G[0 :+ 16, :])
+}
+";
+    let src = phobos_syntax::SourceFile::new("dots.ph", text);
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info.variant(None, None, None).unwrap();
+    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+    let e = emit(&k, &EmitOptions::default()).unwrap();
+    let why: Vec<_> = e.dots.iter().map(|d| d.lowering).collect();
+    assert_eq!(
+        why,
+        [
+            Err(NoMma::OperandType(phobos_ir::DType::F32)),
+            Err(NoMma::InnerExtent(24)),
+            Err(NoMma::Shape(16, 16)),
+        ]
+    );
+    // The notes render the records.
+    assert!(e.dots.iter().all(|d| e.notes.contains(&d.to_string())));
+}

@@ -492,6 +492,7 @@ impl<'k> Emitter<'k> {
         out.append(&mut self.lines);
         out.push("}".into());
         let notes = self.notes.clone();
+        let dots = self.plan.dots.clone();
         let mut headers: Vec<(String, String)> = self
             .headers
             .iter()
@@ -518,6 +519,7 @@ impl<'k> Emitter<'k> {
             threads: k.launch.threads,
             max_regs: k.launch.max_regs,
             notes,
+            dots,
             tma: self.plan.tma.clone(),
             zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
