@@ -631,8 +631,8 @@ pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
     }
 }
 
-/// Tile locals that are loaded once (one assignment, of a tile load of a 16-bit tensor the
-/// kernel never writes) and read only as operands of tensor-core dots, at least once inside a
+/// Tile locals that are loaded once (one assignment, a statement of the kernel's body, of a
+/// tile load of a 16-bit tensor the kernel never writes) and read only as operands of tensor-core dots, at least once inside a
 /// loop (attention's q): they stay in shared memory in the dots' staged form, loaded before
 /// the loop, instead of taking registers and being staged again at every iteration.
 fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
@@ -642,9 +642,18 @@ fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
     collect_assigns(&k.body, &mut assigns);
     let mut out = BTreeSet::new();
     for (l, local) in k.locals.iter().enumerate() {
+        // One assignment, a statement of the kernel's own body (not inside a loop, whose next
+        // iteration would overwrite the copy while slower warps still read it).
+        let top_level = k
+            .body
+            .iter()
+            .any(|s| matches!(&s.kind, StmtKind::Assign { local, .. } if *local == l));
         let loads_once = match assigns.iter().filter(|(x, _)| *x == l).collect::<Vec<_>>()[..] {
-            [(_, value)] => matches!(&value.kind,
-                ExprKind::Load { tensor, .. } if !stored.contains(tensor)),
+            [(_, value)] => {
+                top_level
+                    && matches!(&value.kind,
+                        ExprKind::Load { tensor, .. } if !stored.contains(tensor))
+            }
             _ => false,
         };
         let narrow = matches!(local.ty.dtype(), DType::F16 | DType::BF16) && local.ty.is_tile();
