@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 eval "$(scripts/cuda-tools.sh)"
 # Tests that need NVRTC fail instead of skipping when it is missing.
 export PHOBOS_REQUIRE_NVRTC=1
+# The examples as programs (tests run crates/phobos's first_use twice, as a user would).
+cargo build --workspace --examples
 cargo test --workspace --all-targets "$@"
 # --all-targets leaves out the doctests (the phobos crate's run on the interpreter).
 cargo test --workspace --doc "$@"

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example's binary, which `cargo test` builds beside this test's.
+/// The example's binary beside this test's, as `cargo build --examples` leaves it (test.sh builds
+/// the examples first: `cargo test --all-targets` alone builds them only as test harnesses).
 fn example() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
@@ -15,7 +16,7 @@ fn example() -> PathBuf {
         .join(format!("first_use{}", std::env::consts::EXE_SUFFIX));
     assert!(
         p.exists(),
-        "{} is missing: run through cargo test",
+        "{} is missing: run ./test.sh, or cargo build -p phobos --examples first",
         p.display()
     );
     p
