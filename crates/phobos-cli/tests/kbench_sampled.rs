@@ -153,3 +153,24 @@ fn a_kernel_that_reads_what_it_writes_is_checked_whole() {
         r.all()
     );
 }
+
+/// The same on the GPU: each variant runs the whole problem there, the interpreter a sample of
+/// its blocks.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_a_sampled_check_catches_a_wrong_ragged_block() {
+    let s = Scratch::new("sampled-gpu");
+    let f = kernel("sampled.ph");
+    let j = json(&kbench(&s, &[&f, BIG[0], BIG[1], "--json"]));
+    assert_eq!(point(&j, "U=4")["status"], "wrong", "{j:#}");
+    let timed: Vec<&Value> = j["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "ok")
+        .collect();
+    assert!(!timed.is_empty(), "{j:#}");
+    for p in timed {
+        assert_eq!(p["check"]["text"], SAMPLED, "{p:#}");
+    }
+}

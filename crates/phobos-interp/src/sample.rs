@@ -128,8 +128,8 @@ fn splitmix(seed: u64, i: u64) -> u64 {
 /// The blocks a sample of `grid` tries, in the order it runs them: the corners (the first
 /// block, then the last, where every ragged tile meets, then the others), one block drawn
 /// inside each edge of the grid (axes of at least 3 blocks, in a grid of 2 or 3 axes), then up
-/// to `random` blocks drawn from the rest. A grid with no more blocks than that is run whole,
-/// in grid order, every block a `Corner`, `Edge` or `Random` by where it lies.
+/// to `random` blocks drawn from the rest (all of them, in a seeded random order, when there
+/// are no more: `usize::MAX` asks for the whole grid, and a budget then cuts it to a sample).
 pub fn pick_blocks(grid: [i64; 3], seed: u64, random: usize) -> Vec<([i64; 3], BlockRole)> {
     let ext = grid.map(|e| e.max(0));
     let total = ext.iter().map(|&e| e as u64).product::<u64>();
@@ -137,12 +137,6 @@ pub fn pick_blocks(grid: [i64; 3], seed: u64, random: usize) -> Vec<([i64; 3], B
         return Vec::new();
     }
     let last = ext.map(|e| e - 1);
-    let at_end = |b: &[i64; 3], a: usize| b[a] == 0 || b[a] == last[a];
-    let role = |b: &[i64; 3]| match (0..3).filter(|&a| !at_end(b, a)).count() {
-        0 => BlockRole::Corner,
-        1 if ext.iter().filter(|&&e| e > 1).count() > 1 => BlockRole::Edge,
-        _ => BlockRole::Random,
-    };
     let mut picked: Vec<([i64; 3], BlockRole)> = Vec::new();
     let mut seen: HashSet<[i64; 3]> = HashSet::new();
     let mut push = |b: [i64; 3], r: BlockRole, picked: &mut Vec<_>| {
@@ -187,18 +181,25 @@ pub fn pick_blocks(grid: [i64; 3], seed: u64, random: usize) -> Vec<([i64; 3], B
         }
     }
     let rest = total - picked.len() as u64;
-    if rest <= random as u64 {
-        // Small enough to run whole: every block, in grid order.
-        let mut all = Vec::with_capacity(total as usize);
+    if rest <= random as u64 && rest <= MAX_LISTED {
+        // Every other block, in a seeded random order: a budget that stops the run early still
+        // leaves a random sample.
+        let chosen: HashSet<[i64; 3]> = picked.iter().map(|(b, _)| *b).collect();
+        let mut others: Vec<[i64; 3]> = Vec::with_capacity(rest as usize);
         for z in 0..ext[2] {
             for y in 0..ext[1] {
                 for x in 0..ext[0] {
-                    let b = [x, y, z];
-                    all.push((b, role(&b)));
+                    if !chosen.contains(&[x, y, z]) {
+                        others.push([x, y, z]);
+                    }
                 }
             }
         }
-        return all;
+        for i in (1..others.len()).rev() {
+            others.swap(i, next(i as u64 + 1) as usize);
+        }
+        picked.extend(others.into_iter().map(|b| (b, BlockRole::Random)));
+        return picked;
     }
     let block_at = |i: u64| {
         let x = (i % ext[0] as u64) as i64;
@@ -206,16 +207,20 @@ pub fn pick_blocks(grid: [i64; 3], seed: u64, random: usize) -> Vec<([i64; 3], B
         let z = (i / (ext[0] as u64 * ext[1] as u64)) as i64;
         [x, y, z]
     };
-    let mut drawn = 0;
-    while drawn < random {
+    let mut chosen: HashSet<[i64; 3]> = picked.iter().map(|(b, _)| *b).collect();
+    let target = picked.len() + (random as u64).min(rest).min(MAX_LISTED) as usize;
+    while picked.len() < target {
         let b = block_at(next(total));
-        if !picked.iter().any(|(p, _)| *p == b) {
+        if chosen.insert(b) {
             picked.push((b, BlockRole::Random));
-            drawn += 1;
         }
     }
     picked
 }
+
+/// The most random blocks a sample lists: a grid of more blocks than this is never run whole
+/// by a sample, and the list stays small.
+const MAX_LISTED: u64 = 1 << 20;
 
 impl Launch<'_> {
     /// Runs only the blocks listed, in that order, on copies of the bound tensors, and records

@@ -152,20 +152,27 @@ fn picks_corners_edges_then_seeded_random_blocks() {
     let count = |r| p.iter().filter(|(_, x)| *x == r).count();
     assert_eq!((count(BlockRole::Corner), count(BlockRole::Edge)), (8, 12));
 
-    // A grid no larger than the sample runs whole, in grid order.
-    let p = pick_blocks([3, 2, 1], 0, 16);
-    let blocks: Vec<[i64; 3]> = p.iter().map(|(b, _)| *b).collect();
-    assert_eq!(
-        blocks,
-        [
-            [0, 0, 0],
-            [1, 0, 0],
-            [2, 0, 0],
-            [0, 1, 0],
-            [1, 1, 0],
-            [2, 1, 0]
-        ]
-    );
+    // A grid no larger than the sample runs whole: corners and edges first, then the rest in
+    // a seeded random order.
+    let p = pick_blocks([5, 2, 1], 0, 16);
+    assert_eq!(p.len(), 10);
+    assert!(p[..4].iter().all(|(_, r)| *r == BlockRole::Corner));
+    assert!(p[4..6].iter().all(|(_, r)| *r == BlockRole::Edge));
+    assert!(p[6..].iter().all(|(_, r)| *r == BlockRole::Random));
+    let distinct: HashSet<[i64; 3]> = p.iter().map(|(b, _)| *b).collect();
+    assert_eq!(distinct.len(), 10);
+    let order = |seed| -> Vec<[i64; 3]> {
+        pick_blocks([40, 1, 1], seed, usize::MAX)
+            .iter()
+            .map(|(b, _)| *b)
+            .collect()
+    };
+    assert_eq!(order(1).len(), 40);
+    assert_eq!(order(1), order(1));
+    assert_ne!(order(1), order(2));
+    let mut sorted = order(1)[2..].to_vec();
+    sorted.sort_by_key(|b| b[0]);
+    assert_ne!(sorted, order(1)[2..].to_vec(), "not in grid order");
     assert!(pick_blocks([0, 4, 1], 0, 16).is_empty());
 }
 
