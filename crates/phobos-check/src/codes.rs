@@ -152,4 +152,6 @@ codes! {
     UNUSED_VALUE = "W0002";
     /// Points of the space that do not check (the tuner skips them).
     POINTS_FAIL = "W0003";
+    /// An unused @autotune name one typo away from a knob the code generator reads.
+    KNOB_NEAR_MISS = "W0004";
 }
