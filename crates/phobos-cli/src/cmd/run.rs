@@ -148,7 +148,7 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
     // The GPU runs first: without one, --compare stops before the interpreter's work.
     let tensors = execute(backend, &launch, file)?;
     let reference = if args.compare {
-        let r = compare::reference(&launch, &interp_config())
+        let r = compare::reference(&launch, &interp_config(), args.seed)
             .map_err(|e| launch_failure(launch.kernel(), e))?;
         Some(r)
     } else {

@@ -91,7 +91,7 @@ pub(super) struct Reference {
 /// random order (corners and edges first) until the whole grid ran or the time budget is
 /// spent, so a problem too large to interpret whole is checked on a sample of its blocks;
 /// another kernel runs whole.
-pub(super) fn reference(launch: &Launch, config: &Config) -> Result<Reference, Error> {
+pub(super) fn reference(launch: &Launch, config: &Config, seed: u64) -> Result<Reference, Error> {
     if !blocks_independent(launch.kernel()) {
         let out = launch.run(config)?;
         return Ok(Reference {
@@ -100,6 +100,7 @@ pub(super) fn reference(launch: &Launch, config: &Config) -> Result<Reference, E
         });
     }
     let sample = SampleConfig {
+        seed,
         random_blocks: usize::MAX,
         ..SampleConfig::default()
     };
@@ -110,17 +111,24 @@ pub(super) fn reference(launch: &Launch, config: &Config) -> Result<Reference, E
     })
 }
 
-/// `checked 18 of 683 blocks (2 corners, 16 random): the interpreter's time budget of 3 s
-/// ends there` for a sampled run.
+/// `checked 18 of 683 blocks (2 corners, 16 random), 1696 elements: the interpreter's time
+/// budget of 3 s ends there`, for a sampled run.
 pub(super) fn sample_line(c: &Coverage, elements: usize) -> String {
+    let parts: Vec<String> = [
+        (c.corners, "corner", "corners"),
+        (c.edges, "edge", "edges"),
+        (c.random, "random", "random"),
+    ]
+    .iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+    .collect();
     format!(
-        "checked {} of {} blocks ({} corners, {} edges, {} random), {elements} elements: the \
-         interpreter's time budget of {} s ends there",
+        "checked {} of {} blocks ({}), {elements} elements: the interpreter's time budget of {} s \
+         ends there",
         c.blocks(),
         c.grid_blocks,
-        c.corners,
-        c.edges,
-        c.random,
+        parts.join(", "),
         DEFAULT_SAMPLE_BUDGET.as_secs()
     )
 }
@@ -281,8 +289,8 @@ mod tests {
         };
         assert_eq!(
             sample_line(&c, 1696),
-            "checked 18 of 683 blocks (2 corners, 0 edges, 16 random), 1696 elements: the \
-             interpreter's time budget of 3 s ends there"
+            "checked 18 of 683 blocks (2 corners, 16 random), 1696 elements: the interpreter's \
+             time budget of 3 s ends there"
         );
     }
 
