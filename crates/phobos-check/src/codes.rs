@@ -160,4 +160,6 @@ codes! {
     POINTS_FAIL = "W0003";
     /// An @autotune range with equal bounds (`[v, v]`, the one value v: `[v]` says so).
     AUTOTUNE_EQUAL_BOUNDS = "W0004";
+    /// An unused @autotune name one typo away from a knob the code generator reads.
+    KNOB_NEAR_MISS = "W0005";
 }

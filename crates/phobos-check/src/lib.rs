@@ -31,6 +31,7 @@
 mod check;
 pub mod codes;
 mod kernel;
+mod knobs;
 mod lower;
 mod module;
 pub mod space;

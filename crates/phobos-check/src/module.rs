@@ -170,6 +170,7 @@ pub fn load(file: SourceFile) -> Result<Module, Vec<Diagnostic>> {
             );
         }
         kernels.push(kernel::info(k, index, &mut diags));
+        crate::knobs::near_misses(&file, k, &mut diags);
     }
     if phobos_syntax::has_errors(&diags) {
         return Err(diags);

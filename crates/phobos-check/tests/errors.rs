@@ -110,7 +110,29 @@ const CASES: &[(&str, &str)] = &[
     ("E0619", "kernel k(X: tensor<f32>[N]) {\n  let o = atomic_max(X[0 :+ 4], 1.0)\n}\n"),
     ("W0004", "@autotune(B in [8, 8])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
     ("W0003", "@autotune(T in [1, 4096])\nkernel k(X: tensor<f32>[N]) {\n  var t: tile<f32>[T, T] = 0.0\n}\n"),
+    ("W0004", "@autotune(SPLITK in [1, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n"),
 ];
+
+#[test]
+fn a_knob_name_or_a_near_miss_the_kernel_uses_is_not_a_near_miss() {
+    for src in [
+        // The knob itself.
+        "@autotune(SPLIT_K in [1, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n",
+        // Used in the body, in an attribute, in a type.
+        "@autotune(SPLITK in [1, 4])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = f32(SPLITK)\n}\n",
+        "@autotune(STAGE in [1, 4])\n@where(N % STAGE == 0)\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n",
+        "@autotune(TILE_B in [4, 8])\nkernel k(X: tensor<f32>[N]) {\n  var t: tile<f32>[TILE_B] = 0.0\n  X[0] = t[0]\n}\n",
+        // Far from every knob.
+        "@autotune(BLOCK in [64, 128])\nkernel k(X: tensor<f32>[N]) {\n  X[0] = 0.0\n}\n",
+    ] {
+        let d = common::diags(src);
+        assert!(
+            !d.iter().any(|d| d.code == "W0004"),
+            "{src}\n{}",
+            common::show(&d)
+        );
+    }
+}
 
 #[test]
 fn every_case_produces_its_code() {

@@ -17,7 +17,7 @@ pub mod knobs;
 pub mod tma;
 
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
-pub use knobs::{Knobs, KNOB_NAMES};
+pub use knobs::Knobs;
 use phobos_ir::DType;
 pub use tma::{TmaOperand, TmaSpec};
 

@@ -1,13 +1,8 @@
 //! The `@autotune` names a GEMM kernel may declare to steer its main loop, read from one
-//! point of the shape environment.
+//! point of the shape environment. The names are `phobos_ir::knobs::Knob`'s table.
 
+use phobos_ir::knobs::Knob;
 use phobos_ir::Point;
-
-/// Every name the fast main loops read, in the order the README documents them.
-pub const KNOB_NAMES: [&str; 12] = [
-    "TILE_M", "TILE_N", "TILE_K", "WARP_M", "WARP_N", "TILE_TM", "TILE_TN", "STAGES", "GROUP_M",
-    "SPLIT_K", "SCHEDULE", "CLUSTER",
-];
 
 /// The knobs of one point. `None`: the kernel does not declare the name; the strategy picks.
 ///
@@ -42,24 +37,24 @@ impl Knobs {
     /// Reads the recognized names from a point; other names are ignored, and values that are
     /// not positive 32-bit integers read as absent (the checker has already validated them).
     pub fn from_point(p: &Point) -> Knobs {
-        let get = |n: &str| {
-            p.get(n)
+        let get = |k: Knob| {
+            k.get(p)
                 .and_then(|v| u32::try_from(v).ok())
                 .filter(|&v| v > 0)
         };
         Knobs {
-            tile_m: get("TILE_M"),
-            tile_n: get("TILE_N"),
-            tile_k: get("TILE_K"),
-            warp_m: get("WARP_M"),
-            warp_n: get("WARP_N"),
-            tile_tm: get("TILE_TM"),
-            tile_tn: get("TILE_TN"),
-            stages: get("STAGES"),
-            group_m: get("GROUP_M"),
-            split_k: get("SPLIT_K"),
-            schedule: get("SCHEDULE"),
-            cluster: get("CLUSTER"),
+            tile_m: get(Knob::TileM),
+            tile_n: get(Knob::TileN),
+            tile_k: get(Knob::TileK),
+            warp_m: get(Knob::WarpM),
+            warp_n: get(Knob::WarpN),
+            tile_tm: get(Knob::TileTm),
+            tile_tn: get(Knob::TileTn),
+            stages: get(Knob::Stages),
+            group_m: get(Knob::GroupM),
+            split_k: get(Knob::SplitK),
+            schedule: get(Knob::Schedule),
+            cluster: get(Knob::Cluster),
         }
     }
 

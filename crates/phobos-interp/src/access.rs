@@ -124,6 +124,14 @@ impl Machine<'_> {
             .get_mut(p)
             .and_then(|t| t.as_mut())
             .ok_or_else(|| Error::internal(format!("param #{p} is not a tensor"), span))?;
+        // Empty when writes are not tracked: every `mark` is then a no-op.
+        let mut no_marks = Vec::new();
+        let marks = self.written.get_mut(p).unwrap_or(&mut no_marks);
+        let mut mark = |o: usize| {
+            if let Some(m) = marks.get_mut(o) {
+                *m = true;
+            }
+        };
         if pos.iter().all(|p| matches!(p, Pos::At(_))) {
             let mut coords = vec![0i64; pos.len()];
             // Threads store in order, so when several write one element the highest thread wins
@@ -136,6 +144,7 @@ impl Machine<'_> {
                 }
                 if let Some(o) = offset(t, &coords) {
                     t.data[o] = value.lane(lane);
+                    mark(o);
                 }
             }
             return Ok(());
@@ -155,6 +164,7 @@ impl Machine<'_> {
         for_each_element(&pos, &base, &shape, |coords| {
             if let Some(o) = offset(t, coords) {
                 t.data[o] = values[k];
+                mark(o);
             }
             k += 1;
         });

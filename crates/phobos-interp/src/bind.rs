@@ -177,6 +177,21 @@ impl<'k> Launch<'k> {
         Ok(())
     }
 
+    /// The bound tensors by parameter id (`None` for scalars).
+    pub(crate) fn bound_tensors(&self) -> &[Option<HostTensor>] {
+        &self.tensors
+    }
+
+    /// Runtime dim values by dim id.
+    pub(crate) fn dim_values(&self) -> &[i64] {
+        &self.dims
+    }
+
+    /// Scalar values by parameter id (`None` for tensors).
+    pub(crate) fn scalar_values(&self) -> &[Option<Value>] {
+        &self.scalars
+    }
+
     /// The kernel this launch runs.
     pub fn kernel(&self) -> &'k Kernel {
         self.kernel

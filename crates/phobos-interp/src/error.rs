@@ -101,6 +101,9 @@ pub enum Error {
     },
     #[error("the launch ran past its budget of {budget} steps")]
     StepBudget { budget: u64, span: Span },
+    /// A host asked for a block the grid does not have ([`crate::Launch::run_blocks`]).
+    #[error("block {block:?} is outside the grid {grid:?}")]
+    BlockOutsideGrid { block: [i64; 3], grid: [i64; 3] },
     /// The IR broke one of its own invariants: a bug in the checker, never the user's error.
     #[error("internal error (the checked IR is inconsistent): {message}")]
     Internal { message: String, span: Span },

@@ -48,6 +48,9 @@ pub(crate) struct Machine<'a> {
     pub scalars: &'a [Option<Value>],
     /// Tensors by parameter id (`None` for scalars).
     pub tensors: &'a mut [Option<HostTensor>],
+    /// By parameter id: which elements of the tensor a store of this launch reached, one flag
+    /// per element in row-major order; empty when writes are not tracked.
+    pub written: Vec<Vec<bool>>,
     pub threads: usize,
     pub block: [i64; 3],
     pub grid: [i64; 3],
@@ -66,30 +69,59 @@ pub(crate) fn run_grid(
     grid: [i64; 3],
     config: &Config,
 ) -> Result<u64, Error> {
-    let mut m = Machine {
-        k,
-        dims,
-        scalars,
-        tensors,
-        threads: k.launch.threads as usize,
-        block: [0; 3],
-        grid,
-        locals: Vec::new(),
-        loops: Vec::new(),
-        steps: 0,
-        budget: config.step_budget,
-    };
+    let mut m = Machine::new(k, dims, scalars, tensors, grid, config, false);
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
-                m.block = [x, y, z];
-                m.locals = vec![None; k.locals.len()];
-                let mut mask = Mask::full(m.threads);
-                m.exec(&k.body, &mut mask)?;
+                m.run_block([x, y, z])?;
             }
         }
     }
     Ok(m.steps)
+}
+
+impl<'a> Machine<'a> {
+    /// A machine for one launch; `track_writes` records which elements stores reach.
+    pub(crate) fn new(
+        k: &'a Kernel,
+        dims: &'a [i64],
+        scalars: &'a [Option<Value>],
+        tensors: &'a mut [Option<HostTensor>],
+        grid: [i64; 3],
+        config: &Config,
+        track_writes: bool,
+    ) -> Machine<'a> {
+        let written = tensors
+            .iter()
+            .map(|t| match (track_writes, t) {
+                (true, Some(t)) => vec![false; t.data.len()],
+                _ => Vec::new(),
+            })
+            .collect();
+        Machine {
+            k,
+            dims,
+            scalars,
+            tensors,
+            written,
+            threads: k.launch.threads as usize,
+            block: [0; 3],
+            grid,
+            locals: Vec::new(),
+            loops: Vec::new(),
+            steps: 0,
+            budget: config.step_budget,
+        }
+    }
+
+    /// Runs the body once for the block at `block`, with fresh locals.
+    pub(crate) fn run_block(&mut self, block: [i64; 3]) -> Result<(), Error> {
+        self.block = block;
+        self.locals = vec![None; self.k.locals.len()];
+        let mut mask = Mask::full(self.threads);
+        let k = self.k;
+        self.exec(&k.body, &mut mask)
+    }
 }
 
 impl Machine<'_> {

@@ -43,6 +43,9 @@
 //!   is what the element held before that thread's update (zero outside the tensor). The GPU
 //!   may order the updates of one element differently: float sums agree up to that order.
 //! - A launch stops with [`Error::StepBudget`] after [`Config::step_budget`] steps.
+//! - Blocks never communicate: a host may run a chosen subset of the grid's blocks
+//!   ([`Launch::run_blocks`], [`Launch::run_sample`]) and compare exactly the elements they
+//!   stored ([`WriteMask`]).
 //! - Values are f64 like [`phobos_ir::HostTensor`]'s, so i64 values are exact up to 2^53.
 
 mod access;
@@ -51,12 +54,17 @@ mod error;
 mod exec;
 mod expr;
 pub mod host;
+mod sample;
 mod tile;
 mod value;
 
 pub use bind::{Arg, Args, Launch, Output};
 pub use error::Error;
 pub use exec::{Config, DEFAULT_STEP_BUDGET};
+pub use sample::{
+    pick_blocks, BlockRole, BlocksOutput, Coverage, SampleConfig, SampledOutput, WriteMask,
+    DEFAULT_SAMPLE_BUDGET,
+};
 
 /// Binds `args` to `kernel` and runs it: [`Launch::new`] then [`Launch::run`].
 pub fn run(kernel: &phobos_ir::Kernel, args: Args, config: &Config) -> Result<Output, Error> {

@@ -8,6 +8,7 @@ pub mod dtype;
 pub mod eval;
 pub mod host;
 pub mod ir;
+pub mod knobs;
 pub mod npy;
 pub mod print;
 pub mod walk;

@@ -154,3 +154,55 @@ pub fn output_tolerance(kernel: &Kernel, dtype: DType) -> f64 {
         own
     }
 }
+
+/// Why the blocks of a launch may depend on each other (see [`blocks_independent`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockDependence {
+    /// The kernel loads from a tensor it also stores to, so a block may read an element
+    /// another block wrote.
+    ReadsWritten { tensor: String },
+}
+
+impl std::fmt::Display for BlockDependence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BlockDependence::ReadsWritten { tensor } => {
+                write!(f, "it reads `{tensor}`, which it also writes")
+            }
+        }
+    }
+}
+
+/// The first reason, if any, why the blocks of a launch of `kernel` might not be independent;
+/// `None` when each block computes what it stores from the inputs alone, so that any subset of
+/// the grid's blocks, run by itself in any order, stores exactly what those blocks store in the
+/// whole launch. Hosts check a sample of blocks only when this is `None`.
+///
+/// The language guarantees that blocks never communicate within a launch; what the IR lets us
+/// see beyond that is conservative: a tensor both loaded and stored could carry one block's
+/// results into another's, so it makes the blocks dependent even when each block reads only
+/// what it writes itself. Any operation that makes blocks communicate (atomics) must be
+/// classified here.
+pub fn block_dependence(kernel: &Kernel) -> Option<BlockDependence> {
+    let written = stored(&kernel.body);
+    let mut read_written = None;
+    exprs(&kernel.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            if read_written.is_none() && written.contains(tensor) {
+                read_written = Some(*tensor);
+            }
+        }
+    });
+    read_written.map(|p| BlockDependence::ReadsWritten {
+        tensor: kernel
+            .params
+            .get(p)
+            .map_or_else(|| format!("#{p}"), |p| p.name.clone()),
+    })
+}
+
+/// Whether the blocks of a launch of `kernel` are independent ([`block_dependence`] finds no
+/// reason they might not be): the one predicate hosts ask before checking a sample of blocks.
+pub fn blocks_independent(kernel: &Kernel) -> bool {
+    block_dependence(kernel).is_none()
+}

@@ -153,6 +153,26 @@ pub trait Device {
     }
 }
 
+/// How a device that can runs a sample of a launch's blocks ([`Loaded::run_sample`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleSpec {
+    /// Seeds which blocks are picked.
+    pub seed: u64,
+    /// The time the sample may take, in milliseconds (the first block always runs).
+    pub budget_ms: u64,
+    /// At most this many random blocks besides the corners and edges.
+    pub random_blocks: usize,
+}
+
+/// What a sampled run wrote and covered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledRun {
+    /// By parameter (in order): which elements the sampled blocks wrote, one flag per element
+    /// in row-major order; `None` for scalars.
+    pub written: Vec<Option<Vec<bool>>>,
+    pub coverage: crate::types::BlockCoverage,
+}
+
 /// A variant loaded on a device, for one problem.
 pub trait Loaded {
     /// Runs once on these arguments and leaves the results in them.
@@ -162,6 +182,18 @@ pub trait Loaded {
     /// One launch on the prepared arguments (after flushing the L2 cache, on a GPU), timed in
     /// milliseconds.
     fn launch_timed(&mut self) -> Result<f64, RunError>;
+
+    /// Runs a sample of the launch's blocks on these arguments (the interpreter can: blocks
+    /// never communicate) and leaves their stores in them; `None` when the device runs whole
+    /// launches only.
+    fn run_sample(
+        &mut self,
+        args: &mut [ArgValue],
+        sample: &SampleSpec,
+    ) -> Result<Option<SampledRun>, RunError> {
+        let _ = (args, sample);
+        Ok(None)
+    }
 
     /// What runs, for messages (`cuBLAS`, `cuBLASLt`); `None` for a compiled variant.
     fn describe(&self) -> Option<String> {

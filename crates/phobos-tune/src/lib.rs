@@ -30,6 +30,7 @@ pub mod workflow;
 
 pub use backend::{
     ArgValue, Artifact, CompileResult, Compiled, Compiler, Device, Frontend, Loaded, RunError,
+    SampleSpec, SampledRun,
 };
 pub use engine::{tune, Event, Report, Settings, Summary, TuneError, Tuner, Winner};
 pub use store::{Store, StoreError};

@@ -149,26 +149,73 @@ pub fn tolerance(kernel: &Kernel, dtype: DType) -> f64 {
     phobos_ir::walk::output_tolerance(kernel, dtype)
 }
 
-/// Compares every tensor the kernel writes; the first one over its tolerance is the mismatch.
+/// Which elements of each parameter a check compares: by parameter id, a flag per element
+/// (row-major); `None` (for the whole map or one parameter) compares every element.
+pub type Masks<'a> = Option<&'a [Option<Vec<bool>>]>;
+
+/// The norm-wise relative error of `o` against `r` over the elements `mask` selects (all when
+/// `None`); a length mismatch is infinite.
+fn masked_error(o: &HostTensor, r: &HostTensor, mask: Option<&[bool]>) -> f64 {
+    if o.data.len() != r.data.len() {
+        return f64::INFINITY;
+    }
+    match mask {
+        None => relative_error(&o.data, &r.data),
+        Some(m) => {
+            let pick = |d: &[f64]| -> Vec<f64> {
+                d.iter()
+                    .zip(m)
+                    .filter(|(_, &w)| w)
+                    .map(|(&x, _)| x)
+                    .collect()
+            };
+            relative_error(&pick(&o.data), &pick(&r.data))
+        }
+    }
+}
+
+/// The output tensors a check compares, each with its mask: every tensor the kernel writes.
+fn compared<'a>(
+    kernel: &Kernel,
+    out: &'a [ArgValue],
+    reference: &'a [ArgValue],
+    masks: Masks<'a>,
+) -> Vec<(usize, &'a HostTensor, &'a HostTensor, Option<&'a [bool]>)> {
+    written(kernel)
+        .into_iter()
+        .filter_map(|id| {
+            let o = out.get(id).and_then(ArgValue::tensor)?;
+            let r = reference.get(id).and_then(ArgValue::tensor)?;
+            let m = masks.and_then(|m| m.get(id)?.as_deref());
+            Some((id, o, r, m))
+        })
+        .collect()
+}
+
+/// Output elements a check compares: those of every tensor the kernel writes, or those the
+/// masks select.
+pub fn compared_elements(kernel: &Kernel, out: &[ArgValue], masks: Masks<'_>) -> u64 {
+    compared(kernel, out, out, masks)
+        .iter()
+        .map(|(_, o, _, m)| match m {
+            None => o.data.len() as u64,
+            Some(m) => m.iter().filter(|&&w| w).count() as u64,
+        })
+        .sum()
+}
+
+/// Compares every tensor the kernel writes (only the elements `masks` selects, when given);
+/// the first one over its tolerance is the mismatch.
 pub fn compare(
     kernel: &Kernel,
     out: &[ArgValue],
     reference: &[ArgValue],
     reference_name: &str,
+    masks: Masks<'_>,
 ) -> Option<Mismatch> {
-    for id in written(kernel) {
-        let (Some(o), Some(r)) = (
-            out.get(id).and_then(ArgValue::tensor),
-            reference.get(id).and_then(ArgValue::tensor),
-        ) else {
-            continue;
-        };
+    for (id, o, r, m) in compared(kernel, out, reference, masks) {
         let tol = tolerance(kernel, o.dtype);
-        let error = if o.data.len() == r.data.len() {
-            relative_error(&o.data, &r.data)
-        } else {
-            f64::INFINITY
-        };
+        let error = masked_error(o, r, m);
         // A NaN error fails too: only a comparable error within the tolerance passes.
         let within = error.partial_cmp(&tol).is_some_and(|o| o.is_le());
         if !within {
@@ -183,22 +230,18 @@ pub fn compare(
     None
 }
 
-/// The largest norm-wise relative error over every tensor the kernel writes (`None` when
-/// nothing was compared); NaN or a shape mismatch counts as infinite.
-pub fn max_error(kernel: &Kernel, out: &[ArgValue], reference: &[ArgValue]) -> Option<f64> {
+/// The largest norm-wise relative error over every tensor the kernel writes (over the
+/// elements `masks` selects, when given; `None` when nothing was compared); NaN or a shape
+/// mismatch counts as infinite.
+pub fn max_error(
+    kernel: &Kernel,
+    out: &[ArgValue],
+    reference: &[ArgValue],
+    masks: Masks<'_>,
+) -> Option<f64> {
     let mut worst: Option<f64> = None;
-    for id in written(kernel) {
-        let (Some(o), Some(r)) = (
-            out.get(id).and_then(ArgValue::tensor),
-            reference.get(id).and_then(ArgValue::tensor),
-        ) else {
-            continue;
-        };
-        let e = if o.data.len() == r.data.len() {
-            relative_error(&o.data, &r.data)
-        } else {
-            f64::INFINITY
-        };
+    for (_, o, r, m) in compared(kernel, out, reference, masks) {
+        let e = masked_error(o, r, m);
         let e = if e.is_nan() { f64::INFINITY } else { e };
         worst = Some(worst.map_or(e, |w| w.max(e)));
     }
@@ -223,6 +266,35 @@ mod tests {
             let t = random_tensor(DType::I8, &[3], seed);
             assert!(t.data.iter().any(|&v| v != 0.0));
             assert!(t.data.iter().all(|v| (-4.0..=4.0).contains(v)));
+        }
+    }
+
+    #[test]
+    fn masks_restrict_the_comparison_to_the_elements_written() {
+        let src = "@launch(32)\nkernel copy(X: tensor<f32>[N], O: tensor<f32>[N]) {\n  \
+                   let i = ctx.block.x * 4\n  O[i :+ 4] = X[i :+ 4]\n}\n";
+        let module = phobos_check::load(phobos_syntax::SourceFile::new("copy.ph", src)).unwrap();
+        let info = module.kernel(None).unwrap();
+        let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap()).unwrap();
+        let t = |d: &[f64]| ArgValue::Tensor(HostTensor::from_f64(DType::F32, &[4], d));
+        let x = t(&[1.0, 2.0, 3.0, 4.0]);
+        let out = [x.clone(), t(&[1.0, 2.0, 9.0, f64::NAN])];
+        let reference = [x, t(&[1.0, 2.0, 3.0, 4.0])];
+        // The whole of O differs.
+        let m = compare(&k, &out, &reference, "ref", None).unwrap();
+        assert_eq!(m.tensor, "O");
+        assert_eq!(compared_elements(&k, &out, None), 4);
+        // Only the first two elements of O were written by the sampled blocks: they agree.
+        let masks = vec![None, Some(vec![true, true, false, false])];
+        assert_eq!(compare(&k, &out, &reference, "ref", Some(&masks)), None);
+        assert_eq!(max_error(&k, &out, &reference, Some(&masks)), Some(0.0));
+        assert_eq!(compared_elements(&k, &out, Some(&masks)), 2);
+        // The third is a wrong value, the fourth never written (poison stays NaN).
+        for bad in [2, 3] {
+            let mut mask = vec![true, true, false, false];
+            mask[bad] = true;
+            let masks = vec![None, Some(mask)];
+            assert!(compare(&k, &out, &reference, "ref", Some(&masks)).is_some());
         }
     }
 

@@ -309,10 +309,28 @@ fn without_a_reduced_problem_the_library_is_the_reference() {
     };
     let mut ex = in_process(&spec);
     let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
-    // No library: the interpreter at full size (slow on real problems, correct here).
+    // No library: the interpreter on a sample of the blocks (the mock's oracle runs the first
+    // of two blocks, which writes the first half of O).
     let r = r.unwrap();
     assert!(r.points.iter().all(|p| p.outcome.stats().is_some()));
     assert!(r.winner.is_some());
+    assert_eq!(r.checks.len(), 4);
+    for c in &r.checks {
+        assert_eq!(c.checked.reference, CheckReference::Interpreter);
+        assert_eq!(c.checked.dims, vec![("N".to_string(), 100_000)]);
+        assert_eq!(
+            c.checked.scope,
+            CheckScope::Sampled {
+                coverage: BlockCoverage {
+                    grid_blocks: 2,
+                    corners: 1,
+                    edges: 0,
+                    random: 0
+                },
+                elements: 50_000,
+            }
+        );
+    }
 
     let with_library = Settings {
         library: Some(phobos_tune::worker::LibrarySpec {
@@ -332,6 +350,37 @@ fn without_a_reduced_problem_the_library_is_the_reference() {
         assert!(reason.contains("no library routine"), "{reason}");
     }
     assert!(r.winner.is_none());
+}
+
+#[test]
+fn a_sampled_check_catches_a_wrong_variant() {
+    let spec = MockSpec {
+        wrong_at: Some(("U".into(), 4)),
+        ..MockSpec::default()
+    };
+    let tiny = Settings {
+        verify_max_elements: 0,
+        ..settings()
+    };
+    let mut ex = in_process(&spec);
+    let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
+    let r = r.unwrap();
+    let Outcome::Wrong(m) = status_of(&r, "U=4") else {
+        panic!("U=4 passed a sampled check: {:?}", status_of(&r, "U=4"));
+    };
+    assert_eq!(m.tensor, "O");
+    assert_eq!(
+        m.reference,
+        "the interpreter at U=1 for N=100000 on 1 of its 2 blocks"
+    );
+    assert!(status_of(&r, "U=1").stats().is_some());
+    assert_ne!(r.winner.as_ref().unwrap().point.to_pins(), "U=4");
+    // Small problems are checked whole.
+    let (r, _, _) = run(&spec, &mut ex, None, &problem(64), &[], &settings());
+    let c = r.unwrap().checks;
+    assert!(c
+        .iter()
+        .all(|c| c.checked.scope == CheckScope::Whole { elements: 64 }));
 }
 
 #[test]

@@ -111,7 +111,12 @@ fn a_check_against_the_library_passes_with_its_error() {
             id: 7,
             mismatch: None,
             max_error: Some(e),
-        } => assert_eq!(e, 0.0),
+            checked: Some(c),
+        } => {
+            assert_eq!(e, 0.0);
+            assert_eq!(c.reference, CheckReference::Library);
+            assert_eq!(c.scope, CheckScope::Whole { elements: 100 });
+        }
         other => panic!("{other:?}"),
     }
 }

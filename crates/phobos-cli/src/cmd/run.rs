@@ -5,7 +5,10 @@
 //! The back end is a [`Backend`]: the GPU (the default; CUDA C++ compiled with NVRTC for the
 //! device) or the CPU reference interpreter (`--interpret`). `--compare` runs both on the same
 //! inputs and reports, per stored tensor, the relative error of the GPU's result against the
-//! interpreter's and the tolerance of its element type; it fails when any is over.
+//! interpreter's and the tolerance of its element type; it fails when any is over. The
+//! interpreter runs the blocks of a kernel whose blocks are independent in a random order
+//! within a time budget (corners and edges first): a problem too large to interpret whole is
+//! compared on the elements of the blocks that ran, and a line says which.
 
 use crate::args::RunArgs;
 use crate::render;
@@ -145,7 +148,9 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
     // The GPU runs first: without one, --compare stops before the interpreter's work.
     let tensors = execute(backend, &launch, file)?;
     let reference = if args.compare {
-        Some(execute(Backend::Interpreter, &launch, file)?)
+        let r = compare::reference(&launch, &interp_config(), args.seed)
+            .map_err(|e| launch_failure(launch.kernel(), e))?;
+        Some(r)
     } else {
         None
     };
@@ -164,7 +169,16 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
     }
     if let Some(reference) = reference {
         let widen = compare::reduced_precision_dot(&kernel);
-        let results = compare::compare(&outputs, &tensors, &reference, widen);
+        let masks = reference.sample.as_ref().map(|(m, _)| m.as_slice());
+        let results = compare::compare(&outputs, &tensors, &reference.tensors, masks, widen);
+        if let Some((masks, coverage)) = &reference.sample {
+            let elements = masks
+                .iter()
+                .filter(|(n, _)| outputs.contains(n))
+                .map(|(_, m)| m.count())
+                .sum();
+            println!("{}", compare::sample_line(coverage, elements));
+        }
         for c in &results {
             println!("{}", c.line());
         }
@@ -235,15 +249,8 @@ fn execute(
 ) -> Result<Vec<(String, HostTensor)>, Failure> {
     match backend {
         Backend::Interpreter => {
-            let mut config = Config::default();
-            if let Some(budget) = std::env::var("PHOBOS_STEP_BUDGET")
-                .ok()
-                .and_then(|v| v.parse().ok())
-            {
-                config.step_budget = budget;
-            }
             let out = launch
-                .run(&config)
+                .run(&interp_config())
                 .map_err(|e| launch_failure(launch.kernel(), e))?;
             Ok(out.tensors)
         }
@@ -252,6 +259,18 @@ fn execute(
             gpu::execute(&device, launch, file)
         }
     }
+}
+
+/// The interpreter's configuration: the step budget from `PHOBOS_STEP_BUDGET` when set.
+fn interp_config() -> Config {
+    let mut config = Config::default();
+    if let Some(budget) = std::env::var("PHOBOS_STEP_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        config.step_budget = budget;
+    }
+    config
 }
 
 /// An interpreter error: against the source when it has a span, else one line.

@@ -1,7 +1,7 @@
 //! `--json`: one object on stdout with the problem, every point and the winner.
 
 use phobos_ir::{MemOrder, Point};
-use phobos_tune::{Backend, PointResult, Report};
+use phobos_tune::{Backend, Checked, PointResult, Report};
 use serde_json::{json, Map, Value};
 
 fn point(p: &Point) -> Value {
@@ -12,7 +12,17 @@ fn point(p: &Point) -> Value {
     )
 }
 
-fn one(r: &PointResult) -> Value {
+/// A check as typed data, with its one-line text.
+fn check(c: &Checked) -> Value {
+    json!({
+        "dims": c.dims.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<Map<_, _>>(),
+        "reference": c.reference,
+        "scope": c.scope,
+        "text": super::render::check_text(c),
+    })
+}
+
+fn one(r: &PointResult, checked: Option<&Checked>) -> Value {
     let stats = r.outcome.stats().map(|s| {
         json!({
             "median_ms": s.median_ms, "min_ms": s.min_ms, "max_ms": s.max_ms,
@@ -47,6 +57,7 @@ fn one(r: &PointResult) -> Value {
         "bytes": r.bytes,
         "resources": resources,
         "reused": r.reused,
+        "check": checked.map(check),
     })
 }
 
@@ -78,7 +89,11 @@ pub fn report(report: &Report, file: &str, reproduce: Option<&str>) -> Value {
         "pins": report.pins.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<Map<_, _>>(),
         "default_point": point(&report.default_point),
         "reference_point": report.reference_point.as_ref().map(point),
-        "points": report.points.iter().map(one).collect::<Vec<_>>(),
+        "points": report
+            .points
+            .iter()
+            .map(|r| one(r, report.check(&r.point)))
+            .collect::<Vec<_>>(),
         "winner": report.winner.as_ref().map(|w| json!({
             "point": point(&w.point),
             "config": w.point.to_pins(),
@@ -87,7 +102,7 @@ pub fn report(report: &Report, file: &str, reproduce: Option<&str>) -> Value {
             "reproduce": reproduce,
         })),
         "dry_run_check": report.dry_run_check.as_ref().map(|c| json!({
-            "point": point(&c.point), "error": c.error,
+            "point": point(&c.point), "error": c.error, "check": c.checked.as_ref().map(check),
         })),
         "summary": summary,
         "summary_line": summary.line(),

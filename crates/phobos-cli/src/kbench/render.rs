@@ -3,7 +3,9 @@
 use phobos_ir::Point;
 use phobos_tune::engine::Summary;
 use phobos_tune::space::Pinned;
-use phobos_tune::{Backend, Outcome, PointResult, Report, Resources};
+use phobos_tune::{
+    Backend, CheckReference, CheckScope, Checked, Outcome, PointResult, Report, Resources,
+};
 
 fn point_text(p: &Point) -> String {
     if p.0.is_empty() {
@@ -175,6 +177,74 @@ pub fn table(report: &Report) -> String {
     out
 }
 
+/// A count in a few characters: `950`, `12.3k`, `1.6M`.
+fn count(n: u64) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// What a check compared, in one line: `sampled 24 of 8192 blocks (4 corners, 4 edges, 16
+/// random), 1.6M elements compared against the interpreter for BH=64,N=4096`.
+pub fn check_text(c: &Checked) -> String {
+    let against = match c.reference {
+        CheckReference::Interpreter => "the interpreter",
+        CheckReference::Variant => "a verified variant",
+        CheckReference::Library => "the library",
+    };
+    let dims: Vec<String> = c.dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let what = match &c.scope {
+        CheckScope::Whole { elements } => {
+            format!("every output element ({}) compared", count(*elements))
+        }
+        CheckScope::Sampled { coverage, elements } => {
+            let parts: Vec<String> = [
+                (coverage.corners, "corner", "corners"),
+                (coverage.edges, "edge", "edges"),
+                (coverage.random, "random", "random"),
+            ]
+            .iter()
+            .filter(|(n, _, _)| *n > 0)
+            .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+            .collect();
+            format!(
+                "sampled {} of {} blocks ({}), {} elements compared",
+                coverage.blocks(),
+                coverage.grid_blocks,
+                parts.join(", "),
+                count(*elements)
+            )
+        }
+    };
+    format!("{what} against {against} for {}", dims.join(","))
+}
+
+/// `--report`'s account of the checks: one line per distinct check, with how many points it
+/// covered (points taken from the database were checked in an earlier run).
+pub fn checks(report: &Report) -> String {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    for c in &report.checks {
+        let text = check_text(&c.checked);
+        match lines.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, n)) => *n += 1,
+            None => lines.push((text, 1)),
+        }
+    }
+    let mut out = String::new();
+    if !lines.is_empty() {
+        out.push_str("checks:\n");
+    }
+    for (text, n) in lines {
+        out.push_str(&format!(
+            "  {text}: {n} point{}\n",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
 /// The closing lines: the winner, its speed-up, how to reproduce it, the summary.
 pub fn ending(report: &Report, reproduce: Option<&str>, summary: &Summary) -> String {
     let mut out = String::new();
@@ -207,8 +277,17 @@ pub fn ending(report: &Report, reproduce: Option<&str>, summary: &Summary) -> St
             if let Some(c) = &report.dry_run_check {
                 match &c.error {
                     None => out.push_str(&format!(
-                        "interpreter check of {}: ok\n",
-                        point_text(&c.point)
+                        "interpreter check of {}: ok{}\n",
+                        point_text(&c.point),
+                        match &c.checked {
+                            Some(
+                                k @ Checked {
+                                    scope: CheckScope::Sampled { .. },
+                                    ..
+                                },
+                            ) => format!(" ({})", check_text(k)),
+                            _ => String::new(),
+                        }
                     )),
                     Some(e) => out.push_str(&format!(
                         "interpreter check of {}: {e}\n",

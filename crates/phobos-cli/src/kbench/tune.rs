@@ -234,6 +234,7 @@ pub fn run(
                 } else {
                     if args.report {
                         print!("{}", render::table(&report));
+                        print!("{}", render::checks(&report));
                     }
                     let summary = report.summary();
                     println!("{}", render::ending(&report, cmd.as_deref(), &summary));

@@ -2,6 +2,7 @@
 //! the prelude (the same formulas), so layout choices and shared-memory sizes are decided here
 //! and unit-tested without a GPU.
 
+use phobos_ir::knobs::Knob;
 use phobos_ir::Point;
 
 pub mod mma;
@@ -169,13 +170,13 @@ impl FfmaAcc {
     /// lanes along n as many as fit (`min(32, bn / TN)`), the rest along m. None when no
     /// valid FFMA layout exists (small or odd tiles): the dot then accumulates in Blocked.
     pub fn choose(bm: i64, bn: i64, threads: u32, point: &Point) -> Option<FfmaAcc> {
-        let pinned = |name: &str| point.get(name);
-        let (tm, tn) = match (pinned("TILE_TM"), pinned("TILE_TN")) {
+        let pinned = |k: Knob| k.get(point);
+        let (tm, tn) = match (pinned(Knob::TileTm), pinned(Knob::TileTn)) {
             (Some(tm), Some(tn)) => (tm, tn),
             _ => default_thread_tile(bm, bn, threads)?,
         };
         let mut cands = Vec::new();
-        if let (Some(wm), Some(wn)) = (pinned("WARP_M"), pinned("WARP_N")) {
+        if let (Some(wm), Some(wn)) = (pinned(Knob::WarpM), pinned(Knob::WarpN)) {
             cands.push(FfmaAcc {
                 bm,
                 bn,

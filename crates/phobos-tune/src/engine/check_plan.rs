@@ -2,11 +2,13 @@
 
 use super::run::State;
 use super::Event;
+use crate::backend::SampleSpec;
 use crate::facts::where_violation;
 use crate::reduce::{capped_problem, interp_sized, REDUCED_CAPS};
 use crate::types::Problem;
 use crate::verify::elements;
 use crate::worker::{LibrarySpec, ReferenceSpec};
+use phobos_ir::walk::blocks_independent;
 use phobos_ir::{Kernel, Point};
 
 /// Caps of the runtime dims for a check against the library (cuBLAS).
@@ -36,6 +38,32 @@ impl State<'_, '_> {
             small
                 && where_violation(kernel, p) == Ok(None)
                 && fe.where_violation(reference, p) == Ok(None)
+        })
+    }
+
+    /// The interpreter at `reference` on a sample of the problem's blocks, when the blocks of
+    /// both the checked kernel and the reference are independent.
+    pub(super) fn sampled(
+        &self,
+        i: usize,
+        kernel: &Kernel,
+        reference: &Point,
+    ) -> Option<ReferenceSpec> {
+        let reference_kernel = self
+            .tuner
+            .frontend
+            .instantiate(reference, self.problem)
+            .ok()?;
+        if !(blocks_independent(kernel) && blocks_independent(&reference_kernel)) {
+            return None;
+        }
+        Some(ReferenceSpec::InterpSample {
+            point: reference.clone(),
+            sample: SampleSpec {
+                seed: self.seed(i as u64),
+                budget_ms: self.settings.check_budget_ms,
+                random_blocks: self.settings.check_random_blocks,
+            },
         })
     }
 
@@ -78,11 +106,15 @@ impl State<'_, '_> {
                 .unwrap_or_else(|| self.problem.clone());
             return (p, ReferenceSpec::Library(spec));
         }
+        if let Some(sampled) = self.sampled(i, kernel, &reference) {
+            return (self.problem.clone(), sampled);
+        }
         if let Some(v) = &self.verified {
             return (self.problem.clone(), ReferenceSpec::Variant(v.clone()));
         }
         observer(Event::Log(format!(
-            "checking {} against the interpreter at full size: no smaller problem satisfies @where",
+            "checking {} against the interpreter at full size: no smaller problem satisfies \
+             @where, and its blocks may depend on each other",
             self.points[i].to_pins()
         )));
         (self.problem.clone(), interp)

@@ -16,7 +16,7 @@ mod lanes;
 mod report;
 mod run;
 
-pub use report::{DryRunCheck, Report, Summary, Winner};
+pub use report::{DryRunCheck, PointCheck, Report, Summary, Winner};
 
 use crate::backend::{Compiler, Frontend};
 use crate::facts::{validate, ProblemError};
@@ -64,6 +64,11 @@ pub struct Settings {
     /// on the GPU): the reference for checks the interpreter cannot run at a reduced size (its
     /// `point` is replaced by the checked point's).
     pub library: Option<crate::worker::LibrarySpec>,
+    /// A problem no smaller problem can stand in for is checked on a sample of its blocks
+    /// (when they are independent): the interpreter's time for one such check, in ms.
+    pub check_budget_ms: u64,
+    /// ... and how many random blocks it adds to the grid's corners and edges.
+    pub check_random_blocks: usize,
     /// Only these of the selected points (by `to_pins`; those `strategy` and `max_points`
     /// pick), the rest left to other processes (`--shard`); `None` for all of them.
     pub only_points: Option<BTreeSet<String>>,
@@ -91,6 +96,8 @@ impl Default for Settings {
             verify_max_elements: 1 << 16,
             verify_max_flops: (1u64 << 24) as f64,
             library: None,
+            check_budget_ms: 3000,
+            check_random_blocks: 16,
             only_points: None,
             final_round_always: false,
         }
@@ -164,6 +171,8 @@ struct Slot {
     bytes: Option<f64>,
     /// Large-tile excess, when the heuristic flags it.
     oversized: Option<(PruneReason, f64)>,
+    /// What its correctness check compared, when it ran in this run.
+    check: Option<crate::types::Checked>,
     result: Option<PointResult>,
 }
 

@@ -1,6 +1,6 @@
 //! What a run produces: every point's result, the winner, and how to reproduce it.
 
-use crate::types::{Backend, DeviceInfo, PointResult, Problem, Stats};
+use crate::types::{Backend, Checked, DeviceInfo, PointResult, Problem, Stats};
 use phobos_ir::Point;
 use serde::Serialize;
 
@@ -35,6 +35,15 @@ pub struct DryRunCheck {
     pub point: Point,
     /// `None` when the interpreter ran it and the outputs were written; else what went wrong.
     pub error: Option<String>,
+    /// What it compared, when it ran.
+    pub checked: Option<Checked>,
+}
+
+/// What the correctness check of one point compared (points checked in this run).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointCheck {
+    pub point: Point,
+    pub checked: Checked,
 }
 
 /// The result of one tuning run.
@@ -59,6 +68,8 @@ pub struct Report {
     pub dry_run_check: Option<DryRunCheck>,
     /// Times a worker had to be replaced.
     pub worker_restarts: u32,
+    /// What each point checked in this run compared, in space order.
+    pub checks: Vec<PointCheck>,
 }
 
 impl Report {
@@ -82,6 +93,14 @@ impl Report {
             s.reused += p.reused as usize;
         }
         s
+    }
+
+    /// What the check of one point compared, when it was checked in this run.
+    pub fn check(&self, point: &Point) -> Option<&Checked> {
+        self.checks
+            .iter()
+            .find(|c| &c.point == point)
+            .map(|c| &c.checked)
     }
 
     /// The result of one point.

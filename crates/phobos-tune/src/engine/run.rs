@@ -1,7 +1,9 @@
 //! The search proper: compile results in, verification and timing jobs out, then the final
 //! round and the winner.
 
-use super::{compile, DryRunCheck, Event, Report, Settings, Slot, TuneError, Tuner, Winner};
+use super::{
+    compile, DryRunCheck, Event, PointCheck, Report, Settings, Slot, TuneError, Tuner, Winner,
+};
 use crate::backend::{CompileResult, Compiled};
 use crate::occupancy::occupancy;
 use crate::space::Pinned;
@@ -302,6 +304,9 @@ impl State<'_, '_> {
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
         let resources = self.compiled.get(&i).and_then(|c| c.resources.clone());
+        if let Ok(Reply::Verified { checked, .. }) = &checked {
+            self.slots[i].check = checked.clone();
+        }
         match checked {
             Ok(Reply::Verified { mismatch: None, .. }) => {}
             Ok(Reply::Verified {
@@ -466,12 +471,20 @@ impl State<'_, '_> {
         let point = self.reference_point.clone()?;
         let i = self.points.iter().position(|p| p == &point)?;
         let kernel = self.slots[i].kernel.clone()?;
-        let problem = if elements(&kernel, self.problem)
+        let (problem, reference) = if elements(&kernel, self.problem)
             .is_some_and(|e| e <= self.settings.verify_max_elements)
         {
-            self.problem.clone()
+            let reference = ReferenceSpec::Interp {
+                point: point.clone(),
+            };
+            (self.problem.clone(), reference)
+        } else if let Some(p) = self.reduced_problem(&kernel, &point) {
+            let reference = ReferenceSpec::Interp {
+                point: point.clone(),
+            };
+            (p, reference)
         } else {
-            self.reduced_problem(&kernel, &point)?
+            (self.problem.clone(), self.sampled(i, &kernel, &point)?)
         };
         let id = self.job_id();
         let req = Request::Verify {
@@ -481,19 +494,27 @@ impl State<'_, '_> {
                 artifact: None,
             },
             problem,
-            reference: ReferenceSpec::Interp {
-                point: point.clone(),
-            },
+            reference,
             seed: self.seed(id),
         };
-        let error = match self.call(&req, observer) {
-            Ok(Reply::Verified { mismatch: None, .. }) => None,
+        let (error, checked) = match self.call(&req, observer) {
             Ok(Reply::Verified {
-                mismatch: Some(m), ..
-            }) => Outcome::Wrong(m).reason(),
-            other => crash_outcome(other).reason(),
+                mismatch: None,
+                checked,
+                ..
+            }) => (None, checked),
+            Ok(Reply::Verified {
+                mismatch: Some(m),
+                checked,
+                ..
+            }) => (Outcome::Wrong(m).reason(), checked),
+            other => (crash_outcome(other).reason(), None),
         };
-        Some(DryRunCheck { point, error })
+        Some(DryRunCheck {
+            point,
+            error,
+            checked,
+        })
     }
 
     pub fn report(
@@ -507,6 +528,17 @@ impl State<'_, '_> {
         } else {
             None
         };
+        let checks: Vec<PointCheck> = self
+            .slots
+            .iter_mut()
+            .zip(self.points)
+            .filter_map(|(s, p)| {
+                Some(PointCheck {
+                    point: p.clone(),
+                    checked: s.check.take()?,
+                })
+            })
+            .collect();
         let points: Vec<PointResult> = self
             .slots
             .iter_mut()
@@ -559,6 +591,7 @@ impl State<'_, '_> {
             dry_run: self.settings.dry_run,
             dry_run_check,
             worker_restarts: self.tuner.executor.restarts(),
+            checks,
         })
     }
 }

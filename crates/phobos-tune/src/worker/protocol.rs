@@ -3,9 +3,9 @@
 //! for its reply; `Log` replies may come at any time. Lines that are not replies (a library
 //! printing to stdout) are treated as log text, never as a protocol error.
 
-use crate::backend::Artifact;
+use crate::backend::{Artifact, SampleSpec};
 use crate::timing::{FinalSettings, TimeSettings};
-use crate::types::{Backend, DeviceInfo, Failure, Mismatch, Problem, Stats};
+use crate::types::{Backend, Checked, DeviceInfo, Failure, Mismatch, Problem, Stats};
 use phobos_ir::Point;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,10 @@ pub struct LibrarySpec {
 pub enum ReferenceSpec {
     /// The CPU interpreter at this point (the semantics).
     Interp { point: Point },
+    /// The CPU interpreter at this point on a sample of the grid's blocks only, compared on the
+    /// elements they wrote: for problems too large to interpret whole, of kernels whose blocks
+    /// are independent (`phobos_ir::walk::blocks_independent`).
+    InterpSample { point: Point, sample: SampleSpec },
     /// A variant already verified on this device.
     Variant(VariantSpec),
     /// The device's library routine (cuBLAS on a GPU) on the same inputs.
@@ -144,6 +148,9 @@ pub enum Reply {
         /// The largest relative error over the outputs compared (also when within tolerance).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_error: Option<f64>,
+        /// What was compared.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checked: Option<Checked>,
     },
     Timed {
         id: u64,

@@ -6,8 +6,8 @@ use super::protocol::{
 };
 use crate::backend::{ArgValue, Device, Frontend, Loaded, RunError};
 use crate::timing::{interleave, measure};
-use crate::types::{Failure, Problem};
-use crate::verify::{compare, make_args, max_error};
+use crate::types::{CheckReference, CheckScope, Checked, Failure, Problem};
+use crate::verify::{compare, compared_elements, make_args, max_error};
 use std::io::{BufRead, Write};
 
 /// Test hook: a worker asked to run the point whose `--autotune` form (`U=4`, or
@@ -108,7 +108,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     corrupt(&kernel, &mut out);
                 }
                 let mut reference_args = args;
-                let name = match reference {
+                let mut masks: Option<Vec<Option<Vec<bool>>>> = None;
+                let mut coverage = None;
+                let (name, reference_kind) = match reference {
                     ReferenceSpec::Interp { point } => {
                         let spec = VariantSpec {
                             point: point.clone(),
@@ -116,31 +118,66 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         };
                         let (_, mut r) = load(state, &spec, problem, true)?;
                         r.run(&mut reference_args)?;
-                        format!(
+                        let name = format!(
                             "the interpreter at {} for {}",
                             display_point(point),
                             problem.dims_text()
-                        )
+                        );
+                        (name, CheckReference::Interpreter)
+                    }
+                    ReferenceSpec::InterpSample { point, sample } => {
+                        let spec = VariantSpec {
+                            point: point.clone(),
+                            artifact: None,
+                        };
+                        let (_, mut r) = load(state, &spec, problem, true)?;
+                        let run = r.run_sample(&mut reference_args, sample)?.ok_or_else(|| {
+                            RunError::refused("the reference runs whole launches only")
+                        })?;
+                        let c = &run.coverage;
+                        let name = format!(
+                            "the interpreter at {} for {} on {} of its {} blocks",
+                            display_point(point),
+                            problem.dims_text(),
+                            c.blocks(),
+                            c.grid_blocks
+                        );
+                        masks = Some(run.written);
+                        coverage = Some(run.coverage);
+                        (name, CheckReference::Interpreter)
                     }
                     ReferenceSpec::Variant(spec) => {
                         let (_, mut r) = load(state, spec, problem, false)?;
                         r.run(&mut reference_args)?;
-                        format!("the verified variant {}", display_point(&spec.point))
+                        let name = format!("the verified variant {}", display_point(&spec.point));
+                        (name, CheckReference::Variant)
                     }
                     ReferenceSpec::Library(spec) => {
                         let mut r = state.device.library(&kernel, spec, problem)?;
                         r.run(&mut reference_args)?;
-                        format!(
+                        let name = format!(
                             "{} for {}",
                             r.describe().unwrap_or_else(|| "the library".into()),
                             problem.dims_text()
-                        )
+                        );
+                        (name, CheckReference::Library)
                     }
+                };
+                let masks = masks.as_deref();
+                let elements = compared_elements(&kernel, &out, masks);
+                let scope = match coverage {
+                    Some(coverage) => CheckScope::Sampled { coverage, elements },
+                    None => CheckScope::Whole { elements },
                 };
                 Ok(Reply::Verified {
                     id: *id,
-                    mismatch: compare(&kernel, &out, &reference_args, &name),
-                    max_error: max_error(&kernel, &out, &reference_args),
+                    mismatch: compare(&kernel, &out, &reference_args, &name, masks),
+                    max_error: max_error(&kernel, &out, &reference_args, masks),
+                    checked: Some(Checked {
+                        dims: problem.dims.clone(),
+                        reference: reference_kind,
+                        scope,
+                    }),
                 })
             };
             run().unwrap_or_else(|e| failed(Some(*id), None, e))

@@ -286,6 +286,33 @@ impl Loaded for MockLoaded {
     fn prepare(&mut self, _args: &[ArgValue]) -> Result<(), RunError> {
         Ok(())
     }
+    /// As if the launch had two blocks, each writing half of `O`, and the sample ran the
+    /// first: the first half of `O` is written, the rest keeps its poison.
+    fn run_sample(
+        &mut self,
+        args: &mut [ArgValue],
+        _sample: &SampleSpec,
+    ) -> Result<Option<SampledRun>, RunError> {
+        let n = args[1].tensor().unwrap().data.len();
+        let before = args[1].clone();
+        self.run(args)?;
+        let written: Vec<bool> = (0..n).map(|i| i < n / 2).collect();
+        if let (ArgValue::Tensor(o), ArgValue::Tensor(b)) = (&mut args[1], before) {
+            for (i, v) in o.data.iter_mut().enumerate() {
+                if !written[i] {
+                    *v = b.data[i];
+                }
+            }
+        }
+        Ok(Some(SampledRun {
+            written: vec![Some(vec![false; n]), Some(written)],
+            coverage: BlockCoverage {
+                grid_blocks: 2,
+                corners: 1,
+                ..BlockCoverage::default()
+            },
+        }))
+    }
     fn launch_timed(&mut self) -> Result<f64, RunError> {
         match &self.throttle {
             Some((count, n, factor)) if count.fetch_add(1, Ordering::SeqCst) >= *n => {

@@ -1,13 +1,13 @@
 //! The interpreter as a back end: "compiling" is instantiating (done by the front end), and the
 //! "device" runs the interpreter and times it by the wall clock.
 
-use phobos_interp::{Arg, Args, Config};
-use phobos_ir::Kernel;
+use phobos_interp::{Arg, Args, Config, Launch, SampleConfig};
+use phobos_ir::{HostTensor, Kernel};
 use phobos_tune::{
-    ArgValue, Artifact, Backend, CompileResult, Compiled, Compiler, Device, DeviceInfo, Loaded,
-    Problem, RunError,
+    ArgValue, Artifact, Backend, BlockCoverage, CompileResult, Compiled, Compiler, Device,
+    DeviceInfo, Loaded, Problem, RunError, SampleSpec, SampledRun,
 };
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Identifies interpreter variants: two points whose IR is identical run identically.
 pub struct InterpCompiler {
@@ -97,23 +97,69 @@ impl Device for InterpDevice {
     }
 }
 
-/// Runs the interpreter on arguments in parameter order and writes the tensors back.
-pub fn interpret(kernel: &Kernel, args: &mut [ArgValue]) -> Result<(), RunError> {
+fn bind(args: &[ArgValue]) -> Args {
     let mut bound = Args::new();
-    for a in args.iter() {
+    for a in args {
         bound = match a {
             ArgValue::Tensor(t) => bound.push(Arg::Tensor(t.clone())),
             ArgValue::Scalar(v) => bound.push(Arg::Scalar(*v)),
         };
     }
-    let out = phobos_interp::run(kernel, bound, &Config::default())
-        .map_err(|e| RunError::refused(format!("interpreter: {e}")))?;
-    for (param, a) in kernel.params.iter().zip(args.iter_mut()) {
-        if let (ArgValue::Tensor(t), Some(o)) = (&mut *a, out.get(&param.name)) {
-            *t = o.clone();
+    bound
+}
+
+fn refused(e: phobos_interp::Error) -> RunError {
+    RunError::refused(format!("interpreter: {e}"))
+}
+
+/// Moves the tensors of a run back into the arguments, by parameter name.
+fn write_back(kernel: &Kernel, out: Vec<(String, HostTensor)>, args: &mut [ArgValue]) {
+    for (name, tensor) in out {
+        let at = kernel.params.iter().position(|p| p.name == name);
+        if let Some(ArgValue::Tensor(t)) = at.and_then(|i| args.get_mut(i)) {
+            *t = tensor;
         }
     }
+}
+
+/// Runs the interpreter on arguments in parameter order and writes the tensors back.
+pub fn interpret(kernel: &Kernel, args: &mut [ArgValue]) -> Result<(), RunError> {
+    let out = phobos_interp::run(kernel, bind(args), &Config::default()).map_err(refused)?;
+    write_back(kernel, out.tensors, args);
     Ok(())
+}
+
+/// Runs a sample of the launch's blocks ([`Launch::run_sample`]) and writes their stores back.
+pub fn interpret_sample(
+    kernel: &Kernel,
+    args: &mut [ArgValue],
+    sample: &SampleSpec,
+) -> Result<SampledRun, RunError> {
+    let launch = Launch::new(kernel, bind(args)).map_err(refused)?;
+    let config = SampleConfig {
+        seed: sample.seed,
+        budget: Duration::from_millis(sample.budget_ms),
+        random_blocks: sample.random_blocks,
+    };
+    let s = launch
+        .run_sample(&Config::default(), &config)
+        .map_err(refused)?;
+    let written = kernel
+        .params
+        .iter()
+        .map(|p| s.output.mask(&p.name).map(|m| m.0.clone()))
+        .collect();
+    write_back(kernel, s.output.tensors, args);
+    let c = s.coverage;
+    Ok(SampledRun {
+        written,
+        coverage: BlockCoverage {
+            grid_blocks: c.grid_blocks,
+            corners: c.corners,
+            edges: c.edges,
+            random: c.random,
+        },
+    })
 }
 
 impl Loaded for InterpLoaded {
@@ -124,6 +170,14 @@ impl Loaded for InterpLoaded {
     fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
         self.prepared = args.to_vec();
         Ok(())
+    }
+
+    fn run_sample(
+        &mut self,
+        args: &mut [ArgValue],
+        sample: &SampleSpec,
+    ) -> Result<Option<SampledRun>, RunError> {
+        interpret_sample(&self.kernel, args, sample).map(Some)
     }
 
     fn launch_timed(&mut self) -> Result<f64, RunError> {

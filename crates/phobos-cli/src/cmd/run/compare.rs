@@ -7,6 +7,10 @@
 //! nearest) and accumulate fp8 products with fewer bits than f32, so even an f32 result of such a
 //! `dot` differs from the interpreter's by more than f32's tolerance.
 
+use phobos_interp::{
+    Config, Coverage, Error, Launch, SampleConfig, WriteMask, DEFAULT_SAMPLE_BUDGET,
+};
+use phobos_ir::walk::blocks_independent;
 use phobos_ir::{relative_error, DType, HostTensor, Kernel};
 
 /// One output compared.
@@ -76,12 +80,67 @@ pub(super) fn reduced_precision_dot(kernel: &Kernel) -> Option<&'static str> {
     phobos_ir::walk::reduced_precision_dot(kernel)
 }
 
-/// Compares the tensors named in `outputs` (in that order) between the two runs; `widen` is
+/// The interpreter's side of `--compare`: its tensors and, when it ran a sample of the blocks,
+/// which elements they wrote and which blocks ran.
+pub(super) struct Reference {
+    pub tensors: Vec<(String, HostTensor)>,
+    pub sample: Option<(Vec<(String, WriteMask)>, Coverage)>,
+}
+
+/// Runs the interpreter for `--compare`: a kernel whose blocks are independent runs them in a
+/// random order (corners and edges first) until the whole grid ran or the time budget is
+/// spent, so a problem too large to interpret whole is checked on a sample of its blocks;
+/// another kernel runs whole.
+pub(super) fn reference(launch: &Launch, config: &Config, seed: u64) -> Result<Reference, Error> {
+    if !blocks_independent(launch.kernel()) {
+        let out = launch.run(config)?;
+        return Ok(Reference {
+            tensors: out.tensors,
+            sample: None,
+        });
+    }
+    let sample = SampleConfig {
+        seed,
+        random_blocks: usize::MAX,
+        ..SampleConfig::default()
+    };
+    let s = launch.run_sample(config, &sample)?;
+    Ok(Reference {
+        tensors: s.output.tensors,
+        sample: (!s.coverage.complete()).then_some((s.output.written, s.coverage)),
+    })
+}
+
+/// `checked 18 of 683 blocks (2 corners, 16 random), 1696 elements: the interpreter's time
+/// budget of 3 s ends there`, for a sampled run.
+pub(super) fn sample_line(c: &Coverage, elements: usize) -> String {
+    let parts: Vec<String> = [
+        (c.corners, "corner", "corners"),
+        (c.edges, "edge", "edges"),
+        (c.random, "random", "random"),
+    ]
+    .iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+    .collect();
+    format!(
+        "checked {} of {} blocks ({}), {elements} elements: the interpreter's time budget of {} s \
+         ends there",
+        c.blocks(),
+        c.grid_blocks,
+        parts.join(", "),
+        DEFAULT_SAMPLE_BUDGET.as_secs()
+    )
+}
+
+/// Compares the tensors named in `outputs` (in that order) between the two runs, on the
+/// elements `masks` selects when given (those a sample of blocks wrote); `widen` is
 /// [`reduced_precision_dot`] of the kernel.
 pub(super) fn compare(
     outputs: &[String],
     gpu: &[(String, HostTensor)],
     interpreter: &[(String, HostTensor)],
+    masks: Option<&[(String, WriteMask)]>,
     widen: Option<&'static str>,
 ) -> Vec<Comparison> {
     let find = |set: &'_ [(String, HostTensor)], name: &str| {
@@ -91,7 +150,10 @@ pub(super) fn compare(
         .iter()
         .filter_map(|name| {
             let (g, i) = (find(gpu, name)?, find(interpreter, name)?);
-            Some(compare_one(name, &g, &i, widen))
+            let mask = masks
+                .and_then(|m| m.iter().find(|(n, _)| n == name))
+                .map(|(_, m)| m);
+            Some(compare_one(name, &g, &i, mask, widen))
         })
         .collect()
 }
@@ -100,14 +162,25 @@ fn compare_one(
     name: &str,
     gpu: &HostTensor,
     interp: &HostTensor,
+    mask: Option<&WriteMask>,
     widen: Option<&'static str>,
 ) -> Comparison {
     let own = interp.dtype.tolerance();
     let wide = DType::Tf32.tolerance();
     let widened = widen.filter(|_| interp.dtype.is_float() && own < wide);
     let tolerance = if widened.is_some() { wide } else { own };
+    let selected = |i: usize| mask.is_none_or(|m| m.get(i));
     let error = if gpu.shape != interp.shape {
         f64::INFINITY
+    } else if mask.is_some() {
+        let pick = |d: &[f64]| -> Vec<f64> {
+            d.iter()
+                .enumerate()
+                .filter(|&(i, _)| selected(i))
+                .map(|(_, &x)| x)
+                .collect()
+        };
+        relative_error(&pick(&gpu.data), &pick(&interp.data))
     } else {
         relative_error(&gpu.data, &interp.data)
     };
@@ -118,7 +191,7 @@ fn compare_one(
     let mut differ = 0;
     let mut first = None;
     for (flat, (&g, &w)) in gpu.data.iter().zip(&interp.data).enumerate() {
-        if !close(g, w) {
+        if selected(flat) && !close(g, w) {
             differ += 1;
             if first.is_none() {
                 first = Some(Difference {
@@ -168,6 +241,7 @@ mod tests {
             &[("C".into(), a.clone())],
             &[("C".into(), a)],
             None,
+            None,
         );
         assert_eq!(c.len(), 1);
         assert!(c[0].pass());
@@ -182,7 +256,7 @@ mod tests {
     fn a_nan_fails_and_names_the_first_element() {
         let want = t(DType::F16, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let got = t(DType::F16, &[2, 3], &[1.0, 2.0, 3.0, 4.0, f64::NAN, 6.0]);
-        let c = compare_one("Y", &got, &want, None);
+        let c = compare_one("Y", &got, &want, None, None);
         assert!(!c.pass());
         assert_eq!(c.differ, 1);
         let first = c.first.as_ref().expect("a first difference");
@@ -196,10 +270,35 @@ mod tests {
     }
 
     #[test]
+    fn a_mask_compares_only_the_elements_a_sample_wrote() {
+        let want = t(DType::F32, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let got = t(DType::F32, &[2, 2], &[1.0, 2.0, f64::NAN, 9.0]);
+        let first_row = WriteMask(vec![true, true, false, false]);
+        let c = compare_one("Y", &got, &want, Some(&first_row), None);
+        assert!(c.pass(), "{}", c.line());
+        assert_eq!(c.error, 0.0);
+        let all = WriteMask(vec![true; 4]);
+        let c = compare_one("Y", &got, &want, Some(&all), None);
+        assert!(!c.pass());
+        assert_eq!((c.differ, c.first.unwrap().index), (2, vec![1, 0]));
+        let c = Coverage {
+            grid_blocks: 683,
+            corners: 2,
+            edges: 0,
+            random: 16,
+        };
+        assert_eq!(
+            sample_line(&c, 1696),
+            "checked 18 of 683 blocks (2 corners, 16 random), 1696 elements: the interpreter's \
+             time budget of 3 s ends there"
+        );
+    }
+
+    #[test]
     fn integers_must_match_exactly_and_floats_within_tolerance() {
         let want = t(DType::I32, &[3], &[1.0, 2.0, 3.0]);
         let got = t(DType::I32, &[3], &[1.0, 2.0, 4.0]);
-        let c = compare_one("N", &got, &want, None);
+        let c = compare_one("N", &got, &want, None, None);
         assert!(!c.pass());
         assert!(
             c.line().contains("tolerance 0 (exact) (i32): FAIL"),
@@ -208,16 +307,22 @@ mod tests {
         );
         let want = t(DType::F32, &[2], &[1.0, 1.0]);
         let got = t(DType::F32, &[2], &[1.0 + 1e-6, 1.0]);
-        assert!(compare_one("X", &got, &want, None).pass());
+        assert!(compare_one("X", &got, &want, None, None).pass());
         let got = t(DType::F32, &[2], &[1.01, 1.0]);
-        assert!(!compare_one("X", &got, &want, None).pass());
+        assert!(!compare_one("X", &got, &want, None, None).pass());
     }
 
     #[test]
     fn outputs_missing_from_a_run_are_skipped_in_order() {
         let a = t(DType::F32, &[1], &[1.0]);
         let runs = [("A".to_string(), a.clone()), ("B".to_string(), a)];
-        let c = compare(&["B".into(), "A".into(), "Z".into()], &runs, &runs, None);
+        let c = compare(
+            &["B".into(), "A".into(), "Z".into()],
+            &runs,
+            &runs,
+            None,
+            None,
+        );
         let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["B", "A"]);
     }
@@ -226,8 +331,8 @@ mod tests {
     fn a_tf32_or_fp8_dot_widens_the_tolerance_of_float_outputs_only() {
         let want = t(DType::F32, &[2], &[1.0, 1.0]);
         let got = t(DType::F32, &[2], &[1.001, 1.0]);
-        assert!(!compare_one("C", &got, &want, None).pass());
-        let c = compare_one("C", &got, &want, Some("TF32 dot"));
+        assert!(!compare_one("C", &got, &want, None, None).pass());
+        let c = compare_one("C", &got, &want, None, Some("TF32 dot"));
         assert!(c.pass());
         assert_eq!(
             c.line(),
@@ -235,9 +340,12 @@ mod tests {
         );
         // Integers stay exact, and a looser type keeps its own tolerance.
         let n = t(DType::I32, &[1], &[3.0]);
-        assert_eq!(compare_one("N", &n, &n, Some("fp8 dot")).tolerance, 0.0);
+        assert_eq!(
+            compare_one("N", &n, &n, None, Some("fp8 dot")).tolerance,
+            0.0
+        );
         let h = t(DType::BF16, &[1], &[1.0]);
-        let c = compare_one("H", &h, &h, Some("fp8 dot"));
+        let c = compare_one("H", &h, &h, None, Some("fp8 dot"));
         assert_eq!((c.tolerance, c.widened), (DType::BF16.tolerance(), None));
     }
 

@@ -1,0 +1,129 @@
+//! The `@autotune` names the code generator reads from a point to steer its lowering ("knobs"),
+//! in one table: the code generator's readers take their names from here, and the checker
+//! warns about a declared name that misses one of them by a typo (`STAGE` for `STAGES`).
+//!
+//! A knob never changes what a kernel computes, only how the code generator lowers it
+//! (docs/language.md lists what each does); a kernel that declares none gets the defaults.
+
+use crate::Point;
+
+/// A name the code generator reads from a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Knob {
+    TileM,
+    TileN,
+    TileK,
+    WarpM,
+    WarpN,
+    TileTm,
+    TileTn,
+    Stages,
+    GroupM,
+    SplitK,
+    Schedule,
+    Cluster,
+}
+
+impl Knob {
+    /// Every knob, in the order the docs list them.
+    pub const ALL: [Knob; 12] = [
+        Knob::TileM,
+        Knob::TileN,
+        Knob::TileK,
+        Knob::WarpM,
+        Knob::WarpN,
+        Knob::TileTm,
+        Knob::TileTn,
+        Knob::Stages,
+        Knob::GroupM,
+        Knob::SplitK,
+        Knob::Schedule,
+        Knob::Cluster,
+    ];
+
+    /// The name a kernel declares in `@autotune`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Knob::TileM => "TILE_M",
+            Knob::TileN => "TILE_N",
+            Knob::TileK => "TILE_K",
+            Knob::WarpM => "WARP_M",
+            Knob::WarpN => "WARP_N",
+            Knob::TileTm => "TILE_TM",
+            Knob::TileTn => "TILE_TN",
+            Knob::Stages => "STAGES",
+            Knob::GroupM => "GROUP_M",
+            Knob::SplitK => "SPLIT_K",
+            Knob::Schedule => "SCHEDULE",
+            Knob::Cluster => "CLUSTER",
+        }
+    }
+
+    /// What the code generator does with it, in a few words.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Knob::TileM | Knob::TileN | Knob::TileK => "the block tile of a GEMM main loop",
+            Knob::WarpM | Knob::WarpN => "the warp tile, a warpgroup's on wgmma",
+            Knob::TileTm | Knob::TileTn => "the thread tile of the FFMA main loop",
+            Knob::Stages => "shared-memory pipeline depth",
+            Knob::GroupM => "the block swizzle group, for L2 reuse",
+            Knob::SplitK => "the k range split over SPLIT_K blocks along z",
+            Knob::Schedule => "1: one block per tile; 2: persistent blocks",
+            Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
+        }
+    }
+
+    /// The knob named `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<Knob> {
+        Knob::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Every knob's name, in table order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Knob::ALL.into_iter().map(Knob::name)
+    }
+
+    /// The value of this knob at `point`, when the kernel declares it.
+    pub fn get(self, point: &Point) -> Option<i64> {
+        point.get(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_distinct_and_read_back() {
+        let names: Vec<&str> = Knob::names().collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        for k in Knob::ALL {
+            assert_eq!(Knob::from_name(k.name()), Some(k));
+            assert!(!k.meaning().is_empty());
+        }
+        assert_eq!(Knob::from_name("STAGE"), None);
+        let p = Point(vec![("STAGES".into(), 3), ("BLOCK".into(), 64)]);
+        assert_eq!(Knob::Stages.get(&p), Some(3));
+        assert_eq!(Knob::GroupM.get(&p), None);
+    }
+
+    #[test]
+    fn the_language_reference_lists_every_knob() {
+        let doc = include_str!("../../../docs/language.md");
+        let table = doc
+            .split("### The knob table")
+            .nth(1)
+            .and_then(|t| t.split("\n\n").nth(2))
+            .expect("docs/language.md has the knob table");
+        for k in Knob::ALL {
+            let row = table
+                .lines()
+                .find(|l| l.contains(&format!("`{}`", k.name())))
+                .unwrap_or_else(|| panic!("{} is not in the table:\n{table}", k.name()));
+            assert!(row.ends_with(&format!("| {} |", k.meaning())), "{row}");
+        }
+    }
+}
