@@ -471,20 +471,17 @@ impl State<'_, '_> {
         let point = self.reference_point.clone()?;
         let i = self.points.iter().position(|p| p == &point)?;
         let kernel = self.slots[i].kernel.clone()?;
-        let (problem, reference) = if elements(&kernel, self.problem)
+        // The checked variant runs on the interpreter too (a dry run has no device): only a
+        // problem it can run whole is checked, never a sample of a large one.
+        let problem = if elements(&kernel, self.problem)
             .is_some_and(|e| e <= self.settings.verify_max_elements)
         {
-            let reference = ReferenceSpec::Interp {
-                point: point.clone(),
-            };
-            (self.problem.clone(), reference)
-        } else if let Some(p) = self.reduced_problem(&kernel, &point) {
-            let reference = ReferenceSpec::Interp {
-                point: point.clone(),
-            };
-            (p, reference)
+            self.problem.clone()
         } else {
-            (self.problem.clone(), self.sampled(i, &kernel, &point)?)
+            self.reduced_problem(&kernel, &point)?
+        };
+        let reference = ReferenceSpec::Interp {
+            point: point.clone(),
         };
         let id = self.job_id();
         let req = Request::Verify {
