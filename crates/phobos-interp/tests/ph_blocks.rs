@@ -250,3 +250,18 @@ fn kernels_that_read_what_they_write_are_not_sampled() {
     assert_eq!(why, BlockDependence::ReadsWritten { tensor: "X".into() });
     assert_eq!(why.to_string(), "it reads `X`, which it also writes");
 }
+
+#[test]
+fn kernels_with_atomics_are_not_sampled() {
+    let hist = kernel(
+        "@launch(32)\n@grid(cdiv(N, 32))\nkernel hist(X: tensor<i32>[N], H: tensor<i32>[B]) {\n  \
+         let i = ctx.block.x * 32 + ctx.thread\n  atomic_add(H[X[i]], 1)\n}\n",
+        None,
+        None,
+        None,
+    );
+    assert!(!blocks_independent(&hist));
+    let why = block_dependence(&hist).unwrap();
+    assert_eq!(why, BlockDependence::Atomics { tensor: "H".into() });
+    assert_eq!(why.to_string(), "its blocks update `H` with atomics");
+}

@@ -161,6 +161,9 @@ pub enum BlockDependence {
     /// The kernel loads from a tensor it also stores to, so a block may read an element
     /// another block wrote.
     ReadsWritten { tensor: String },
+    /// The kernel updates a tensor with atomics: blocks combine their updates in it, so a
+    /// subset of the blocks leaves other values than the whole launch.
+    Atomics { tensor: String },
 }
 
 impl std::fmt::Display for BlockDependence {
@@ -168,6 +171,9 @@ impl std::fmt::Display for BlockDependence {
         match self {
             BlockDependence::ReadsWritten { tensor } => {
                 write!(f, "it reads `{tensor}`, which it also writes")
+            }
+            BlockDependence::Atomics { tensor } => {
+                write!(f, "its blocks update `{tensor}` with atomics")
             }
         }
     }
@@ -184,6 +190,15 @@ impl std::fmt::Display for BlockDependence {
 /// what it writes itself. Any operation that makes blocks communicate (atomics) must be
 /// classified here.
 pub fn block_dependence(kernel: &Kernel) -> Option<BlockDependence> {
+    let name = |p: ParamId| {
+        kernel
+            .params
+            .get(p)
+            .map_or_else(|| format!("#{p}"), |p| p.name.clone())
+    };
+    if let Some(&t) = atomic_targets(&kernel.body).iter().next() {
+        return Some(BlockDependence::Atomics { tensor: name(t) });
+    }
     let written = stored(&kernel.body);
     let mut read_written = None;
     exprs(&kernel.body, &mut |e| {
@@ -193,12 +208,7 @@ pub fn block_dependence(kernel: &Kernel) -> Option<BlockDependence> {
             }
         }
     });
-    read_written.map(|p| BlockDependence::ReadsWritten {
-        tensor: kernel
-            .params
-            .get(p)
-            .map_or_else(|| format!("#{p}"), |p| p.name.clone()),
-    })
+    read_written.map(|p| BlockDependence::ReadsWritten { tensor: name(p) })
 }
 
 /// Whether the blocks of a launch of `kernel` are independent ([`block_dependence`] finds no
