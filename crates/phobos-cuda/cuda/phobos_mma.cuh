@@ -260,6 +260,32 @@ template <class X> __host__ __device__ constexpr int mma_scratch_bytes() {
   return IsStaged<X>::value ? 0 : Ext<X>::R * mma_ld(Ext<X>::C) * 2;
 }
 
+// One k step of 16 for a warp: the B fragments of its NI n8 blocks from column n0 on (B staged
+// at shared address sb, row stride LDB: [N][LDB] when B_NK, else [K][LDB] read with
+// ldmatrix.trans), then the MI x NI mma.sync with the A fragments af into acc (the
+// accumulator's registers, fragment (mi, ni) at 4 * (mi * NI + ni)).
+template <int DT, bool B_NK, int LDB, int MI, int NI>
+__device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][4], unsigned sb, int kk, int n0) {
+  const int lane = threadIdx.x % 32;
+  const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
+  unsigned bf[NI][2];
+#pragma unroll
+  for (int nj = 0; nj < NI / 2; ++nj) {
+    const int ncol = n0 + nj * 16;
+    if (B_NK) {
+      const int row = ncol + l8 + 8 * lb4;
+      gemm::ldsm_x4(sb + 2 * (row * LDB + kk * 16 + 8 * lb3), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
+    } else {
+      const int kline = kk * 16 + l8 + 8 * lb3;
+      gemm::ldsm_x4_t(sb + 2 * (kline * LDB + ncol + 8 * lb4), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
+    }
+  }
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) gemm::Mma<DT>::run(acc + (mi * NI + ni) * 4, af[mi], bf[ni]);
+}
+
 // acc += A · B over K for A staged [M][LDA] at shared address sa and B staged at sb: [N][LDB]
 // (B_NK: dot_t's [N, K] operand) or [K][LDB] (dot's [K, N], read with ldmatrix.trans). Each warp
 // computes its accumulator tile; fragments come by ldmatrix as in the mma.sync main loop.
@@ -272,27 +298,13 @@ __device__ __forceinline__ void mma_smem(Tile<float, gemm::sm80::AccLayout<BM, B
   const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    unsigned af[L::MI][4], bf[L::NI][2];
+    unsigned af[L::MI][4];
 #pragma unroll
     for (int mi = 0; mi < L::MI; ++mi) {
       const int row = wm * L::WM + mi * 16 + l8 + 8 * lb3;
       gemm::ldsm_x4(sa + 2 * (row * LDA + kk * 16 + 8 * lb4), af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
     }
-#pragma unroll
-    for (int nj = 0; nj < L::NI / 2; ++nj) {
-      const int ncol = wn * L::WN + nj * 16;
-      if (B_NK) {
-        const int row = ncol + l8 + 8 * lb4;
-        gemm::ldsm_x4(sb + 2 * (row * LDB + kk * 16 + 8 * lb3), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
-      } else {
-        const int kline = kk * 16 + l8 + 8 * lb3;
-        gemm::ldsm_x4_t(sb + 2 * (kline * LDB + ncol + 8 * lb4), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
-      }
-    }
-#pragma unroll
-    for (int mi = 0; mi < L::MI; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < L::NI; ++ni) gemm::Mma<DT>::run(acc.v + (mi * L::NI + ni) * 4, af[mi], bf[ni]);
+    mma_k_step<DT, B_NK, LDB, L::MI, L::NI>(acc.v, af, sb, kk, wn * L::WN);
   }
 }
 
@@ -331,11 +343,9 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
   unsigned short* Bs = mma_place<DT, LDB, L::THREADS>(b, reinterpret_cast<unsigned short*>(s.p));
   if (!IsStaged<B>::value) __syncthreads();
   const unsigned sb = gemm::smem_u32(Bs);
-  const int lane = threadIdx.x % 32;
-  const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    unsigned af[L::MI][4], bf[L::NI][2];
+    unsigned af[L::MI][4];
 #pragma unroll
     for (int mi = 0; mi < L::MI; ++mi) {
       const float* c0 = a.v + (mi * LA::NI + 2 * kk) * 4;
@@ -345,21 +355,7 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
       af[mi][2] = mma_pack<DT>(c1[0], c1[1]);
       af[mi][3] = mma_pack<DT>(c1[2], c1[3]);
     }
-#pragma unroll
-    for (int nj = 0; nj < L::NI / 2; ++nj) {
-      const int ncol = nj * 16;
-      if (TRANS_B) {
-        const int row = ncol + l8 + 8 * lb4;
-        gemm::ldsm_x4(sb + 2 * (row * LDB + kk * 16 + 8 * lb3), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
-      } else {
-        const int kline = kk * 16 + l8 + 8 * lb3;
-        gemm::ldsm_x4_t(sb + 2 * (kline * LDB + ncol + 8 * lb4), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
-      }
-    }
-#pragma unroll
-    for (int mi = 0; mi < L::MI; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < L::NI; ++ni) gemm::Mma<DT>::run(acc.v + (mi * L::NI + ni) * 4, af[mi], bf[ni]);
+    mma_k_step<DT, TRANS_B, LDB, L::MI, L::NI>(acc.v, af, sb, kk, 0);
   }
 }
 
