@@ -1,0 +1,298 @@
+//! The plan's decisions about dots outside the recognized GEMM loops: which run on tensor
+//! cores (and why the others do not), the operand layouts and shared-memory residents that feed
+//! them, and the typed record `Emitted::dots` carries.
+
+use super::{accumulates_dot, collect_assigns};
+use crate::gemm_match::GemmMatch;
+use crate::layout::{blocked, FfmaAcc, Layout, MmaAcc};
+use crate::mainloop::MainLoop;
+use crate::visit::{bodies, stmt_exprs};
+use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How one dot outside the recognized GEMM loops is lowered (the plan's record of it; the
+/// emitted notes render it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DotRecord {
+    /// The result's `[m, n]` and the inner extent.
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// The tensor-core accumulator, or why the dot runs on FFMA.
+    pub lowering: Result<MmaAcc, NoMma>,
+}
+
+impl std::fmt::Display for DotRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, n) = (self.m, self.n);
+        match &self.lowering {
+            Ok(a) => write!(
+                f,
+                "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
+                a.warps_m, a.warps_n
+            ),
+            Err(why) => write!(f, "dot [{m}, {n}]: FFMA: {why}"),
+        }
+    }
+}
+
+/// Why a dot outside a recognized GEMM loop does not run on tensor cores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoMma {
+    /// Exact f32 (or f64, integer) operands: FFMA keeps the interpreter's precision.
+    OperandType(DType),
+    /// mma.sync needs sm_80.
+    Arch(u32),
+    /// K is not a multiple of 16 (one m16n8k16 step).
+    InnerExtent(i64),
+    /// No grid of warps tiles `[m, n]` in 16 x 16 warp tiles for the block's threads.
+    Shape(i64, i64),
+}
+
+impl std::fmt::Display for NoMma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoMma::OperandType(t) => {
+                write!(f, "{t} operands (tensor cores take f16 and bf16 here)")
+            }
+            NoMma::Arch(a) => write!(f, "sm_{a} has no mma.sync (sm_80 and later)"),
+            NoMma::InnerExtent(k) => write!(f, "K = {k} is not a multiple of 16"),
+            NoMma::Shape(m, n) => write!(
+                f,
+                "no warp grid tiles [{m}, {n}] in 16 x 16 warp tiles for the block's threads"
+            ),
+        }
+    }
+}
+
+/// The tensor-core accumulator of a dot expression (f16 or bf16 operands, f32 result, sm_80+,
+/// K a multiple of 16, a warp grid of 16 x 16 multiples), or why not.
+pub fn dot_mma(k: &Kernel, arch: u32, dot: &Expr) -> Result<MmaAcc, NoMma> {
+    let ExprKind::Dot { a, .. } = &dot.kind else {
+        return Err(NoMma::OperandType(dot.ty.dtype()));
+    };
+    let t = a.ty.dtype();
+    if !matches!(t, DType::F16 | DType::BF16) || dot.ty.dtype() != DType::F32 {
+        return Err(NoMma::OperandType(t));
+    }
+    if arch < 80 {
+        return Err(NoMma::Arch(arch));
+    }
+    let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
+    if inner % 16 != 0 {
+        return Err(NoMma::InnerExtent(inner));
+    }
+    let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
+    MmaAcc::choose(m, n, k.launch.threads).ok_or(NoMma::Shape(m, n))
+}
+
+/// The accumulator layout of a dot: tensor-core fragments where [`dot_mma`] allows, else the
+/// FFMA accumulator, else Blocked.
+pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
+    if let Ok(m) = dot_mma(k, arch, dot) {
+        return Layout::Mma(m);
+    }
+    let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
+    match FfmaAcc::choose(m, n, k.launch.threads, &k.point) {
+        Some(f) => Layout::Ffma(f),
+        None => blocked(&[m, n], k.launch.threads),
+    }
+}
+
+/// Tile locals that are loaded once (one assignment, a statement of the kernel's body, of a
+/// tile load of a 16-bit tensor the kernel never writes) and read only as operands of tensor-core dots, at least once inside a
+/// loop (attention's q): they stay in shared memory in the dots' staged form, loaded before
+/// the loop, instead of taking registers and being staged again at every iteration.
+pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
+    let mut stored = BTreeSet::new();
+    crate::visit::stored_tensors(&k.body, &mut stored);
+    let mut assigns: Vec<(LocalId, &Expr)> = Vec::new();
+    collect_assigns(&k.body, &mut assigns);
+    let mut out = BTreeSet::new();
+    for (l, local) in k.locals.iter().enumerate() {
+        // One assignment, a statement of the kernel's own body (not inside a loop, whose next
+        // iteration would overwrite the copy while slower warps still read it).
+        let top_level = k
+            .body
+            .iter()
+            .any(|s| matches!(&s.kind, StmtKind::Assign { local, .. } if *local == l));
+        let loads_once = match assigns.iter().filter(|(x, _)| *x == l).collect::<Vec<_>>()[..] {
+            [(_, value)] => {
+                top_level
+                    && matches!(&value.kind,
+                        ExprKind::Load { tensor, .. } if !stored.contains(tensor))
+            }
+            _ => false,
+        };
+        let narrow = matches!(local.ty.dtype(), DType::F16 | DType::BF16) && local.ty.is_tile();
+        if local.mutable || !loads_once || !narrow {
+            continue;
+        }
+        fn uses(
+            k: &Kernel,
+            arch: u32,
+            stmts: &[Stmt],
+            l: LocalId,
+            depth: usize,
+            found: &mut (usize, bool, bool),
+        ) {
+            for s in stmts {
+                for e in stmt_exprs(s) {
+                    operand_uses(k, arch, e, l, depth, found);
+                }
+                let inner = depth
+                    + usize::from(matches!(
+                        s.kind,
+                        StmtKind::For { .. } | StmtKind::While { .. }
+                    ));
+                for b in bodies(s) {
+                    uses(k, arch, b, l, inner, found);
+                }
+            }
+        }
+        fn operand_uses(
+            k: &Kernel,
+            arch: u32,
+            e: &Expr,
+            l: LocalId,
+            depth: usize,
+            found: &mut (usize, bool, bool),
+        ) {
+            if let ExprKind::Dot { a, b, .. } = &e.kind {
+                let mma = dot_mma(k, arch, e).is_ok();
+                for op in [a, b] {
+                    if matches!(op.kind, ExprKind::Local(x) if x == l) {
+                        if mma {
+                            found.0 += 1;
+                            found.2 |= depth > 0;
+                        } else {
+                            found.1 = true;
+                        }
+                    } else {
+                        operand_uses(k, arch, op, l, depth, found);
+                    }
+                }
+                return;
+            }
+            if matches!(e.kind, ExprKind::Local(x) if x == l) {
+                found.1 = true;
+                return;
+            }
+            for c in crate::visit::children(e) {
+                operand_uses(k, arch, c, l, depth, found);
+            }
+        }
+        let mut found = (0, false, false);
+        uses(k, arch, &k.body, l, 0, &mut found);
+        let (in_dots, elsewhere, in_loop) = found;
+        if in_dots > 0 && !elsewhere && in_loop {
+            out.insert(l);
+        }
+    }
+    out
+}
+
+/// Layouts for locals that are the A operand of tensor-core dots whose warps hold whole rows
+/// of the accumulator: the accumulator layout of the operand's own shape with the same warps,
+/// whose registers are the mma's A fragments (`ph::mma_dot_ra`: the operand is never staged).
+/// A local used as the A operand of dots that disagree keeps its own layout.
+pub(super) fn a_operand_layouts(
+    k: &Kernel,
+    arch: u32,
+    fixed: &BTreeMap<LocalId, Layout>,
+) -> BTreeMap<LocalId, Layout> {
+    let mut want: BTreeMap<LocalId, Option<Layout>> = BTreeMap::new();
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Dot { a, .. } = &e.kind {
+            if let ExprKind::Local(l) = a.kind {
+                let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
+                let lay = dot_mma(k, arch, e).ok().and_then(|acc| {
+                    let op = MmaAcc {
+                        bm: acc.bm,
+                        bn: inner,
+                        warps_m: acc.warps_m,
+                        warps_n: 1,
+                    };
+                    (acc.warps_n == 1 && op.is_valid()).then_some(Layout::Mma(op))
+                });
+                let entry = want.entry(l).or_insert_with(|| lay.clone());
+                if *entry != lay {
+                    *entry = None;
+                }
+            }
+        }
+        false
+    });
+    want.into_iter()
+        .filter(|(l, _)| !fixed.contains_key(l))
+        .filter_map(|(l, lay)| Some((l, lay?)))
+        .collect()
+}
+
+/// The record of every dot outside the recognized GEMM loops: its tensor-core accumulator, or
+/// why it runs on FFMA.
+pub(super) fn dot_records(
+    k: &Kernel,
+    arch: u32,
+    gemms: &[(GemmMatch, MainLoop)],
+) -> Vec<DotRecord> {
+    let in_gemm: BTreeSet<LocalId> = gemms.iter().map(|(m, _)| m.acc).collect();
+    let record = |d: &Expr| {
+        let (m, n) = crate::layout::rc(d.ty.shape().unwrap_or(&[1]));
+        let k_inner = match &d.kind {
+            ExprKind::Dot { a, .. } => crate::layout::rc(a.ty.shape().unwrap_or(&[1])).1,
+            _ => 0,
+        };
+        DotRecord {
+            m,
+            n,
+            k: k_inner,
+            lowering: dot_mma(k, arch, d),
+        }
+    };
+    fn walk(
+        stmts: &[Stmt],
+        skip: &BTreeSet<LocalId>,
+        record: &dyn Fn(&Expr) -> DotRecord,
+        out: &mut Vec<DotRecord>,
+    ) {
+        for s in stmts {
+            if let StmtKind::Assign { local, value } = &s.kind {
+                if skip.contains(local) && accumulates_dot(*local, value).is_some() {
+                    continue;
+                }
+            }
+            for e in stmt_exprs(s) {
+                crate::visit::any_expr(e, &mut |x| {
+                    if matches!(x.kind, ExprKind::Dot { .. }) {
+                        out.push(record(x));
+                    }
+                    false
+                });
+            }
+            for b in bodies(s) {
+                walk(b, skip, record, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&k.body, &in_gemm, &record, &mut out);
+    out
+}
+
+/// `f(acc) + dot(..)` (either order) assigned to `acc` with a tensor-core accumulator layout
+/// `lay` the dot shares, where the dot does not read `acc`: `(f(acc), dot)`. Adding the
+/// products into `f(acc)` in place differs from the separate sum only in rounding order.
+pub fn scaled_dot<'e>(l: LocalId, value: &'e Expr, lay: &Layout) -> Option<(&'e Expr, &'e Expr)> {
+    let ExprKind::Binary(BinOp::Add, x, y) = &value.kind else {
+        return None;
+    };
+    let (rest, dot) = match (&x.kind, &y.kind) {
+        (_, ExprKind::Dot { .. }) => (&**x, &**y),
+        (ExprKind::Dot { .. }, _) => (&**y, &**x),
+        _ => return None,
+    };
+    let same_shape = rest.ty.shape() == dot.ty.shape();
+    (matches!(lay, Layout::Mma(_)) && same_shape && !crate::visit::expr_reads_local(dot, l))
+        .then_some((rest, dot))
+}
