@@ -505,3 +505,52 @@ fn two_shards_on_the_gpu_merge_into_the_store_of_one_run() {
     assert_eq!(space_size(&r.stderr) * 2, once.len(), "{}", r.stderr);
     assert_eq!(measured_rows(&merged), rows, "{}", r.stderr);
 }
+
+/// Points a problem's `@where` rules out cost nothing: the shards share the points that run
+/// (here the half with SPLIT = 1), not the whole list with the pruned ones dealt like the rest.
+#[test]
+fn shards_share_the_points_that_run_not_the_pruned_ones() {
+    let s = Scratch::new("shard-pruned");
+    let kernel = s.file(
+        "scale.ph",
+        "@autotune(BLOCK in [64, 1024], SPLIT in [1, 2])\n\
+         @where(SPLIT == 1)\n\
+         @launch(64)\n\
+         kernel scale(a: f32, X: tensor<f32>[N], Y: tensor<f32>[N]) {\n\
+         \x20 let i = ctx.block.x * BLOCK\n\
+         \x20 Y[i :+ BLOCK] = a * X[i :+ BLOCK]\n\
+         }\n",
+    );
+    let mut ran = Vec::new();
+    for i in 0..2 {
+        let db = s.path(&format!("shard-{i}.sqlite"));
+        let shard = format!("{i}/2");
+        let r = run(kbench_cmd(&s, &[]).args([
+            &kernel,
+            "--dims",
+            "N=1000",
+            "--arg",
+            "a=2",
+            "--backend",
+            "interp",
+            "--budget-ms",
+            "5",
+            "--db",
+            &db,
+            "--shard",
+            &shard,
+        ]));
+        assert_eq!(r.code, 0, "shard {i}: {}", r.stderr);
+        let timed = Store::open(Path::new(&db))
+            .unwrap()
+            .measurement_rows()
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.2 == "search" && r.3 == "ok")
+            .count();
+        ran.push(timed);
+    }
+    // BLOCK in [64, 1024] is 5 values: 5 points run in all, 3 and 2 (or 2 and 3).
+    assert_eq!(ran.iter().sum::<usize>(), 5, "{ran:?}");
+    assert!(ran.iter().all(|&n| n >= 2), "unbalanced shards: {ran:?}");
+}

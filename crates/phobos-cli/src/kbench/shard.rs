@@ -93,7 +93,8 @@ fn work(job: &Job) -> f64 {
 
 /// The points of each job in this shard (`None`: all of them, when there is no shard). Units
 /// are every selected point (`--strategy`, `--max-points`) of every job, in order; each is
-/// weighed by its problem's predicted cost on this back end.
+/// weighed by its problem's predicted cost on this back end, and a point the problem's `@where`
+/// rules out by nothing (it is pruned, not run).
 pub fn points(
     frontend: &dyn Frontend,
     pins: &[(String, i64)],
@@ -128,7 +129,10 @@ pub fn points(
         );
         for p in &points {
             units.push((j, p.to_pins()));
-            costs.push(cost);
+            // A point the problem's `@where` rules out is pruned before anything runs: it
+            // costs nothing, so the points that do run are what the shards share.
+            let pruned = matches!(frontend.where_violation(p, &job.problem), Ok(Some(_)));
+            costs.push(if pruned { 0.0 } else { cost });
         }
     }
     let mut mine = vec![BTreeSet::new(); jobs.len()];
