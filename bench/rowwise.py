@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Row-wise and memory-bound kernels: Phobos tuned, torch, Triton and a copy, in one process.
 
-    python3 bench/rowwise.py [--only softmax,rms_norm] [--quick] [--json out.json]
+    python3 bench/rowwise.py [--only softmax,rms_norm] [--dtype bf16] [--quick] [--json out.json]
+                             [--profile]
 
 For every case (kernel, shape, dtype): phobos-kbench tunes the example kernel for that problem
 (its own process, the results database under $OUT), then this process loads the winner's PTX
@@ -12,6 +13,9 @@ repeat, median). Every implementation's output is first checked against a float6
 the same fresh random inputs, with the output poisoned before the launch. Bandwidth counts the
 fewest bytes the op must move (each input read once, each output written once), the same for
 every column, so the ratios compare times. The table comes last.
+
+--profile launches each implementation once instead of timing it (for Nsight Compute, which then
+sees one launch of each: bench/rowprof.sh); the table then has no times.
 """
 import argparse
 import ctypes
@@ -378,7 +382,14 @@ def first(v):
     return v[0] if isinstance(v, (tuple, list)) else v
 
 
+PROFILE = False
+
+
 def bench(fn):
+    if PROFILE:
+        fn()
+        torch.cuda.synchronize()
+        return None
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
@@ -386,8 +397,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dtype", default="", help="f32 or bf16: only the cases of that dtype")
+    ap.add_argument("--profile", action="store_true", help="one launch each, no timing")
     ap.add_argument("--json", default=os.path.join(OUT, "rowwise.json"))
     a = ap.parse_args()
+    global PROFILE
+    PROFILE = a.profile
     os.makedirs(OUT, exist_ok=True)
     log = os.path.join(OUT, "rowwise.log")
     cases = []
@@ -412,6 +427,8 @@ def main():
     only = [s for s in a.only.split(",") if s]
     if only:
         cases = [c for c in cases if c["op"] in only]
+    if a.dtype:
+        cases = [c for c in cases if c["dtype"] == a.dtype]
     if a.quick:
         seen, q = set(), []
         for c in cases:

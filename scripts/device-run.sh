@@ -12,6 +12,7 @@
 #   rowwise bench/rowwise.py      softmax, norms, cross-entropy, transpose: Phobos tuned, torch,
 #                                 Triton and a copy of the same bytes (ROWWISE_ARGS: its flags)
 #   attention bench/attention.py  attention forward: Phobos tuned against torch's SDPA (ATTENTION_ARGS)
+#   rowprof bench/rowprof.sh      Nsight Compute counters of the row-wise kernels (Phobos, Triton)
 #   shards bench/shard_gpu.sh     two shards on two GPUs, merged, against the job run whole (nvidia-h200-x2)
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
@@ -49,8 +50,9 @@ for part in "$@"; do
         2>&1 | tee "$work/attention/attention.txt"
       r=${PIPESTATUS[0]}
       cp "$work/attention/attention.txt" "$final/attention.txt" ;;
+    rowprof) OUT=$work/rowprof bash bench/rowprof.sh; r=$?; cp "$work/rowprof/rowprof.txt" "$final/rowprof.txt" ;;
     shards) OUT=$work/shards bash bench/shard_gpu.sh; r=$?; cp "$work/shards/summary.txt" "$final/shards.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, attention, shards)" >&2; r=2 ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, attention, rowprof, shards)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.
