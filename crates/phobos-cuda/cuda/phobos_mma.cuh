@@ -17,6 +17,7 @@
 #include "phobos_prelude.cuh"
 #include "phobos_reduce.cuh"
 #include "gemm/sm80.cuh"
+#include "gemm/sm90.cuh"
 
 namespace ph {
 
@@ -110,9 +111,32 @@ template <int DT> __device__ __forceinline__ unsigned mma_pack(float lo, float h
   return (unsigned)mma_bits<DT>(lo) | ((unsigned)mma_bits<DT>(hi) << 16);
 }
 
-// Row stride (elements) of an operand staged row-major in shared memory: 8 elements (16 bytes)
-// of padding put the 8 rows of every ldmatrix 8x8 matrix in 8 different 16-byte bank groups.
-__host__ __device__ constexpr int mma_ld(int c) { return c + 8; }
+// The staged form of a 16-bit [R, C] operand in shared memory (every staged buffer starts on a
+// 1024-byte boundary and takes a multiple of 1024 bytes: mma_staged_bytes):
+//   - C a multiple of 64 and R of 8 (swizzled): C / 64 slabs of R lines of 128 bytes (64
+//     elements); the 16-byte chunk q of line r lies at chunk q ^ (r % 8) of its line. This is
+//     the 128-byte swizzle wgmma reads through its descriptors, and ldmatrix reads it without
+//     bank conflicts (its 8 rows of a chunk column fall in 8 different chunks).
+//   - otherwise (padded): row-major with row stride C + 8 elements, the 8 bytes of padding
+//     putting the 8 rows an ldmatrix reads in 8 different 16-byte bank groups.
+template <int R, int C> __host__ __device__ constexpr bool mma_swizzled() { return C % 64 == 0 && R % 8 == 0; }
+template <int R, int C> __host__ __device__ constexpr int mma_staged_bytes() {
+  return ((mma_swizzled<R, C>() ? R * C * 2 : R * (C + 8) * 2) + 1023) / 1024 * 1024;
+}
+// Byte offset of element (r, c) in the staged form; for c % 8 == 0, the start of 8 contiguous
+// elements (one 16-byte chunk).
+template <int R, int C> __device__ __forceinline__ int mma_off(int r, int c) {
+  if (mma_swizzled<R, C>()) return (c / 64) * (R * 128) + r * 128 + ((((c % 64) / 8) ^ (r % 8)) * 16) + (c % 8) * 2;
+  return 2 * (r * (C + 8) + c);
+}
+// Copies of staged operands made by this thread (cp.async or stores) become visible to the
+// tensor cores' own reads (wgmma, the async proxy) once the block's next barrier is passed: the
+// proxy fence goes before that barrier. Nothing on sm_80.
+__device__ __forceinline__ void mma_publish() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  gemm::fence_proxy_async();
+#endif
+}
 
 // An operand read straight from global memory into shared memory (a dot of a tile load): the
 // [R, C] tile of region g, zeros outside it.
@@ -123,8 +147,8 @@ template <int R_, int C_, class S> struct GTile {
 template <int R, int C, class S> __device__ __forceinline__ GTile<R, C, S> gtile(const Region<const S>& g) {
   return GTile<R, C, S>{g};
 }
-// An operand already in shared memory in the staged form (row stride mma_ld(C)): a tile a loop
-// prefetched (mma_prefetch) while the previous iteration computed.
+// An operand already in shared memory in the staged form (mma_off): a tile a loop prefetched
+// (mma_prefetch) while the previous iteration computed, or a resident one.
 template <int R_, int C_> struct STile {
   static constexpr int R = R_, C = C_;
   unsigned short* p;
@@ -141,9 +165,9 @@ template <class T, class L> struct Ext<Tile<T, L>> { static constexpr int R = L:
 template <int R_, int C_, class S> struct Ext<GTile<R_, C_, S>> { static constexpr int R = R_, C = C_; };
 template <int R_, int C_> struct Ext<STile<R_, C_>> { static constexpr int R = R_, C = C_; };
 
-// Writes tile t (any layout, f16/bf16 values in float registers) row-major into dst with row
-// stride LD, a layout's VEC group of consecutive columns as one store of up to 16 bytes.
-template <int DT, int LD, int THREADS, class L> __device__ __forceinline__ void mma_stage(const Tile<float, L>& t, unsigned short* dst) {
+// Writes tile t (any layout, f16/bf16 values in float registers) into dst in the staged form,
+// a layout's VEC group of consecutive columns as one store of up to 16 bytes.
+template <int DT, int THREADS, class L> __device__ __forceinline__ void mma_stage(const Tile<float, L>& t, unsigned short* dst) {
   constexpr int V = L::VEC >= 8 ? 8 : (L::VEC >= 4 ? 4 : (L::VEC >= 2 ? 2 : 1));
   static_assert(L::VEC % V == 0, "vector groups");
   typedef typename VecT<2 * V>::T W;
@@ -158,15 +182,15 @@ template <int DT, int LD, int THREADS, class L> __device__ __forceinline__ void 
       for (int v = 0; v < V; ++v) h[v] = mma_bits<DT>(t.v[i + v]);
       W w;
       memcpy(&w, h, sizeof(W));
-      *reinterpret_cast<W*>(dst + r * LD + c) = w;
+      *reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(dst) + mma_off<L::R, L::C>(r, c)) = w;
     }
   }
 }
 
-// Copies the [R, C] tile of global region g (16-bit elements) into dst, row stride LD, by the
-// block's THREADS threads: 16 bytes a copy where the rows are contiguous and 16-byte aligned
+// Copies the [R, C] tile of global region g (16-bit elements) into dst in the staged form, by
+// the block's THREADS threads: 16 bytes a copy where the rows are contiguous and 16-byte aligned
 // (whole groups inside the tensor), element by element at ragged edges; zeros outside.
-template <int DT, int LD, int THREADS, int R, int C, class S> __device__ __forceinline__ void mma_stage(const GTile<R, C, S>& t, unsigned short* dst) {
+template <int DT, int THREADS, int R, int C, class S> __device__ __forceinline__ void mma_stage(const GTile<R, C, S>& t, unsigned short* dst) {
   static_assert(sizeof(S) == 2, "16-bit operands");
   const Region<const S>& g = t.g;
   const int tid = threadIdx.x;
@@ -188,29 +212,29 @@ template <int DT, int LD, int THREADS, int R, int C, class S> __device__ __force
         for (int v = 0; v < 8; ++v) h[v] = in_bounds(g, r, c + v) ? elem_ptr(g, r, c + v)->bits : (unsigned short)0;
         memcpy(&x, h, 16);
       }
-      *reinterpret_cast<uint4*>(dst + r * LD + c) = x;
+      *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(dst) + mma_off<R, C>(r, c)) = x;
     }
   } else {
     for (int q = tid; q < R * C; q += THREADS) {
       const int r = q / C, c = q % C;
-      dst[r * LD + c] = in_bounds(g, r, c) ? elem_ptr(g, r, c)->bits : (unsigned short)0;
+      *reinterpret_cast<unsigned short*>(reinterpret_cast<unsigned char*>(dst) + mma_off<R, C>(r, c)) =
+          in_bounds(g, r, c) ? elem_ptr(g, r, c)->bits : (unsigned short)0;
     }
   }
 }
 
-// Issues cp.async copies of the [R, C] tile of global region g into dst in the staged form (row
-// stride mma_ld(C)), zero-filled outside the tensor: 16 bytes a copy where rows are contiguous
-// and 16-byte aligned, else plain element stores. The caller commits, waits and synchronizes.
+// Issues cp.async copies of the [R, C] tile of global region g into dst in the staged form,
+// zero-filled outside the tensor: 16 bytes a copy where rows are contiguous and 16-byte aligned,
+// else plain element stores. The caller commits, waits, publishes (mma_publish) and
+// synchronizes.
 template <int R, int C, int THREADS, class S> __device__ __forceinline__ void mma_prefetch(const Region<const S>& g, unsigned char* dst) {
   static_assert(sizeof(S) == 2, "16-bit operands");
-  constexpr int LD = mma_ld(C);
-  unsigned short* d = reinterpret_cast<unsigned short*>(dst);
   const int tid = threadIdx.x;
   const bool vec = C % 8 == 0 && g.cs == 1 && g.rs % 8 == 0 && g.c0 % 8 == 0 &&
                    (reinterpret_cast<unsigned long long>(g.p) & 15) == 0;
   if (vec) {
     constexpr int G = R * C / 8, PER = (G + THREADS - 1) / THREADS;
-    const unsigned base = gemm::smem_u32(d);
+    const unsigned base = gemm::smem_u32(dst);
 #pragma unroll
     for (int j = 0; j < PER; ++j) {
       const int q = tid + j * THREADS;
@@ -222,12 +246,12 @@ template <int R, int C, int THREADS, class S> __device__ __forceinline__ void mm
         bytes = left < 16 ? left : 16;
       }
       // A zero-byte copy still needs a mapped address: the region's base is one.
-      gemm::cp_async16(base + 2 * (r * LD + c), bytes > 0 ? (const void*)elem_ptr(g, r, c) : (const void*)g.p, bytes);
+      gemm::cp_async16(base + mma_off<R, C>(r, c), bytes > 0 ? (const void*)elem_ptr(g, r, c) : (const void*)g.p, bytes);
     }
   } else {
     for (int q = tid; q < R * C; q += THREADS) {
       const int r = q / C, c = q % C;
-      d[r * LD + c] = in_bounds(g, r, c) ? elem_ptr(g, r, c)->bits : (unsigned short)0;
+      *reinterpret_cast<unsigned short*>(dst + mma_off<R, C>(r, c)) = in_bounds(g, r, c) ? elem_ptr(g, r, c)->bits : (unsigned short)0;
     }
   }
 }
@@ -241,30 +265,30 @@ template <class L, int DT, int R, int C> __device__ Tile<float, L> mma_unstage(c
   for (int i = 0; i < L::N; ++i) {
     int r, c;
     L::coord(threadIdx.x, i, r, c);
-    const unsigned short b = in_tile<L>(r, c) ? t.p[r * mma_ld(C) + c] : (unsigned short)0;
+    const unsigned short b = in_tile<L>(r, c) ? *reinterpret_cast<const unsigned short*>(reinterpret_cast<const unsigned char*>(t.p) + mma_off<R, C>(r, c)) : (unsigned short)0;
     out.v[i] = DT == gemm::BF16 ? bf16_to_f32(b) : f16_to_f32(b);
   }
   return out;
 }
 
 // Where an operand lies staged: a prefetched STile where it is, anything else staged into dst.
-template <int DT, int LD, int THREADS, class X> __device__ __forceinline__ unsigned short* mma_place(const X& x, unsigned short* dst) {
-  mma_stage<DT, LD, THREADS>(x, dst);
+template <int DT, int THREADS, class X> __device__ __forceinline__ unsigned short* mma_place(const X& x, unsigned short* dst) {
+  mma_stage<DT, THREADS>(x, dst);
   return dst;
 }
-template <int DT, int LD, int THREADS, int R, int C> __device__ __forceinline__ unsigned short* mma_place(const STile<R, C>& x, unsigned short*) {
+template <int DT, int THREADS, int R, int C> __device__ __forceinline__ unsigned short* mma_place(const STile<R, C>& x, unsigned short*) {
   return x.p;
 }
 // Scratch bytes an operand takes: none when it is already staged.
 template <class X> __host__ __device__ constexpr int mma_scratch_bytes() {
-  return IsStaged<X>::value ? 0 : Ext<X>::R * mma_ld(Ext<X>::C) * 2;
+  return IsStaged<X>::value ? 0 : mma_staged_bytes<Ext<X>::R, Ext<X>::C>();
 }
 
 // One k step of 16 for a warp: the B fragments of its NI n8 blocks from column n0 on (B staged
-// at shared address sb, row stride LDB: [N][LDB] when B_NK, else [K][LDB] read with
+// at shared address sb as an [RB, CB] tile: [N, K] when B_NK, else [K, N] read with
 // ldmatrix.trans), then the MI x NI mma.sync with the A fragments af into acc (the
 // accumulator's registers, fragment (mi, ni) at 4 * (mi * NI + ni)).
-template <int DT, bool B_NK, int LDB, int MI, int NI>
+template <int DT, bool B_NK, int RB, int CB, int MI, int NI>
 __device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][4], unsigned sb, int kk, int n0) {
   const int lane = threadIdx.x % 32;
   const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
@@ -274,10 +298,10 @@ __device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][
     const int ncol = n0 + nj * 16;
     if (B_NK) {
       const int row = ncol + l8 + 8 * lb4;
-      gemm::ldsm_x4(sb + 2 * (row * LDB + kk * 16 + 8 * lb3), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
+      gemm::ldsm_x4(sb + mma_off<RB, CB>(row, kk * 16 + 8 * lb3), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
     } else {
       const int kline = kk * 16 + l8 + 8 * lb3;
-      gemm::ldsm_x4_t(sb + 2 * (kline * LDB + ncol + 8 * lb4), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
+      gemm::ldsm_x4_t(sb + mma_off<RB, CB>(kline, ncol + 8 * lb4), bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
     }
   }
 #pragma unroll
@@ -286,10 +310,11 @@ __device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][
     for (int ni = 0; ni < NI; ++ni) gemm::Mma<DT>::run(acc + (mi * NI + ni) * 4, af[mi], bf[ni]);
 }
 
-// acc += A · B over K for A staged [M][LDA] at shared address sa and B staged at sb: [N][LDB]
-// (B_NK: dot_t's [N, K] operand) or [K][LDB] (dot's [K, N], read with ldmatrix.trans). Each warp
-// computes its accumulator tile; fragments come by ldmatrix as in the mma.sync main loop.
-template <int DT, bool B_NK, int K, int LDA, int LDB, int BM, int BN, int WARPS_M, int WARPS_N>
+// acc += A · B over K for A staged [BM, K] at shared address sa and B staged at sb as an
+// [RB, CB] tile ([N, K] when B_NK: dot_t's operand; else [K, N], read with ldmatrix.trans).
+// Each warp computes its accumulator tile; fragments come by ldmatrix as in the mma.sync main
+// loop.
+template <int DT, bool B_NK, int K, int RB, int CB, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void mma_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
   typedef gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N> L;
   static_assert(K % 16 == 0, "dot on tensor cores: K is a multiple of 16");
@@ -302,34 +327,92 @@ __device__ __forceinline__ void mma_smem(Tile<float, gemm::sm80::AccLayout<BM, B
 #pragma unroll
     for (int mi = 0; mi < L::MI; ++mi) {
       const int row = wm * L::WM + mi * 16 + l8 + 8 * lb3;
-      gemm::ldsm_x4(sa + 2 * (row * LDA + kk * 16 + 8 * lb4), af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
+      gemm::ldsm_x4(sa + mma_off<BM, K>(row, kk * 16 + 8 * lb4), af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
     }
-    mma_k_step<DT, B_NK, LDB, L::MI, L::NI>(acc.v, af, sb, kk, wn * L::WN);
+    mma_k_step<DT, B_NK, RB, CB, L::MI, L::NI>(acc.v, af, sb, kk, wn * L::WN);
   }
 }
 
+// ---- wgmma (sm_90a) ---------------------------------------------------------------------------
+// The plan takes wgmma for a dot (template argument WG of mma_dot / mma_dot_ra) when its
+// accumulator gives each warp 16 whole rows (WARPS_N == 1, BM == 16 * WARPS_M): then warp w's
+// registers are exactly those of warp w % 4 of warpgroup w / 4 running wgmma m64nBNk16 on rows
+// 64 * (w / 4) on (register i: n8 block i / 4, row + 8 * ((i / 2) % 2), column + i % 2), and
+// every staged operand is in the swizzled form. A warpgroup multiplies its 64 rows with both
+// operands read from shared memory through descriptors, or with A from registers (the P·V of
+// attention); the dot waits for its wgmma before returning.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Descriptor of the 64-row (A) or whole (B, K-major) slab of a K-major staged [R, KD] tile:
+// k step kk starts kk * 32 bytes into the 128-byte lines of slab kk / 4.
+template <int R, int KD> __device__ __forceinline__ unsigned long long wg_desc_kmajor(unsigned base, int row0, int kk) {
+  static_assert(mma_swizzled<R, KD>(), "wgmma reads the swizzled form");
+  const int kb = kk * 32;
+  return gemm::sm90::desc_sw128(base + (kb / 128) * (R * 128) + row0 * 128 + (kb % 128), 16, 1024);
+}
+// Descriptor of the N-major staged [KD, N] tile (dot's [K, N] operand) at k step kk: 16 lines
+// of the slabs, slab to slab R * 128 bytes apart.
+template <int KD, int N> __device__ __forceinline__ unsigned long long wg_desc_nmajor(unsigned base, int kk) {
+  static_assert(mma_swizzled<KD, N>(), "wgmma reads the swizzled form");
+  return gemm::sm90::desc_sw128(base + kk * 16 * 128, KD * 128, 1024);
+}
+// The B descriptor at k step kk: dot_t's [N, K] operand (K-major) or dot's [K, N] (N-major).
+template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long wg_desc_b(unsigned base, int kk) {
+  if constexpr (B_NK) {
+    return wg_desc_kmajor<N, K>(base, 0, kk);
+  } else {
+    return wg_desc_nmajor<K, N>(base, kk);
+  }
+}
+template <int DT, bool B_NK, int K, int BM, int BN, int WARPS_M>
+__device__ __forceinline__ void wg_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, 1>>& acc, unsigned sa, unsigned sb) {
+  static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
+  const int row0 = (threadIdx.x / 128) * 64;
+  gemm::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    gemm::sm90::Wgmma<DT, BN, 0, B_NK ? 0 : 1>::run(acc.v, wg_desc_kmajor<BM, K>(sa, row0, kk), wg_desc_b<B_NK, K, BN>(sb, kk));
+  }
+  gemm::wgmma_commit();
+  gemm::wgmma_wait<0>();
+}
+#endif
+
+template <int DT, bool B_NK, bool WG, int K, int RB, int CB, int BM, int BN, int WARPS_M, int WARPS_N>
+__device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (WG) {
+    wg_smem<DT, B_NK, K>(acc, sa, sb);
+    return;
+  }
+#endif
+  mma_smem<DT, B_NK, K, RB, CB>(acc, sa, sb);
+}
+
 // acc += a @ b (TRANS_B: a @ bᵀ) with a [M, K] and b [K, N] (or [N, K]) of type DT, each a
-// register tile in any layout or a GTile: both are staged in the scratch area, then multiplied
-// on tensor cores.
-template <bool TRANS_B, int DT, class Acc, class A, class B, int BYTES>
+// register tile in any layout, a GTile or an STile: what is not staged yet is staged in the
+// scratch area, then multiplied on tensor cores (WG: by wgmma).
+template <bool TRANS_B, int DT, bool WG = false, class Acc, class A, class B, int BYTES>
 __device__ void mma_dot(Tile<float, Acc>& acc, const A& a, const B& b, Scratch<BYTES> s) {
   constexpr int M = Ext<A>::R, K = Ext<A>::C, N = TRANS_B ? Ext<B>::R : Ext<B>::C;
   static_assert((TRANS_B ? Ext<B>::C : Ext<B>::R) == K, "dot: inner extents differ");
   static_assert(Acc::R == M && Acc::C == N, "dot: accumulator shape");
   constexpr int A_BYTES = mma_scratch_bytes<A>();
   static_assert(A_BYTES + mma_scratch_bytes<B>() <= BYTES, "scratch too small for dot");
-  constexpr int LDA = mma_ld(K), LDB = mma_ld(TRANS_B ? K : N);
-  unsigned short* As = mma_place<DT, LDA, Acc::THREADS>(a, reinterpret_cast<unsigned short*>(s.p));
-  unsigned short* Bs = mma_place<DT, LDB, Acc::THREADS>(b, reinterpret_cast<unsigned short*>(s.p + A_BYTES));
-  if (!(IsStaged<A>::value && IsStaged<B>::value)) __syncthreads();
-  mma_smem<DT, TRANS_B, K, LDA, LDB>(acc, gemm::smem_u32(As), gemm::smem_u32(Bs));
+  unsigned short* As = mma_place<DT, Acc::THREADS>(a, reinterpret_cast<unsigned short*>(s.p));
+  unsigned short* Bs = mma_place<DT, Acc::THREADS>(b, reinterpret_cast<unsigned short*>(s.p + A_BYTES));
+  if (!(IsStaged<A>::value && IsStaged<B>::value)) {
+    mma_publish();
+    __syncthreads();
+  }
+  mma_smem_any<DT, TRANS_B, WG, K, Ext<B>::R, Ext<B>::C>(acc, gemm::smem_u32(As), gemm::smem_u32(Bs));
 }
 
 // acc += a @ b where a is an accumulator-layout tile [M, K] whose warps hold whole rows
 // (WARPS_N == 1) and the same rows as acc: the C fragments of a's n8 blocks 2kk and 2kk + 1 are
 // the A fragment of k step kk (a0 a1: rows g and g + 8 of block 2kk, a2 a3: of block 2kk + 1),
-// so a never leaves registers. Only b is staged (a register tile or a GTile).
-template <bool TRANS_B, int DT, int BM, int BN, int WARPS_M, int WARPS_N, int KA, class B, int BYTES>
+// so a never leaves registers (for wgmma too: a warp's A fragment of m64nNk16 is that of
+// mma.sync m16n8k16 for its 16 rows). Only b is staged (a register tile, a GTile or an STile).
+template <bool TRANS_B, int DT, bool WG = false, int BM, int BN, int WARPS_M, int WARPS_N, int KA, class B, int BYTES>
 __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc,
                            const Tile<float, gemm::sm80::AccLayout<BM, KA, WARPS_M, 1>>& a,
                            const B& b, Scratch<BYTES> s) {
@@ -339,10 +422,30 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
   static_assert(WARPS_N == 1, "the A operand's rows are the accumulator's");
   static_assert((TRANS_B ? Ext<B>::C : Ext<B>::R) == K && BN == N, "dot: extents");
   static_assert(mma_scratch_bytes<B>() <= BYTES, "scratch too small for dot");
-  constexpr int LDB = mma_ld(TRANS_B ? K : N);
-  unsigned short* Bs = mma_place<DT, LDB, L::THREADS>(b, reinterpret_cast<unsigned short*>(s.p));
-  if (!IsStaged<B>::value) __syncthreads();
+  constexpr int RB = Ext<B>::R, CB = Ext<B>::C;
+  unsigned short* Bs = mma_place<DT, L::THREADS>(b, reinterpret_cast<unsigned short*>(s.p));
+  if (!IsStaged<B>::value) {
+    mma_publish();
+    __syncthreads();
+  }
   const unsigned sb = gemm::smem_u32(Bs);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (WG) {
+    static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
+    gemm::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const float* c0 = a.v + (2 * kk) * 4;
+      const float* c1 = c0 + 4;
+      const unsigned af[4] = {mma_pack<DT>(c0[0], c0[1]), mma_pack<DT>(c0[2], c0[3]),
+                              mma_pack<DT>(c1[0], c1[1]), mma_pack<DT>(c1[2], c1[3])};
+      gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, af, wg_desc_b<TRANS_B, K, N>(sb, kk));
+    }
+    gemm::wgmma_commit();
+    gemm::wgmma_wait<0>();
+    return;
+  }
+#endif
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     unsigned af[L::MI][4];
@@ -355,7 +458,7 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
       af[mi][2] = mma_pack<DT>(c1[0], c1[1]);
       af[mi][3] = mma_pack<DT>(c1[2], c1[3]);
     }
-    mma_k_step<DT, TRANS_B, LDB, L::MI, L::NI>(acc.v, af, sb, kk, 0);
+    mma_k_step<DT, TRANS_B, RB, CB, L::MI, L::NI>(acc.v, af, sb, kk, 0);
   }
 }
 

@@ -339,7 +339,78 @@ template <class L, class S> __device__ __forceinline__ bool group_inside(const R
   return (unsigned)(g.r0 + r) < (unsigned)g.rn && g.c0 + c >= 0 && g.c0 + c + L::VEC <= g.cn;
 }
 
+// For 1- and 2-byte types the vector paths issue every group's load first and convert
+// afterwards: a conversion inside the guarded block of its own load made the compiler branch
+// around each load and reuse its registers, so each load waited for the one before (one 16-byte
+// load in flight per thread; bf16 norms +10-15 %). 4-byte types load straight into their
+// registers, where the one-phase form keeps fewer registers (bench/NOTES.md r4).
+template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g);
+template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g);
 template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile(const Region<S>& g) {
+  if constexpr (sizeof(S) >= 4) {
+    return load_tile_wide<L>(g);
+  } else {
+    return load_tile_narrow<L>(g);
+  }
+}
+template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g) {
+  typedef typename Reg<S>::T T;
+  Tile<T, L> t;
+  const int tid = threadIdx.x;
+  if (vector_ok<L>(g) || vector_rows_ok<L>(g)) {
+    constexpr int BYTES = L::VEC * (int)sizeof(S);
+    constexpr int W = BYTES < 16 ? BYTES : 16;
+    constexpr int G = L::N / L::VEC;  // vector groups a thread
+    typedef typename VecT<W>::T V;
+    static_assert(L::N % L::VEC == 0, "whole vector groups");
+    // Whole tile inside the tensor: every group in the tile is read whole; else (masked)
+    // each group inside is, and the edge's groups element by element.
+    const bool whole_tile = vector_ok<L>(g);
+    V raw[G][BYTES / W];
+    bool whole[G];
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      whole[j] = in_tile<L>(r, c) && (whole_tile || group_inside<L>(g, r, c));
+      const V* src = reinterpret_cast<const V*>(elem_ptr(g, r, c));
+#pragma unroll
+      for (int w = 0; w < BYTES / W; ++w) {
+        V x{};
+        if (whole[j]) x = src[w];
+        raw[j][w] = x;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const int i = j * L::VEC;
+      if (whole[j] || whole_tile) {
+        typename Bare<S>::T s[L::VEC];
+        memcpy(s, raw[j], BYTES);
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v) t.v[i + v] = Reg<S>::load(s[v]);
+      } else {
+        int r, c;
+        L::coord(tid, i, r, c);
+#pragma unroll
+        for (int v = 0; v < L::VEC; ++v)
+          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(*elem_ptr(g, r, c + v)) : T(0);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < L::N; ++i) {
+      int r, c;
+      L::coord(tid, i, r, c);
+      t.v[i] = (in_tile<L>(r, c) && in_bounds(g, r, c)) ? Reg<S>::load(*elem_ptr(g, r, c)) : T(0);
+    }
+  }
+  return t;
+}
+
+// The one-phase load of 4-byte and wider types: each vector group loaded and stored into its
+// registers in turn.
+template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g) {
   typedef typename Reg<S>::T T;
   Tile<T, L> t;
   const int tid = threadIdx.x;

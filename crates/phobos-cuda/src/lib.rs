@@ -33,7 +33,7 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
-pub use plan::{DotRecord, NoMma};
+pub use plan::{DotRecord, MmaInstr, NoMma, NoWgmma};
 pub mod specialize;
 mod visit;
 

@@ -274,3 +274,41 @@ kernel dots(A: tensor<f32>[64, 32], H: tensor<f16>[64, 24], G: tensor<f16>[16, 3
     // The notes render the records.
     assert!(e.dots.iter().all(|d| e.notes.contains(&d.to_string())));
 }
+
+/// wgmma where each warp holds 16 whole rows (threads = 2 x rows) on sm_90a, with both operands
+/// of Q Kᵀ in shared memory and P from registers for P V; mma.sync, with the reason, elsewhere.
+#[test]
+fn dots_take_wgmma_where_each_warp_holds_16_rows() {
+    use phobos_cuda::{MmaInstr, NoWgmma};
+    let instrs = |pins: &str, arch: u32| {
+        let k = &common::kernels_at("examples/flash_attention.ph", pins, None)[0];
+        let e = phobos_cuda::emit_for_arch(k, &EmitOptions::default(), arch).unwrap();
+        assert!(e.dots.iter().all(|d| e.notes.contains(&d.to_string())));
+        (e.dots.iter().map(|d| d.instr).collect::<Vec<_>>(), e.source)
+    };
+    for pins in ["BR=128 BC=64 THREADS=256", "BR=64 BC=128 THREADS=128"] {
+        let (got, src) = instrs(pins, 90);
+        assert_eq!(got, [Some(MmaInstr::Wgmma); 2], "{pins}");
+        assert!(
+            src.contains("ph::mma_dot<true, ph::gemm::F16, true>"),
+            "{src}"
+        );
+        assert!(
+            src.contains("ph::mma_dot_ra<false, ph::gemm::F16, true>"),
+            "{src}"
+        );
+        assert!(src.contains("__align__(1024)"), "{src}");
+    }
+    let (got, _) = instrs("BR=128 BC=64 THREADS=128", 90);
+    let rows = MmaInstr::MmaSync(NoWgmma::WarpRows {
+        rows: 32,
+        warps_n: 1,
+    });
+    assert_eq!(got, [Some(rows); 2]);
+    let (got, src) = instrs("BR=128 BC=64 THREADS=256", 80);
+    assert_eq!(got, [Some(MmaInstr::MmaSync(NoWgmma::Arch(80))); 2]);
+    assert!(
+        src.contains("ph::mma_dot<true, ph::gemm::F16, false>"),
+        "{src}"
+    );
+}

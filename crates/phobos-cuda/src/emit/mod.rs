@@ -406,6 +406,14 @@ impl<'k> Emitter<'k> {
         let scratch = self.scratch_bytes.div_ceil(16) * 16;
         // The main loop's stages, the C store's staging buffer, then the scratch area.
         let resident_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        // Staged dot operands (resident, streamed, or staged in the scratch area) start on
+        // 1024-byte swizzle atoms: every region after the main loop's is so aligned.
+        let staged = self.headers.contains(crate::MMA_HEADER);
+        let resident_region = if staged {
+            resident_region.div_ceil(1024) * 1024
+        } else {
+            resident_region
+        };
         let pipe_region = resident_region + self.resident_smem;
         let gemm_region = pipe_region + 2 * self.pipe_stage;
         let smem = gemm_region + scratch;
@@ -436,6 +444,7 @@ impl<'k> Emitter<'k> {
                 crate::REDUCE_HEADER,
                 "gemm/ptx.cuh",
                 "gemm/sm80.cuh",
+                "gemm/sm90.cuh",
             ] {
                 self.headers.insert(h);
             }
@@ -455,8 +464,9 @@ impl<'k> Emitter<'k> {
         }
         out.push(format!("{} {{", self.signature()));
         if smem > 0 {
+            let align = if staged { 1024 } else { 128 };
             out.push(format!(
-                "  extern __shared__ __align__(128) unsigned char ph_smem[];  // {smem} bytes"
+                "  extern __shared__ __align__({align}) unsigned char ph_smem[];  // {smem} bytes"
             ));
         }
         if self.resident_smem > 0 {

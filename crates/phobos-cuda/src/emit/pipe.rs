@@ -90,10 +90,10 @@ fn visit_ref<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
         .for_each(|c| visit_ref(c, f));
 }
 
-/// Bytes of one staged `[r, c]` 16-bit tile (mirrors `ph::mma_ld`), 16-byte rounded.
+/// Bytes of one staged tile (`ph::mma_staged_bytes`).
 fn staged_bytes(e: &Expr) -> u32 {
     let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
-    ((r * (c + 8) * 2) as u32).div_ceil(16) * 16
+    crate::layout::staged_bytes(r, c)
 }
 
 impl<'k> Emitter<'k> {
@@ -165,6 +165,7 @@ impl<'k> Emitter<'k> {
         self.line("}");
         self.line("ph::gemm::cp_async_commit();");
         self.line("ph::gemm::cp_async_wait<1>();");
+        self.line("ph::mma_publish();");
         self.barrier();
         let stage = self.pipe_stage_name();
         for s in streamed {
@@ -242,6 +243,7 @@ impl<'k> Emitter<'k> {
         ));
         self.line("ph::gemm::cp_async_commit();");
         self.line("ph::gemm::cp_async_wait<0>();");
+        self.line("ph::mma_publish();");
         self.barrier();
         Ok(())
     }

@@ -271,24 +271,30 @@ impl<'k> Emitter<'k> {
                 self.streamed.contains_key(&(e as *const Expr as usize))
                     || matches!(e.kind, ExprKind::Local(l) if self.resident_at.contains_key(&l))
             };
-            let a_bytes = if staged(a) { 0 } else { m * (k + 8) * 2 };
+            let a_bytes = if staged(a) {
+                0
+            } else {
+                crate::layout::staged_bytes(m, k)
+            };
             let b_bytes = match (staged(b), *trans_b) {
                 (true, _) => 0,
-                (false, true) => n * (k + 8) * 2,
-                (false, false) => k * (n + 8) * 2,
+                (false, true) => crate::layout::staged_bytes(n, k),
+                (false, false) => crate::layout::staged_bytes(k, n),
             };
             self.headers.insert(crate::MMA_HEADER);
-            let from_registers = matches!(&a_lay, Some(Layout::Mma(p))
-                if p.warps_n == 1 && acc.warps_n == 1 && p.warps_m == acc.warps_m && p.bm == acc.bm);
+            let wg = crate::plan::dot_instr(self.plan.arch, dot, acc, &self.plan.layouts)
+                == crate::plan::MmaInstr::Wgmma;
+            let from_registers =
+                matches!(&a_lay, Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc));
             if from_registers {
-                let s = self.mma_scratch(ceil16(b_bytes));
+                let s = self.mma_scratch(b_bytes);
                 self.line(format!(
-                    "ph::mma_dot_ra<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+                    "ph::mma_dot_ra<{trans_b}, {dt}, {wg}>({dst}, {an}, {bn}, {s});"
                 ));
             } else {
-                let s = self.mma_scratch(ceil16(a_bytes + b_bytes));
+                let s = self.mma_scratch(a_bytes + b_bytes);
                 self.line(format!(
-                    "ph::mma_dot<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+                    "ph::mma_dot<{trans_b}, {dt}, {wg}>({dst}, {an}, {bn}, {s});"
                 ));
             }
             return Ok(());

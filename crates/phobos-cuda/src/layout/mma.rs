@@ -113,6 +113,24 @@ impl MmaRows {
     }
 }
 
+/// Whether a staged 16-bit `[r, c]` operand takes the 128-byte swizzled form wgmma reads
+/// (mirrors `ph::mma_swizzled`): rows of 64-element lines, 8 lines an atom.
+pub fn staged_swizzled(r: i64, c: i64) -> bool {
+    c % 64 == 0 && r % 8 == 0
+}
+
+/// Bytes of a staged 16-bit `[r, c]` operand in shared memory (mirrors
+/// `ph::mma_staged_bytes`): swizzled, or padded rows of `c + 8`; a multiple of 1024, so every
+/// staged buffer placed after others starts on a swizzle atom.
+pub fn staged_bytes(r: i64, c: i64) -> u32 {
+    let bytes = if staged_swizzled(r, c) {
+        r * c * 2
+    } else {
+        r * (c + 8) * 2
+    };
+    (bytes as u32).div_ceil(1024) * 1024
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use phobos_ir::knobs::Knob;
 use phobos_ir::Point;
 
 pub mod mma;
-pub use mma::{MmaAcc, MmaRows};
+pub use mma::{staged_bytes, staged_swizzled, MmaAcc, MmaRows};
 
 /// A register layout of an `[r, c]` tile (a rank-1 tile `[n]` is `[1, n]`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -20,20 +20,129 @@ pub struct DotRecord {
     pub k: i64,
     /// The tensor-core accumulator, or why the dot runs on FFMA.
     pub lowering: Result<MmaAcc, NoMma>,
+    /// The instruction, on tensor cores: wgmma, or mma.sync and why not wgmma.
+    pub instr: Option<MmaInstr>,
 }
 
 impl std::fmt::Display for DotRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (m, n) = (self.m, self.n);
-        match &self.lowering {
-            Ok(a) => write!(
+        match (&self.lowering, &self.instr) {
+            (Ok(a), Some(MmaInstr::Wgmma)) => write!(
                 f,
-                "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
-                a.warps_m, a.warps_n
+                "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k16, {} warpgroups)",
+                a.warps_m / 4
             ),
-            Err(why) => write!(f, "dot [{m}, {n}]: FFMA: {why}"),
+            (Ok(a), instr) => {
+                write!(
+                    f,
+                    "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
+                    a.warps_m, a.warps_n
+                )?;
+                match instr {
+                    Some(MmaInstr::MmaSync(why)) => write!(f, "; not wgmma: {why}"),
+                    _ => Ok(()),
+                }
+            }
+            (Err(why), _) => write!(f, "dot [{m}, {n}]: FFMA: {why}"),
         }
     }
+}
+
+/// The tensor-core instruction of a dot: wgmma (sm_90a), or mma.sync with the reason wgmma was
+/// not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaInstr {
+    Wgmma,
+    MmaSync(NoWgmma),
+}
+
+/// Why a tensor-core dot runs on mma.sync rather than wgmma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoWgmma {
+    /// wgmma needs sm_90a.
+    Arch(u32),
+    /// wgmma gives each warp 16 whole rows of an m64 tile; this accumulator gives each warp
+    /// `rows` rows over `warps_n` warp columns.
+    WarpRows { rows: i64, warps_n: i64 },
+    /// N is not a multiple of 32 up to 256 (the wgmma shapes generated).
+    Columns(i64),
+    /// A staged operand's rows are not whole 128-byte lines of the swizzled form
+    /// (`[rows, cols]` with cols a multiple of 64 and rows of 8).
+    Operand { rows: i64, cols: i64 },
+}
+
+impl std::fmt::Display for NoWgmma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoWgmma::Arch(a) => write!(f, "sm_{a} has no wgmma (sm_90a)"),
+            NoWgmma::WarpRows { rows, warps_n } => write!(
+                f,
+                "{rows} rows a warp over {warps_n} warp column(s), wgmma needs 16 rows a warp in one column (threads = 2 x rows)"
+            ),
+            NoWgmma::Columns(n) => write!(f, "N = {n} is not a multiple of 32 up to 256"),
+            NoWgmma::Operand { rows, cols } => write!(
+                f,
+                "a staged [{rows}, {cols}] operand is not in 128-byte swizzled lines (columns a multiple of 64, rows of 8)"
+            ),
+        }
+    }
+}
+
+/// The instruction of a tensor-core dot with accumulator `acc`: wgmma when the target has it,
+/// each warp holds 16 whole rows, N is a generated wgmma shape and every operand read from
+/// shared memory is in the swizzled form (A from registers needs none); else mma.sync and why.
+/// `layouts` are the plan's (A from registers when A is a local laid out as the accumulator's
+/// rows).
+pub fn dot_instr(
+    arch: u32,
+    dot: &Expr,
+    acc: &MmaAcc,
+    layouts: &BTreeMap<LocalId, Layout>,
+) -> MmaInstr {
+    let ExprKind::Dot { a, b, trans_b, .. } = &dot.kind else {
+        return MmaInstr::MmaSync(NoWgmma::Columns(0));
+    };
+    let why = || {
+        if arch < 90 {
+            return Some(NoWgmma::Arch(arch));
+        }
+        let rows = acc.bm / acc.warps_m;
+        if acc.warps_n != 1 || rows != 16 || acc.bm % 64 != 0 {
+            return Some(NoWgmma::WarpRows {
+                rows,
+                warps_n: acc.warps_n,
+            });
+        }
+        if acc.bn % 32 != 0 || acc.bn > 256 {
+            return Some(NoWgmma::Columns(acc.bn));
+        }
+        let swizzled = |e: &Expr| {
+            let (r, c) = crate::layout::rc(e.ty.shape().unwrap_or(&[1]));
+            crate::layout::staged_swizzled(r, c)
+                .then_some(())
+                .ok_or(NoWgmma::Operand { rows: r, cols: c })
+        };
+        let a_in_registers = matches!(&a.kind, ExprKind::Local(l)
+            if matches!(layouts.get(l), Some(Layout::Mma(p)) if a_from_registers(p, acc)));
+        if !a_in_registers {
+            if let Err(e) = swizzled(a) {
+                return Some(e);
+            }
+        }
+        let _ = trans_b;
+        swizzled(b).err()
+    };
+    match why() {
+        None => MmaInstr::Wgmma,
+        Some(w) => MmaInstr::MmaSync(w),
+    }
+}
+
+/// Whether an A operand laid out as `a` feeds a dot with accumulator `acc` from registers
+/// (`ph::mma_dot_ra`): whole rows per warp, the same warps and rows.
+pub fn a_from_registers(a: &MmaAcc, acc: &MmaAcc) -> bool {
+    a.warps_n == 1 && acc.warps_n == 1 && a.warps_m == acc.warps_m && a.bm == acc.bm
 }
 
 /// Why a dot outside a recognized GEMM loop does not run on tensor cores.
@@ -235,6 +344,7 @@ pub(super) fn dot_records(
     k: &Kernel,
     arch: u32,
     gemms: &[(GemmMatch, MainLoop)],
+    layouts: &BTreeMap<LocalId, Layout>,
 ) -> Vec<DotRecord> {
     let in_gemm: BTreeSet<LocalId> = gemms.iter().map(|(m, _)| m.acc).collect();
     let record = |d: &Expr| {
@@ -243,11 +353,16 @@ pub(super) fn dot_records(
             ExprKind::Dot { a, .. } => crate::layout::rc(a.ty.shape().unwrap_or(&[1])).1,
             _ => 0,
         };
+        let lowering = dot_mma(k, arch, d);
         DotRecord {
             m,
             n,
             k: k_inner,
-            lowering: dot_mma(k, arch, d),
+            instr: lowering
+                .as_ref()
+                .ok()
+                .map(|acc| dot_instr(arch, d, acc, layouts)),
+            lowering,
         }
     };
     fn walk(

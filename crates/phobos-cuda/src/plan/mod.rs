@@ -12,8 +12,11 @@ use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
 
 mod dots;
+pub use dots::{
+    a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
+    NoWgmma,
+};
 use dots::{a_operand_layouts, dot_records, resident_operands};
-pub use dots::{dot_layout, dot_mma, scaled_dot, DotRecord, NoMma};
 use phobos_ir::{
     BinOp, Expr, ExprKind, Index, Kernel, LocalId, MemOrder, ParamKind, Stmt, StmtKind,
 };
@@ -205,7 +208,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         &mut notes,
         arch,
     );
-    let dots = dot_records(k, arch, &gemms);
+    let dots = dot_records(k, arch, &gemms, &layouts);
     notes.extend(dots.iter().map(DotRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {

@@ -1,7 +1,8 @@
 //! Dots outside a GEMM loop on tensor cores (`phobos_mma.cuh`): attention at points that take
 //! each path (causal and not, K and V streamed one iteration ahead, P·V from registers, 4 or 8
-//! warps, ragged N), and a bf16 kernel whose dots take the staged path, the cross-warp row
-//! reduction, replicated row stores and, for a shape no warp grid fits, FFMA beside mma.sync.
+//! warps, ragged N), a bf16 kernel whose dots take the staged path, the cross-warp row
+//! reduction, replicated row stores and, for a shape no warp grid fits, FFMA beside mma.sync,
+//! and a bf16 kernel with 64-element rows whose dots take wgmma on sm_90a.
 
 use super::cases::{build, Case};
 use phobos_syntax::SourceFile;
@@ -65,6 +66,30 @@ kernel two_dots(
             ("R=32 C=64 THREADS=128", &[("M", 50)]),
         ],
         8,
+    ));
+    // 64-element rows: every staged operand takes the swizzled form, so on sm_90a both dots
+    // run as wgmma at 16 rows a warp (a register tile staged for P·V, V's two 64-column slabs
+    // read N-major) and as mma.sync over the same form at 32.
+    let text = "\
+@autotune(R in {64, 128}, THREADS in {128, 256})
+@launch(THREADS)
+kernel wide_dots(
+  Q: tensor<bf16>[M, 64], K: tensor<bf16>[64, 64], V: tensor<bf16>[64, 128], O: tensor<f32>[M, 128]
+) {
+  let r = ctx.block.x * R
+  let s = dot_t(Q[r :+ R, :], K[0 :+ 64, :]) * 0.125
+  let p = exp(s - rowmax(s))
+  O[r :+ R, :] = dot(bf16(p), V[0 :+ 64, :]) / rowsum(p)
+}
+";
+    cases.extend(cases_of(
+        &SourceFile::new("wide_dots.ph", text),
+        &[
+            ("R=64 THREADS=128", &[("M", 77)]),
+            ("R=128 THREADS=256", &[("M", 300)]),
+            ("R=128 THREADS=128", &[("M", 130)]),
+        ],
+        9,
     ));
     cases
 }
