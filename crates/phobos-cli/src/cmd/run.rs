@@ -10,6 +10,7 @@
 //! within a time budget (corners and edges first): a problem too large to interpret whole is
 //! compared on the elements of the blocks that ran, and a line says which.
 
+use super::Failure;
 use crate::args::RunArgs;
 use crate::render;
 use phobos_interp::host::{random_tensor, shapes_for, stored_tensors, tensor_seed};
@@ -33,57 +34,9 @@ pub enum Backend {
     Gpu,
 }
 
-/// Why `phobos run` stopped: diagnostics against the source, or one line with a hint.
-enum Failure {
-    Diagnostics(Vec<Diagnostic>),
-    Message {
-        message: String,
-        hint: Option<String>,
-    },
-}
-
-impl Failure {
-    fn msg(message: impl Into<String>) -> Failure {
-        Failure::Message {
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    fn hint(message: impl Into<String>, hint: impl Into<String>) -> Failure {
-        Failure::Message {
-            message: message.into(),
-            hint: Some(hint.into()),
-        }
-    }
-}
-
 /// Runs `phobos run`; exit 0 on success, 1 on any error (reported on stderr).
 pub fn run(args: &RunArgs) -> ExitCode {
-    let file = match std::fs::read_to_string(&args.kernel.file) {
-        Ok(text) => SourceFile::new(args.kernel.file.display().to_string(), text),
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.kernel.file.display());
-            return ExitCode::from(1);
-        }
-    };
-    match run_file(args, &file) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Diagnostics(diags)) => {
-            eprintln!(
-                "{}",
-                render::render_all(&diags, &file, render::stderr_color())
-            );
-            ExitCode::from(1)
-        }
-        Err(Failure::Message { message, hint }) => {
-            eprintln!("error: {message}");
-            if let Some(hint) = hint {
-                eprintln!("hint: {hint}");
-            }
-            ExitCode::from(1)
-        }
-    }
+    super::run_on_file(&args.kernel.file, |file| run_file(args, file))
 }
 
 /// The back end whose results `phobos run` prints and writes (`--compare` runs the interpreter
