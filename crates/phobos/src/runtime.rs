@@ -355,7 +355,7 @@ impl Kernel<'_> {
                             cuda::open_device(ordinal).map_err(|f| Error::Device(f.first_line))?;
                         let compiler = cuda::CudaCompiler::new(
                             self.source.clone(),
-                            &device.info().arch,
+                            &device.info().arch(),
                             VariantCache::default_location(),
                         )
                         .map_err(|e| Error::Device(format!("cannot compile for the GPU: {e}")))?;
