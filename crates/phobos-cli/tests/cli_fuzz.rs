@@ -55,21 +55,7 @@ const KBENCH_FLAGS: [(&str, &str); 13] = [
     ("--shards", "{}"),
 ];
 
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[(self.next() % from.len() as u64) as usize]
-    }
-}
+use phobos_ir::rng::SplitMix64;
 
 fn kernel() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/square.ph");
@@ -79,10 +65,10 @@ fn kernel() -> String {
 /// One to three flags with drawn values.
 fn draw(rng: &mut SplitMix64, flags: &[(&str, &str)]) -> Vec<String> {
     let mut out = Vec::new();
-    for _ in 0..1 + rng.next() % 3 {
-        let (flag, form) = flags[(rng.next() % flags.len() as u64) as usize];
+    for _ in 0..1 + rng.next_u64() % 3 {
+        let (flag, form) = flags[(rng.next_u64() % flags.len() as u64) as usize];
         out.push(flag.to_string());
-        out.push(form.replace("{}", rng.pick(&NUMBERS)));
+        out.push(form.replace("{}", rng.pick::<&str>(&NUMBERS)));
     }
     out
 }

@@ -96,7 +96,7 @@ fn tensor_maps_describe_the_operands_in_memory_order() {
          const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma2)"
     ));
     // Encoded as a launch encodes them (M = 1000, K = 512, N = 392 at 0x1000 and 0x2000).
-    let facts = common::launch::launch_facts(&e);
+    let facts = phobos::backend::cuda::launch_facts(&e);
     let dims = [1000, 512, 392];
     let args = phobos_gpu::encode_args(&facts.tensor_maps[0], "A", 0x1000, &dims).unwrap();
     assert_eq!(
@@ -330,7 +330,7 @@ fn the_persistent_schedule_loops_over_tiles() {
         .notes
         .iter()
         .any(|n| n.starts_with("SCHEDULE=2 (persistent): each block loops")));
-    assert!(common::launch::launch_facts(&e).persistent);
+    assert!(phobos::backend::cuda::launch_facts(&e).persistent);
     insta::assert_snapshot!(render(&e));
 
     // Without a producer warp, with SPLIT_K, or with a block barrier around the main loop (a
@@ -448,7 +448,7 @@ fn clusters_share_b_through_multicast() {
     ));
     // N-major B keeps its 64-column box (each block copies every other slab).
     assert_eq!(e.tma[1].spec.box_dim, [64, 64]);
-    assert_eq!(common::launch::launch_facts(&e).cluster_x, 2);
+    assert_eq!(phobos::backend::cuda::launch_facts(&e).cluster_x, 2);
     insta::assert_snapshot!(render(&e));
 
     // K-major B (fp8 through dot_t): each block copies half of the box's rows.

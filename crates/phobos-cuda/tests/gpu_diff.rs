@@ -23,8 +23,8 @@ use common::cases::{
     atomic_cases, example_cases, extra_cases, random_cases, rowwise_cases, Case, Value,
 };
 use common::fast_cases::fast_cases;
-use common::launch::launch_facts;
 use common::mma_cases::mma_cases;
+use phobos::backend::cuda::launch_facts;
 use phobos_gpu::{bind_args, plan_launch, Arg, DeviceTensor, Gpu, TensorRef};
 use phobos_ir::{relative_error, ParamKind};
 

@@ -3,6 +3,7 @@
 //! kernel.
 
 use crate::error::Error;
+use phobos_ir::rng::SplitMix64;
 use phobos_ir::{DType, Dim, HostTensor, Kernel, ParamId, ParamKind, Stmt, StmtKind};
 
 /// The shape of every tensor parameter, in signature order, for the runtime dims `dims`.
@@ -95,7 +96,7 @@ pub fn random_tensor(dtype: DType, shape: &[usize], seed: u64) -> HostTensor {
     let n: usize = shape.iter().product();
     let data = (0..n)
         .map(|_| {
-            let r = rng.next();
+            let r = rng.next_u64();
             match dtype {
                 DType::Bool => (r >> 63) as f64,
                 t if t.is_signed_int() => (r % 9) as f64 - 4.0,
@@ -119,7 +120,7 @@ pub fn tensor_seed(seed: u64, name: &str) -> u64 {
     let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     });
-    SplitMix64(seed ^ h).next()
+    SplitMix64(seed ^ h).next_u64()
 }
 
 /// The tensor parameters the kernel stores to (its outputs), in signature order.
@@ -148,18 +149,4 @@ pub fn stored_tensors(kernel: &Kernel) -> Vec<ParamId> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-/// SplitMix64: tiny, fast, and good enough for test inputs; written out so that every tool
-/// (interpreter, GPU runtime, tuner) draws the same numbers without a dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }

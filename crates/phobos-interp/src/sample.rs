@@ -11,6 +11,7 @@
 use crate::bind::Launch;
 use crate::error::Error;
 use crate::exec::{Config, Machine};
+use phobos_ir::rng::SplitMix64;
 use phobos_ir::HostTensor;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -117,14 +118,6 @@ pub struct SampledOutput {
     pub coverage: Coverage,
 }
 
-/// SplitMix64's `i`-th output from `seed`: reproducible picks without a dependency.
-fn splitmix(seed: u64, i: u64) -> u64 {
-    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The blocks a sample of `grid` tries, in the order it runs them: the corners (the first
 /// block, then the last, where every ragged tile meets, then the others), one block drawn
 /// inside each edge of the grid (axes of at least 3 blocks, in a grid of 2 or 3 axes), then up
@@ -156,7 +149,7 @@ pub fn pick_blocks(grid: [i64; 3], seed: u64, random: usize) -> Vec<([i64; 3], B
     let mut draw = 0u64;
     let mut next = |n: u64| {
         draw += 1;
-        splitmix(seed, draw) % n.max(1)
+        SplitMix64::at(seed, draw) % n.max(1)
     };
     if ext.iter().filter(|&&e| e > 1).count() > 1 {
         for a in 0..3 {

@@ -11,6 +11,7 @@ pub mod ir;
 pub mod knobs;
 pub mod npy;
 pub mod print;
+pub mod rng;
 pub mod walk;
 
 pub use dtype::DType;

@@ -66,11 +66,8 @@ mod tests {
     #[test]
     fn limiters() {
         let d = sm90();
-        assert_eq!(d.arch, "sm_90a");
-        assert_eq!(
-            (d.max_smem_per_block, d.smem_per_sm),
-            (227 * 1024, 228 * 1024)
-        );
+        assert_eq!(d.arch(), "sm_90a");
+        assert_eq!(d.max_smem_per_block(), 227 * 1024);
         // 256 threads, 32 regs: 8 blocks by warps (64/8), 8 by regs (65536/1024/8): warps win ties.
         let o = occupancy(256, 32, 0, &d).unwrap();
         assert_eq!((o.blocks_per_sm, o.active_warps_per_sm), (8, 64));

@@ -21,7 +21,7 @@ pub const LARGE_TILE_FACTOR: i64 = 2;
 
 /// The hardware rule that needs only the instantiated kernel: threads per block.
 pub fn threads(kernel: &Kernel, device: &DeviceInfo) -> Option<PruneReason> {
-    let limit = device.max_threads_per_block;
+    let limit = device.max_threads_per_block();
     (kernel.launch.threads > limit).then_some(PruneReason::Threads {
         threads: kernel.launch.threads,
         limit,
@@ -30,7 +30,7 @@ pub fn threads(kernel: &Kernel, device: &DeviceInfo) -> Option<PruneReason> {
 
 /// The hardware rule that needs the emitter's shared-memory figure.
 pub fn shared_memory(bytes: u64, device: &DeviceInfo) -> Option<PruneReason> {
-    let limit = device.max_smem_per_block;
+    let limit = device.max_smem_per_block();
     (bytes > limit).then_some(PruneReason::SharedMemory { bytes, limit })
 }
 
@@ -96,10 +96,10 @@ mod tests {
 
     #[test]
     fn hardware_limits() {
-        let d = DeviceInfo {
-            max_smem_per_block: 1000,
-            ..DeviceInfo::interpreter()
-        };
+        let d = DeviceInfo::of_gpu(&phobos_gpu::DeviceInfo {
+            smem_per_block_optin: 1000,
+            ..phobos_gpu::DeviceInfo::h200()
+        });
         assert_eq!(
             shared_memory(1001, &d),
             Some(PruneReason::SharedMemory {

@@ -1,6 +1,5 @@
 //! The search space of one run: the kernel's `@autotune` product with `--autotune` pins applied.
 
-use crate::verify::splitmix_at;
 use phobos_check::{PinError, Space};
 use phobos_ir::Point;
 use std::collections::HashSet;
@@ -97,12 +96,12 @@ impl Pinned {
         }
         // Distinct indices drawn until there are enough; `take < size`, so this ends, and
         // quickly when `take` is a small part of the space (the case it exists for).
-        // The checks' SplitMix64 stream (`verify::splitmix_at`), keyed apart from theirs.
+        // The checks' SplitMix64 stream (`SplitMix64::at`), keyed apart from theirs.
         let key = seed ^ 0x5eed_5eed_5eed_5eed;
         let mut drawn = 0u64;
         let mut next = || {
             drawn += 1;
-            splitmix_at(key, drawn - 1)
+            phobos_ir::rng::SplitMix64::at(key, drawn - 1)
         };
         let mut seen = HashSet::new();
         let mut indices = Vec::new();

@@ -453,23 +453,15 @@ impl Resources {
     }
 }
 
-/// The device a run measures on, as the worker reports it: the limits pruning uses, and for a
-/// GPU the driver's whole description (`phobos_gpu::DeviceInfo`, the one occupancy is computed
-/// from).
+/// The device a run measures on, as the worker reports it: the name and driver results are
+/// stored under, and for a GPU the driver's description of it (`phobos_gpu::DeviceInfo`, the
+/// one description of a GPU: pruning's limits and occupancy are read from it). No hardware
+/// fact is kept twice.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
+    /// What results are stored under: the GPU's name, `cpu-interpreter`, or a stand-in's.
     pub name: String,
     pub driver: String,
-    /// `sm_90` and the like; `cpu` for the interpreter.
-    pub arch: String,
-    pub sm_count: u32,
-    pub max_threads_per_block: u32,
-    /// The largest shared memory one block may use (opt-in limit).
-    pub max_smem_per_block: u64,
-    pub smem_per_sm: u64,
-    pub regs_per_sm: u32,
-    pub max_warps_per_sm: u32,
-    pub max_blocks_per_sm: u32,
     /// What the driver says of the GPU; `None` for the interpreter.
     pub gpu: Option<Box<phobos_gpu::DeviceInfo>>,
 }
@@ -480,34 +472,41 @@ impl DeviceInfo {
         DeviceInfo {
             name: "cpu-interpreter".into(),
             driver: "none".into(),
-            arch: "cpu".into(),
-            sm_count: 1,
-            max_threads_per_block: 1024,
-            max_smem_per_block: u64::MAX,
-            smem_per_sm: u64::MAX,
-            regs_per_sm: u32::MAX,
-            max_warps_per_sm: 64,
-            max_blocks_per_sm: 32,
             gpu: None,
         }
     }
 
-    /// A GPU as its driver describes it, with the architecture-specific target where the chip
-    /// has one (sm_90a on Hopper: wgmma and TMA exist only there).
+    /// A GPU as its driver describes it.
     pub fn of_gpu(i: &phobos_gpu::DeviceInfo) -> DeviceInfo {
         DeviceInfo {
             name: i.name.clone(),
             driver: i.driver_version_string(),
-            arch: phobos_gpu::nvrtc::Arch::for_device(i.cc).sm(),
-            sm_count: i.sm_count,
-            max_threads_per_block: i.max_threads_per_block,
-            max_smem_per_block: i.smem_per_block_optin as u64,
-            smem_per_sm: i.smem_per_sm as u64,
-            regs_per_sm: i.regs_per_sm,
-            max_warps_per_sm: i.max_warps_per_sm(),
-            max_blocks_per_sm: i.max_blocks_per_sm,
             gpu: Some(Box::new(i.clone())),
         }
+    }
+
+    /// The NVRTC target, with the architecture-specific one where the chip has it (`sm_90a`
+    /// on Hopper: wgmma and TMA exist only there); `cpu` for the interpreter.
+    pub fn arch(&self) -> String {
+        self.gpu.as_deref().map_or_else(
+            || "cpu".into(),
+            |g| phobos_gpu::nvrtc::Arch::for_device(g.cc).sm(),
+        )
+    }
+
+    /// Threads one block may have (1024 on the interpreter, as on every GPU Phobos targets).
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.gpu
+            .as_deref()
+            .map_or(1024, |g| g.max_threads_per_block)
+    }
+
+    /// The largest shared memory one block may use (the opt-in limit); no limit on the
+    /// interpreter.
+    pub fn max_smem_per_block(&self) -> u64 {
+        self.gpu
+            .as_deref()
+            .map_or(u64::MAX, |g| g.smem_per_block_optin as u64)
     }
 }
 

@@ -4,6 +4,7 @@ use crate::backend::ArgValue;
 use crate::hash::stable_hash;
 use crate::irwalk::{write_only, written};
 use crate::types::{Mismatch, Problem};
+use phobos_ir::rng::SplitMix64;
 use phobos_ir::{relative_error, DType, Dim, HostTensor, Kernel, ParamKind};
 
 /// The logical shape of every tensor parameter for a problem (`None` for scalars).
@@ -44,17 +45,6 @@ pub fn elements(kernel: &Kernel, problem: &Problem) -> Option<u64> {
     )
 }
 
-/// SplitMix64's `i`-th output (0-based) from `seed`: the generator is a counter run through a
-/// mixer, so any element can be computed on its own and large tensors are filled in parallel
-/// with the same values as one sequential pass. The checks need reproducible, not secret,
-/// numbers.
-pub(crate) fn splitmix_at(seed: u64, i: u64) -> u64 {
-    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Random values for a dtype: floats in [-1, 1), signed integers in [-4, 4], unsigned in
 /// [0, 8], bools 0/1. Never all zeros.
 pub fn random_tensor(dtype: DType, shape: &[usize], seed: u64) -> HostTensor {
@@ -62,7 +52,7 @@ pub fn random_tensor(dtype: DType, shape: &[usize], seed: u64) -> HostTensor {
     let n: usize = shape.iter().product();
     let value = |i: usize| {
         // Uniform in [0, 1).
-        let u = (splitmix_at(seed, i as u64) >> 11) as f64 / (1u64 << 53) as f64;
+        let u = (SplitMix64::at(seed, i as u64) >> 11) as f64 / (1u64 << 53) as f64;
         dtype.round(match dtype {
             DType::Bool => (u < 0.5) as u8 as f64,
             t if t.is_signed_int() => (u * 9.0).floor() - 4.0,

@@ -37,12 +37,16 @@
 //! ([`backend`]), the checker behind the tuner's front end ([`frontend`]), the worker loop
 //! ([`worker`]) and the rendering of diagnostics to text ([`render`]). It never prints.
 
+mod args;
 pub mod backend;
 pub mod frontend;
+pub mod recipe;
 pub mod render;
 mod runtime;
 pub mod worker;
 
+pub use args::Arg;
+pub use phobos_gpu::{DeviceTensor, Gpu};
 pub use phobos_ir::{DType, HostTensor, Point};
 pub use phobos_tune::deploy::ConfigTable;
 pub use phobos_tune::{ArgValue, Settings};

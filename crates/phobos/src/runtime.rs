@@ -9,9 +9,11 @@
 //!   ─▶ compile (cached per problem and point) ─▶ load ─▶ run, results back in the arguments
 //! ```
 
+use crate::args::{check_device_ordinal, problem_of, refuse_device_buffers, Arg};
 use crate::backend::{cuda, interp};
 use crate::frontend::{CheckFrontend, LoadError};
-use phobos_ir::{ParamKind, Point};
+use phobos_gpu::Gpu;
+use phobos_ir::{HostTensor, Point};
 use phobos_syntax::SourceFile;
 use phobos_tune::cache::VariantCache;
 use phobos_tune::deploy::{ConfigEntry, ConfigTable};
@@ -19,8 +21,7 @@ use phobos_tune::space::Pinned;
 use phobos_tune::store::{RunKey, PHOBOS_VERSION};
 use phobos_tune::worker::{Executor, InProcess, Setup, WorkerProcess, WorkerState};
 use phobos_tune::{
-    ArgValue, CompileResult, Compiler, Device, DeviceInfo, Frontend, Loaded, Problem, Settings,
-    Store, Tuner,
+    ArgValue, Compiler, Device, DeviceInfo, Frontend, Loaded, Problem, Settings, Store, Tuner,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -169,6 +170,20 @@ impl Runtime {
         self
     }
 
+    /// The GPU this runtime launches on, to allocate the [`phobos_gpu::DeviceTensor`]s a launch
+    /// may take ([`Arg::Device`]); it shares the device's primary context with the launches.
+    /// The interpreter has no GPU memory: its tensors are host tensors.
+    pub fn gpu(&self) -> Result<Gpu, Error> {
+        match self.backend {
+            Backend::Cuda(ordinal) => {
+                Gpu::new(ordinal as usize).map_err(|e| Error::Device(e.to_string()))
+            }
+            Backend::Interp => Err(Error::Device(
+                "the interpreter has no GPU memory: pass host tensors (`Arg::Host`)".into(),
+            )),
+        }
+    }
+
     /// Reads and checks a `.ph` file.
     pub fn load(&self, path: impl AsRef<Path>) -> Result<Module<'_>, Error> {
         let path = path.as_ref();
@@ -224,8 +239,20 @@ fn load_frontend(source: &SourceFile, name: &str) -> Result<CheckFrontend, Error
 /// The compiler and the device of a kernel, made on its first launch.
 struct Engine {
     compiler: Arc<dyn Compiler + Send + Sync>,
-    device: Box<dyn Device>,
+    device: EngineDevice,
     info: DeviceInfo,
+}
+
+/// Where the variants of a kernel run.
+enum EngineDevice {
+    Interp(interp::InterpDevice),
+    Cuda(cuda::CudaDevice),
+}
+
+/// A loaded variant.
+enum Variant {
+    Interp(Box<dyn Loaded>),
+    Cuda(Box<cuda::CudaLoaded>),
 }
 
 /// One kernel of a module, with its compiled variants.
@@ -236,7 +263,7 @@ pub struct Kernel<'rt> {
     frontend: CheckFrontend,
     engine: Option<Engine>,
     /// Loaded variants by problem and point.
-    variants: HashMap<(String, String), Box<dyn Loaded>>,
+    variants: HashMap<(String, String), Variant>,
 }
 
 impl Kernel<'_> {
@@ -248,7 +275,46 @@ impl Kernel<'_> {
     /// Runs the kernel on `args` (in parameter order; tensors are written back in place) with
     /// the configuration `policy` picks for their problem.
     pub fn launch(&mut self, args: &mut [ArgValue], policy: Policy) -> Result<Launched, Error> {
-        let problem = self.problem_of(args)?;
+        self.launch_args(&mut Arg::from_values(args), policy)
+    }
+
+    /// Runs the kernel on host tensors, GPU buffers the caller owns (see [`Arg`]) and scalars,
+    /// in parameter order, with the configuration `policy` picks for their problem. Every
+    /// argument is checked against the signature first ([`Error::Argument`]).
+    ///
+    /// ```
+    /// use phobos::{Arg, Backend, DType, Error, HostTensor, Policy, Runtime};
+    /// let rt = Runtime::new(Backend::interp())?;
+    /// let module = rt.load_source(
+    ///     "axpy.ph",
+    ///     "kernel axpy(X: tensor<f32>[N], Y: tensor<f32>[N], a: f32) {\n  \
+    ///        let o = ctx.block.x * 64\n  \
+    ///        Y[o :+ 64] = X[o :+ 64] * a + Y[o :+ 64]\n\
+    ///      }\n",
+    /// )?;
+    /// let mut axpy = module.kernel("axpy")?;
+    /// let mut x = HostTensor::from_f64(DType::F32, &[3], &[1.0, 2.0, 3.0]);
+    /// let mut y = HostTensor::from_f64(DType::F32, &[3], &[1.0, 1.0, 1.0]);
+    /// axpy.launch_args(
+    ///     &mut [Arg::Host(&mut x), Arg::Host(&mut y), Arg::Scalar(2.0)],
+    ///     Policy::Default,
+    /// )?;
+    /// assert_eq!(y.data, [3.0, 5.0, 7.0]);
+    /// // A tensor of another element type is refused before anything runs.
+    /// let mut h = HostTensor::zeros(DType::F16, &[3]);
+    /// let wrong = axpy.launch_args(
+    ///     &mut [Arg::Host(&mut x), Arg::Host(&mut h), Arg::Scalar(2.0)],
+    ///     Policy::Default,
+    /// );
+    /// assert!(matches!(wrong, Err(Error::Argument { index: 1, .. })));
+    /// # Ok::<(), phobos::Error>(())
+    /// ```
+    pub fn launch_args(&mut self, args: &mut [Arg<'_>], policy: Policy) -> Result<Launched, Error> {
+        match self.rt.backend {
+            Backend::Interp => refuse_device_buffers(args)?,
+            Backend::Cuda(ordinal) => check_device_ordinal(args, ordinal)?,
+        }
+        let problem = problem_of(&self.frontend, &self.default_point(), args)?;
         self.engine()?;
         let (point, source) = match policy {
             Policy::Default => (self.default_point(), Source::Default),
@@ -275,94 +341,30 @@ impl Kernel<'_> {
             .unwrap_or_default()
     }
 
-    /// The problem of a launch: element-type parameters from the tensors' element types (those
-    /// that differ from their defaults, as phobos-kbench keys them), runtime dims from their
-    /// shapes, scalars by name.
-    fn problem_of(&self, args: &[ArgValue]) -> Result<Problem, Error> {
-        let info = self.frontend.info();
-        let mut types: Vec<(String, phobos_ir::DType)> = Vec::new();
-        for (p, a) in info.params.iter().zip(args) {
-            if let (
-                phobos_check::ParamInfoKind::Tensor {
-                    elem: phobos_check::Elem::Param(name),
-                    ..
-                },
-                ArgValue::Tensor(t),
-            ) = (&p.kind, a)
-            {
-                let default = info.type_params.iter().find(|(n, _)| n == name);
-                if !types.iter().any(|(n, _)| n == name)
-                    && default.is_some_and(|(_, d)| *d != Some(t.dtype))
-                {
-                    types.push((name.clone(), t.dtype));
-                }
-            }
-        }
-        let typed = Problem {
-            types,
-            ..Problem::default()
-        };
-        let k = self
-            .frontend
-            .instantiate(&self.default_point(), &typed)
-            .map_err(|f| Error::Kernel(f.log))?;
-        if args.len() != k.params.len() {
-            return Err(Error::Argument {
-                index: args.len(),
-                message: format!(
-                    "`{}` takes {} arguments, {} given",
-                    k.name,
-                    k.params.len(),
-                    args.len()
-                ),
-            });
-        }
-        let mut problem = typed;
-        for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
-            match (&p.kind, a) {
-                (ParamKind::Tensor { dims, .. }, ArgValue::Tensor(t))
-                    if dims.len() == t.shape.len() => {}
-                (ParamKind::Scalar { .. }, ArgValue::Scalar(v)) => {
-                    problem.args.push((p.name.clone(), *v));
-                }
-                _ => {
-                    return Err(Error::Argument {
-                        index: i,
-                        message: format!("`{}` expects {}", p.name, expected(&p.kind)),
-                    })
-                }
-            }
-        }
-        for d in &k.dims {
-            let (param, axis) = d.source;
-            if let Some(t) = args[param].tensor() {
-                problem.dims.push((d.name.clone(), t.shape[axis] as i64));
-            }
-        }
-        Ok(problem)
-    }
-
     fn engine(&mut self) -> Result<&mut Engine, Error> {
         if self.engine.is_none() {
-            let (device, compiler): (Box<dyn Device>, Arc<dyn Compiler + Send + Sync>) =
+            let (device, compiler): (EngineDevice, Arc<dyn Compiler + Send + Sync>) =
                 match self.rt.backend {
                     Backend::Interp => (
-                        Box::new(interp::InterpDevice),
+                        EngineDevice::Interp(interp::InterpDevice),
                         Arc::new(interp::InterpCompiler::new()),
                     ),
                     Backend::Cuda(ordinal) => {
-                        let device =
-                            cuda::open_device(ordinal).map_err(|f| Error::Device(f.first_line))?;
+                        let device = cuda::CudaDevice::open(ordinal)
+                            .map_err(|f| Error::Device(f.first_line))?;
                         let compiler = cuda::CudaCompiler::new(
                             self.source.clone(),
-                            &device.info().arch,
+                            &device.info().arch(),
                             VariantCache::default_location(),
                         )
                         .map_err(|e| Error::Device(format!("cannot compile for the GPU: {e}")))?;
-                        (device, Arc::new(compiler))
+                        (EngineDevice::Cuda(device), Arc::new(compiler))
                     }
                 };
-            let info = device.info();
+            let info = match &device {
+                EngineDevice::Interp(d) => d.info(),
+                EngineDevice::Cuda(d) => d.info(),
+            };
             self.engine = Some(Engine {
                 compiler,
                 device,
@@ -502,12 +504,7 @@ impl Kernel<'_> {
     }
 
     /// Compiles (unless cached), loads and runs one point; whether it compiled.
-    fn run(
-        &mut self,
-        point: &Point,
-        problem: &Problem,
-        args: &mut [ArgValue],
-    ) -> Result<bool, Error> {
+    fn run(&mut self, point: &Point, problem: &Problem, args: &mut [Arg]) -> Result<bool, Error> {
         let slot = (problem.key(), point.to_pins());
         let mut compiled = false;
         if !self.variants.contains_key(&slot) {
@@ -516,39 +513,64 @@ impl Kernel<'_> {
                 config: config.clone(),
                 message,
             };
-            if let Ok(Some(c)) = self.frontend.where_violation(point, problem) {
-                return Err(point_err(format!("@where({c}) is false for this problem")));
-            }
-            let kernel = self
-                .frontend
-                .instantiate(point, problem)
-                .map_err(|f| point_err(f.first_line))?;
-            let e = self.engine()?;
-            let artifact = match e.compiler.compile(&kernel, &e.info) {
-                CompileResult::Ok(c) => c.artifact,
-                CompileResult::Failed(f) => return Err(point_err(f.first_line)),
-                CompileResult::Pruned(r) => return Err(point_err(r.to_string())),
+            self.engine()?;
+            let Some(e) = self.engine.as_mut() else {
+                return Err(Error::Device("the device is not open".into()));
             };
-            let loaded = e
-                .device
-                .load(&kernel, artifact.as_ref(), problem)
-                .map_err(|r| point_err(r.failure.first_line))?;
+            let (kernel, built) = crate::recipe::compile_point(
+                &self.frontend,
+                e.compiler.as_ref(),
+                &e.info,
+                point,
+                problem,
+            )
+            .map_err(|err| point_err(err.to_string()))?;
+            let artifact = built.artifact;
+            let loaded = match &mut e.device {
+                EngineDevice::Interp(d) => d
+                    .load(&kernel, artifact.as_ref(), problem)
+                    .map(Variant::Interp),
+                EngineDevice::Cuda(d) => d
+                    .load_variant(&kernel, artifact.as_ref())
+                    .map(|l| Variant::Cuda(Box::new(l)))
+                    .map_err(phobos_tune::RunError::from),
+            }
+            .map_err(|r| point_err(r.failure.first_line))?;
             self.variants.insert(slot.clone(), loaded);
             compiled = true;
         }
-        let loaded = self.variants.get_mut(&slot).expect("inserted above");
-        loaded
-            .run(args)
-            .map_err(|r| Error::Run(r.failure.first_line))?;
+        let failed = |r: phobos_tune::RunError| Error::Run(r.failure.first_line);
+        match self.variants.get_mut(&slot).expect("inserted above") {
+            Variant::Cuda(loaded) => loaded.run_args(args).map_err(|e| failed(e.into()))?,
+            Variant::Interp(loaded) => {
+                // The interpreter's device memory is the host's: the tensors run in place.
+                let mut values: Vec<ArgValue> = Vec::with_capacity(args.len());
+                for a in args.iter_mut() {
+                    values.push(match a {
+                        Arg::Host(t) => ArgValue::Tensor(std::mem::replace(*t, empty())),
+                        Arg::Scalar(v) => ArgValue::Scalar(*v),
+                        // Refused before the launch; here too rather than lose the tensors.
+                        Arg::Device(_) => ArgValue::Scalar(f64::NAN),
+                    });
+                }
+                let result = loaded.run(&mut values).map_err(failed);
+                for (a, v) in args.iter_mut().zip(values) {
+                    if let (Arg::Host(t), ArgValue::Tensor(v)) = (a, v) {
+                        **t = v;
+                    }
+                }
+                result?;
+            }
+        }
         Ok(compiled)
     }
 }
 
-fn expected(kind: &ParamKind) -> String {
-    match kind {
-        ParamKind::Tensor { dtype, dims, .. } => {
-            format!("a tensor of {dtype} with {} dims", dims.len())
-        }
-        ParamKind::Scalar { dtype } => format!("a scalar of {dtype}"),
+/// A placeholder while a host tensor is lent to the interpreter.
+fn empty() -> HostTensor {
+    HostTensor {
+        dtype: phobos_ir::DType::F32,
+        shape: Vec::new(),
+        data: Vec::new(),
     }
 }

@@ -2,57 +2,23 @@
 //! makes of it (`--ptx`), or the typed tile IR (`--ir`), on stdout.
 
 use crate::args::EmitArgs;
-use crate::render;
 use phobos_ir::Kernel;
-use phobos_syntax::{Diagnostic, SourceFile};
+use phobos_syntax::SourceFile;
 use std::process::ExitCode;
 
-/// Why `phobos emit` stopped.
-enum Failure {
-    Diagnostics(Vec<Diagnostic>),
-    Message {
-        message: String,
-        hint: Option<String>,
-    },
-}
+use super::{run_on_file, Failure};
 
 fn msg(message: impl Into<String>) -> Failure {
-    Failure::Message {
-        message: message.into(),
-        hint: None,
-    }
+    Failure::msg(message)
 }
 
 /// Runs `phobos emit`; exit 0 on success, 1 on any error (reported on stderr).
 pub fn run(args: &EmitArgs) -> ExitCode {
-    let path = &args.kernel.file;
-    let file = match std::fs::read_to_string(path) {
-        Ok(text) => SourceFile::new(path.display().to_string(), text),
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
-            return ExitCode::from(1);
-        }
-    };
-    match emit_file(args, &file) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(Failure::Diagnostics(diags)) => {
-            eprintln!(
-                "{}",
-                render::render_all(&diags, &file, render::stderr_color())
-            );
-            ExitCode::from(1)
-        }
-        Err(Failure::Message { message, hint }) => {
-            eprintln!("error: {message}");
-            if let Some(hint) = hint {
-                eprintln!("hint: {hint}");
-            }
-            ExitCode::from(1)
-        }
-    }
+    run_on_file(&args.kernel.file, |file| {
+        let text = emit_file(args, file)?;
+        print!("{text}");
+        Ok(())
+    })
 }
 
 fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {

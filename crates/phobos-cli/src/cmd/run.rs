@@ -10,6 +10,7 @@
 //! within a time budget (corners and edges first): a problem too large to interpret whole is
 //! compared on the elements of the blocks that ran, and a line says which.
 
+use super::Failure;
 use crate::args::RunArgs;
 use crate::render;
 use phobos_interp::host::{random_tensor, shapes_for, stored_tensors, tensor_seed};
@@ -23,6 +24,8 @@ use std::process::ExitCode;
 
 mod compare;
 mod gpu;
+#[cfg(test)]
+mod recipe_tests;
 
 /// Where a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,57 +36,9 @@ pub enum Backend {
     Gpu,
 }
 
-/// Why `phobos run` stopped: diagnostics against the source, or one line with a hint.
-enum Failure {
-    Diagnostics(Vec<Diagnostic>),
-    Message {
-        message: String,
-        hint: Option<String>,
-    },
-}
-
-impl Failure {
-    fn msg(message: impl Into<String>) -> Failure {
-        Failure::Message {
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    fn hint(message: impl Into<String>, hint: impl Into<String>) -> Failure {
-        Failure::Message {
-            message: message.into(),
-            hint: Some(hint.into()),
-        }
-    }
-}
-
 /// Runs `phobos run`; exit 0 on success, 1 on any error (reported on stderr).
 pub fn run(args: &RunArgs) -> ExitCode {
-    let file = match std::fs::read_to_string(&args.kernel.file) {
-        Ok(text) => SourceFile::new(args.kernel.file.display().to_string(), text),
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.kernel.file.display());
-            return ExitCode::from(1);
-        }
-    };
-    match run_file(args, &file) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Diagnostics(diags)) => {
-            eprintln!(
-                "{}",
-                render::render_all(&diags, &file, render::stderr_color())
-            );
-            ExitCode::from(1)
-        }
-        Err(Failure::Message { message, hint }) => {
-            eprintln!("error: {message}");
-            if let Some(hint) = hint {
-                eprintln!("hint: {hint}");
-            }
-            ExitCode::from(1)
-        }
-    }
+    super::run_on_file(&args.kernel.file, |file| run_file(args, file))
 }
 
 /// The back end whose results `phobos run` prints and writes (`--compare` runs the interpreter
@@ -96,23 +51,23 @@ fn backend(args: &RunArgs) -> Backend {
     }
 }
 
-fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
-    let backend = backend(args);
-    let kernel = instantiate(args, file)?;
+/// The kernel's launch on the problem the flags describe: dims, tensors (from `--input`, else
+/// seeded random) and scalars.
+fn bind<'k>(args: &RunArgs, kernel: &'k Kernel) -> Result<Launch<'k>, Failure> {
     let dims = parse_dims(args.dims.as_deref())?;
-    let inputs = read_inputs(&kernel, &args.inputs)?;
-    let scalars = parse_scalars(&kernel, &args.args)?;
+    let inputs = read_inputs(kernel, &args.inputs)?;
+    let scalars = parse_scalars(kernel, &args.args)?;
 
     // Dims the inputs fix need not be repeated in --dims.
     let mut all_dims = dims.clone();
     for (name, t) in &inputs {
-        for (dim, extent) in tensor_dims(&kernel, name, t) {
+        for (dim, extent) in tensor_dims(kernel, name, t) {
             if !all_dims.iter().any(|(n, _)| *n == dim) {
                 all_dims.push((dim, extent));
             }
         }
     }
-    let shapes = shapes_for(&kernel, &all_dims).map_err(|e| {
+    let shapes = shapes_for(kernel, &all_dims).map_err(|e| {
         let hint = match e {
             phobos_interp::Error::MissingDims { ref names } => format!(
                 "give them with --dims, e.g. --dims {}",
@@ -134,7 +89,7 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
         let tensor = match inputs.iter().find(|(n, _)| n == name) {
             Some((_, t)) => t.clone(),
             None => random_tensor(
-                tensor_dtype(&kernel, name),
+                tensor_dtype(kernel, name),
                 shape,
                 tensor_seed(args.seed, name),
             ),
@@ -144,7 +99,13 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
     for (name, value) in scalars {
         bound = bound.set(&name, value);
     }
-    let launch = Launch::new(&kernel, bound).map_err(|e| launch_failure(&kernel, e))?;
+    Launch::new(kernel, bound).map_err(|e| launch_failure(kernel, e))
+}
+
+fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
+    let backend = backend(args);
+    let kernel = instantiate(args, file)?;
+    let launch = bind(args, &kernel)?;
     // The GPU runs first: without one, --compare stops before the interpreter's work.
     let tensors = execute(backend, &launch, file)?;
     let reference = if args.compare {

@@ -291,7 +291,7 @@ impl<'a> Session<'a> {
             Backend::Cuda => Arc::new(
                 cuda::CudaCompiler::new(
                     self.source.clone(),
-                    &device.arch,
+                    &device.arch(),
                     VariantCache::default_location(),
                 )
                 .map_err(|e| UserError::new(format!("cannot compile for the GPU: {e}")))?,

@@ -10,14 +10,13 @@ use super::problems::Job;
 use super::session::Session;
 use super::UserError;
 use phobos::backend::cuda_blas;
+use phobos::recipe::{compile_point, PointError};
 use phobos_ir::{Kernel, Point};
 use phobos_tune::reduce::{capped_problem, interp_sized, REDUCED_CAPS};
 use phobos_tune::space::{Pinned, MAX_EXHAUSTIVE_POINTS};
 use phobos_tune::timing::TimeSettings;
 use phobos_tune::worker::{Executor, LibrarySpec, ReferenceSpec, Reply, Request, VariantSpec};
-use phobos_tune::{
-    Backend, CompileResult, Compiler, DeviceInfo, Frontend, Outcome, Problem, Resources, Stats,
-};
+use phobos_tune::{Backend, Compiler, DeviceInfo, Frontend, Outcome, Problem, Resources, Stats};
 use std::sync::Arc;
 
 /// A stored configuration ready to run.
@@ -102,21 +101,17 @@ impl<'s, 'a> Runner<'s, 'a> {
             .filter(|(n, _)| stored.get(n).is_none())
             .map(|(n, _)| n.clone())
             .collect();
-        if let Some(v) = fe
-            .where_violation(&point, &job.problem)
-            .map_err(|f| f.first_line)?
-        {
-            return Err(format!("{} {v}", point.to_pins()));
-        }
-        let kernel = fe
-            .instantiate(&point, &job.problem)
-            .map_err(|f| f.first_line)?;
-        phobos_tune::facts::validate(&kernel, &job.problem).map_err(|e| e.to_string())?;
-        let compiled = match self.compiler.compile(&kernel, &self.device) {
-            CompileResult::Ok(c) => c,
-            CompileResult::Failed(f) => return Err(format!("does not compile: {}", f.first_line)),
-            CompileResult::Pruned(r) => return Err(format!("cannot run on this device: {r}")),
-        };
+        let (kernel, compiled) = compile_point(
+            fe,
+            self.compiler.as_ref(),
+            &self.device,
+            &point,
+            &job.problem,
+        )
+        .map_err(|e| match e {
+            PointError::Where(v) => format!("{} {v}", point.to_pins()),
+            e => e.to_string(),
+        })?;
         let mut resources = compiled.resources.clone();
         if let Some(r) = resources.as_mut() {
             r.occupancy = phobos_tune::occupancy::occupancy(

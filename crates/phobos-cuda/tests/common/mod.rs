@@ -5,7 +5,6 @@
 pub mod cases;
 pub mod fast;
 pub mod fast_cases;
-pub mod launch;
 pub mod mma_cases;
 pub mod randk;
 

@@ -14,26 +14,8 @@ fn scale() -> usize {
         .unwrap_or(1)
 }
 
-/// SplitMix64: a tiny deterministic generator, so the corpus is the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+/// The corpus is the same on every run: drawn from SplitMix64 with fixed seeds.
+use phobos_ir::rng::SplitMix64 as Rng;
 
 fn span_ok(text: &str, s: Span) -> bool {
     s.lo <= s.hi
@@ -234,11 +216,11 @@ fn random_bytes() {
     let mut rng = Rng(1);
     for _ in 0..1500 * scale() {
         let len = rng.below(200);
-        let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         check(&String::from_utf8_lossy(&bytes));
         // Printable ASCII only, which reaches further into the parser.
         let ascii: String = (0..len)
-            .map(|_| (b' ' + (rng.next() % 95) as u8) as char)
+            .map(|_| (b' ' + (rng.next_u64() % 95) as u8) as char)
             .collect();
         check(&ascii);
     }

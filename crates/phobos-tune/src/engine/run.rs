@@ -181,7 +181,7 @@ impl State<'_, '_> {
     ) -> Result<(), TuneError> {
         let mut row = VariantRow {
             point: self.points[i].clone(),
-            arch: self.tuner.device.arch.clone(),
+            arch: self.tuner.device.arch(),
             binary_hash: None,
             status: "compile-failed".into(),
             reason: None,

@@ -6,24 +6,22 @@
 //! launches exactly what was compiled; zeroing is queued with the launch, inside the timed
 //! region.
 
-use super::cuda_blas;
 use phobos_cuda::{emit_for_arch, EmitError, EmitOptions, Emitted};
 use phobos_gpu::nvrtc::{compile, nvrtc_version, Arch, CompileOptions, Header};
-use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleImage};
-use phobos_gpu::{Extent, LaunchFacts, PreparedLaunch, TensorMapParam};
-use phobos_ir::{Dim, Kernel, ParamKind};
+use phobos_gpu::{Extent, LaunchFacts, TensorMapParam};
+use phobos_ir::{Dim, Kernel};
 use phobos_syntax::SourceFile;
 use phobos_tune::cache::{Cached, VariantCache};
 use phobos_tune::hash::stable_hash;
 use phobos_tune::prune;
-use phobos_tune::worker::LibrarySpec;
 use phobos_tune::{
-    ArgValue, Artifact, Backend, CompileResult, Compiled, Compiler, Device, DeviceInfo, Failure,
-    Loaded, Problem, Resources, RunError,
+    Artifact, Backend, CompileResult, Compiled, Compiler, DeviceInfo, Failure, Resources,
 };
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::Instant;
+
+mod device;
+pub use device::{open_device, CudaDevice, CudaLoaded, VariantError};
 
 /// What the variant cache keeps beside a binary.
 #[derive(Serialize, Deserialize)]
@@ -242,178 +240,6 @@ impl Compiler for CudaCompiler {
             parts.push(t.as_bytes());
         }
         Some(stable_hash(&parts))
-    }
-}
-
-fn gpu_error(e: GpuError) -> RunError {
-    RunError {
-        fatal: e.is_fatal(),
-        failure: Failure::from_log(e.to_string()),
-    }
-}
-
-/// Opens the GPU in the worker.
-pub fn open_device(ordinal: u32) -> Result<Box<dyn Device>, Failure> {
-    let gpu = Gpu::new(ordinal as usize).map_err(|e| Failure::from_log(e.to_string()))?;
-    Ok(Box::new(CudaDevice { gpu, blas: None }))
-}
-
-struct CudaDevice {
-    gpu: Gpu,
-    /// cuBLAS, created on first use (a reference check or a baseline timing).
-    blas: Option<Arc<Blas>>,
-}
-
-impl Device for CudaDevice {
-    fn info(&self) -> DeviceInfo {
-        DeviceInfo::of_gpu(self.gpu.info())
-    }
-
-    fn load(
-        &mut self,
-        kernel: &Kernel,
-        artifact: Option<&Artifact>,
-        _problem: &Problem,
-    ) -> Result<Box<dyn Loaded>, RunError> {
-        let a = artifact.ok_or_else(|| RunError::refused("no binary for a GPU launch"))?;
-        let bytes = std::fs::read(&a.path)
-            .map_err(|e| RunError::refused(format!("cannot read {}: {e}", a.path.display())))?;
-        // The file may have changed since the compile checked it: never hand the driver a
-        // damaged image.
-        VariantCache::verify_binary(&a.path, &bytes).map_err(RunError::refused)?;
-        let image = if bytes.starts_with(b"\x7fELF") {
-            ModuleImage::Cubin(bytes)
-        } else {
-            ModuleImage::Ptx(String::from_utf8_lossy(&bytes).into_owned())
-        };
-        // The record beside the binary (`<key>.json`) holds its launch facts.
-        let record = a.path.with_extension("json");
-        let meta: CachedMeta = std::fs::read(&record)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| {
-                RunError::refused(format!(
-                    "cannot read the launch record {}",
-                    record.display()
-                ))
-            })?;
-        let module = self.gpu.load_module(&image).map_err(gpu_error)?;
-        let function = module.function(&a.entry).map_err(gpu_error)?;
-        Ok(Box::new(CudaLoaded {
-            gpu: self.gpu.clone(),
-            kernel: kernel.clone(),
-            function,
-            smem: a.dynamic_smem_bytes as u32,
-            facts: meta.launch,
-            tensors: Vec::new(),
-            prepared: None,
-        }))
-    }
-
-    fn library(
-        &mut self,
-        kernel: &Kernel,
-        spec: &LibrarySpec,
-        problem: &Problem,
-    ) -> Result<Box<dyn Loaded>, RunError> {
-        let call = cuda_blas::plan(kernel, spec, problem).map_err(RunError::refused)?;
-        let blas = match &self.blas {
-            Some(b) => b.clone(),
-            None => {
-                let b = Arc::new(Blas::new(&self.gpu).map_err(gpu_error)?);
-                self.blas = Some(b.clone());
-                b
-            }
-        };
-        Ok(Box::new(cuda_blas::BlasLoaded::new(
-            blas,
-            self.gpu.clone(),
-            call,
-            kernel.clone(),
-        )))
-    }
-}
-
-struct CudaLoaded {
-    gpu: Gpu,
-    kernel: Kernel,
-    function: Function,
-    smem: u32,
-    facts: LaunchFacts,
-    tensors: Vec<Option<DeviceTensor>>,
-    prepared: Option<PreparedLaunch>,
-}
-
-impl CudaLoaded {
-    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
-        self.tensors.clear();
-        for (p, a) in self.kernel.params.iter().zip(args) {
-            let t = match (&p.kind, a) {
-                (ParamKind::Tensor { order, .. }, ArgValue::Tensor(h)) => {
-                    Some(DeviceTensor::upload(&self.gpu, h, *order).map_err(gpu_error)?)
-                }
-                _ => None,
-            };
-            self.tensors.push(t);
-        }
-        let refs: Vec<phobos_gpu::Arg<'_>> = self
-            .tensors
-            .iter()
-            .zip(args)
-            .map(|(t, a)| match (t, a) {
-                (Some(t), _) => t.arg(),
-                (None, ArgValue::Scalar(v)) => phobos_gpu::Arg::Scalar(*v),
-                (None, ArgValue::Tensor(_)) => phobos_gpu::Arg::Scalar(0.0),
-            })
-            .collect();
-        let bound = bind_args(&self.kernel, &refs).map_err(|e| RunError::refused(e.to_string()))?;
-        let prepared = self
-            .gpu
-            .prepare_launch(&self.kernel, bound, &refs, &self.facts)
-            .map_err(gpu_error)?;
-        self.prepared = Some(prepared);
-        Ok(())
-    }
-}
-
-impl Loaded for CudaLoaded {
-    fn run(&mut self, args: &mut [ArgValue]) -> Result<(), RunError> {
-        self.upload(args)?;
-        let prepared = self.prepared.as_ref().expect("prepared by upload");
-        self.gpu
-            .launch_prepared(&self.function, prepared, self.smem)
-            .map_err(gpu_error)?;
-        self.gpu.synchronize().map_err(gpu_error)?;
-        for (t, a) in self.tensors.iter().zip(args.iter_mut()) {
-            if let (Some(t), ArgValue::Tensor(h)) = (t, a) {
-                *h = t.download().map_err(gpu_error)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
-        self.upload(args)
-    }
-
-    fn launch_timed(&mut self) -> Result<f64, RunError> {
-        let prepared = self
-            .prepared
-            .as_ref()
-            .ok_or_else(|| RunError::refused("not prepared"))?;
-        // The L2 is flushed before each launch so no variant is timed on a warm cache.
-        self.gpu.flush_l2().map_err(gpu_error)?;
-        let (a, b) = (
-            self.gpu.event().map_err(gpu_error)?,
-            self.gpu.event().map_err(gpu_error)?,
-        );
-        a.record().map_err(gpu_error)?;
-        // SPLIT_K outputs are zeroed here, between the events: part of the variant's cost.
-        self.gpu
-            .launch_prepared(&self.function, prepared, self.smem)
-            .map_err(gpu_error)?;
-        b.record().map_err(gpu_error)?;
-        Ok(a.elapsed_ms(&b).map_err(gpu_error)? as f64)
     }
 }
 

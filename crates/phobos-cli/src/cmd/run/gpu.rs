@@ -1,17 +1,21 @@
 //! The GPU back end of `phobos run`: open the device (driver, device and NVRTC, each absence one
-//! line with a hint), specialize the kernel on the problem's alignment, emit CUDA C++ for the
-//! device's architecture, compile it with NVRTC, load it, upload the bound tensors, poison the
-//! outputs, launch with every call checked and read every tensor back.
+//! line with a hint), specialize the kernel on the problem's alignment, check it against the
+//! device, then the runtime's recipe, the one phobos-kbench tunes with: compile with the
+//! back end's compiler (`CudaCompiler`, through the variant cache), load the variant, and
+//! launch it on the bound tensors, uploaded here so that the outputs are poisoned first and
+//! passed as GPU buffers ([`phobos::Arg::Device`]); every tensor is read back.
 
 use super::Failure;
-use phobos::backend::cuda::{compile_options, emit_cuda, launch_facts};
+use phobos::backend::cuda::{emit_cuda, CudaCompiler, CudaDevice, CudaLoaded, VariantError};
 use phobos_cuda::{EmitError, Emitted};
-use phobos_gpu::nvrtc::{compile, Arch, CompileErrorKind};
-use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu, GpuError};
+use phobos_gpu::nvrtc::Arch;
+use phobos_gpu::{DeviceTensor, Gpu, GpuError};
 use phobos_interp::Launch;
 use phobos_ir::host::human_bytes;
 use phobos_ir::{ExprKind, HostTensor, Kernel, ParamId, ParamKind};
 use phobos_syntax::{Diagnostic, SourceFile};
+use phobos_tune::cache::VariantCache;
+use phobos_tune::{Artifact, CompileResult, Compiler, DeviceInfo, PruneReason};
 use std::collections::BTreeSet;
 
 /// The hint under every "nothing to run on" line.
@@ -19,7 +23,7 @@ const INTERPRET_HINT: &str = "run on the CPU reference interpreter with --interp
 
 /// An open GPU that NVRTC can compile for.
 pub(super) struct Device {
-    gpu: Gpu,
+    gpu: CudaDevice,
     arch: Arch,
 }
 
@@ -27,6 +31,8 @@ pub(super) struct Device {
 /// order: no driver, no device and no NVRTC are each one line with a hint.
 pub(super) fn open() -> Result<Device, Failure> {
     let gpu = Gpu::new(0).map_err(open_failure)?;
+    let arch = Arch::for_device(gpu.info().cc);
+    let gpu = CudaDevice::from_gpu(gpu);
     phobos_gpu::probe::nvrtc().map_err(|line| {
         Failure::hint(
             line,
@@ -36,7 +42,6 @@ pub(super) fn open() -> Result<Device, Failure> {
             ),
         )
     })?;
-    let arch = Arch::for_device(gpu.info().cc);
     Ok(Device { gpu, arch })
 }
 
@@ -53,6 +58,15 @@ fn open_failure(e: GpuError) -> Failure {
     Failure::hint(e.to_string(), hint)
 }
 
+/// The kernel of a bound launch as the GPU runs it: specialized on the problem's alignment
+/// (the facts are checked again at launch) so that aligned GEMMs get the fast main loops, as
+/// the tuner's front end specializes every point.
+pub(super) fn specialized(launch: &Launch) -> Kernel {
+    let mut k = launch.kernel().clone();
+    phobos_cuda::specialize_alignment(&mut k, &launch.dims());
+    k
+}
+
 /// Runs a bound launch on the GPU and gives back every tensor parameter after it, in signature
 /// order (as the interpreter does).
 pub(super) fn execute(
@@ -60,10 +74,7 @@ pub(super) fn execute(
     launch: &Launch,
     file: &SourceFile,
 ) -> Result<Vec<(String, HostTensor)>, Failure> {
-    // The kernel as the interpreter checked it, specialized on the problem's alignment (the
-    // facts are checked again at launch) so that aligned GEMMs get the fast main loops.
-    let mut specialized = launch.kernel().clone();
-    phobos_cuda::specialize_alignment(&mut specialized, &launch.dims());
+    let specialized = specialized(launch);
     let kernel = &specialized;
     let host: Vec<(String, HostTensor)> = kernel
         .params
@@ -77,9 +88,11 @@ pub(super) fn execute(
     let emitted = emit(kernel, file, dev.arch)?;
     check_limits(dev, kernel, &emitted)?;
     check_memory(dev, &host)?;
-    let function = load(dev, kernel, &emitted)?;
+    let device = DeviceInfo::of_gpu(dev.gpu.gpu().info());
+    let artifact = compile_variant(kernel, file, &device, VariantCache::default_location())?;
+    let mut loaded = load(dev, kernel, &artifact, emitted.threads)?;
 
-    let gpu = &dev.gpu;
+    let gpu = dev.gpu.gpu();
     let write_only = write_only_tensors(kernel);
     let mut tensors: Vec<Option<DeviceTensor>> = Vec::with_capacity(kernel.params.len());
     for (id, p) in kernel.params.iter().enumerate() {
@@ -95,31 +108,26 @@ pub(super) fn execute(
         };
         tensors.push(t);
     }
-    let args: Vec<Arg<'_>> = kernel
+    let mut args: Vec<phobos::Arg<'_>> = kernel
         .params
         .iter()
         .zip(&tensors)
         .map(|(p, t)| match t {
-            Some(t) => t.arg(),
-            None => Arg::Scalar(launch.scalar(&p.name).unwrap_or(0.0)),
+            Some(t) => phobos::Arg::Device(t),
+            None => phobos::Arg::Scalar(launch.scalar(&p.name).unwrap_or(0.0)),
         })
         .collect();
-    let bound = bind_args(kernel, &args).map_err(|e| {
-        Failure::hint(
+    // The launch binds what the generated code needs beyond the IR signature (TMA tensor maps
+    // after the runtime dims, the SPLIT_K grid's z, outputs zeroed right before the launch,
+    // after the poison, so a split-K sum starts from zero) from the variant's launch record.
+    loaded.run_args(&mut args).map_err(|e| match e {
+        VariantError::Bind(e) => Failure::hint(
             format!("the problem does not fit `{}`: {e}", kernel.name),
             "check --dims, --input and --arg against the kernel's signature and attributes",
-        )
+        ),
+        VariantError::Gpu(e) => gpu_failure(kernel, e),
+        VariantError::Refused(m) => Failure::msg(format!("`{}` on the GPU: {m}", kernel.name)),
     })?;
-    // LAUNCH-ABI EXTENSIONS of the generated code beyond the IR signature, from `emitted`:
-    // TMA tensor maps encoded from the bound tensors and appended after the runtime dims, the
-    // SPLIT_K grid's z extent, and the outputs zeroed right before the launch (after the
-    // poison, so a split-K sum starts from zero).
-    let prepared = gpu
-        .prepare_launch(kernel, bound, &args, &launch_facts(&emitted))
-        .map_err(|e| gpu_failure(kernel, e))?;
-    gpu.launch_prepared(&function, &prepared, emitted.dynamic_smem_bytes)
-        .and_then(|()| gpu.synchronize())
-        .map_err(|e| gpu_failure(kernel, e))?;
     let mut out = Vec::with_capacity(host.len());
     for (p, t) in kernel.params.iter().zip(&tensors) {
         if let Some(t) = t {
@@ -130,6 +138,43 @@ pub(super) fn execute(
         }
     }
     Ok(out)
+}
+
+/// Compiles a kernel point for `device` with the back end's compiler, through the variant
+/// cache at `cache`: the compile phobos-kbench and the runtime make of the same point.
+pub(super) fn compile_variant(
+    kernel: &Kernel,
+    file: &SourceFile,
+    device: &DeviceInfo,
+    cache: VariantCache,
+) -> Result<Artifact, Failure> {
+    let arch = device.arch();
+    let compiler = CudaCompiler::new(file.clone(), &arch, cache)
+        .map_err(|line| Failure::hint(format!("NVRTC: {line}"), INTERPRET_HINT))?;
+    match compiler.compile(kernel, device) {
+        CompileResult::Ok(c) => c.artifact.ok_or_else(|| {
+            Failure::msg(format!("NVRTC, `{}`: no binary was produced", kernel.name))
+        }),
+        CompileResult::Failed(f) => Err(Failure::hint(
+            format!("NVRTC, `{}`: {}", kernel.name, f.first_line),
+            format!(
+                "the generated code does not compile for {arch}: see it with `phobos emit` \
+                 (same flags), or {INTERPRET_HINT}"
+            ),
+        )),
+        CompileResult::Pruned(PruneReason::SharedMemory { bytes, limit }) => Err(Failure::hint(
+            format!(
+                "`{}` at this point needs {bytes} bytes of shared memory per block (static and \
+                 dynamic), but {} allows at most {limit}",
+                kernel.name, device.name
+            ),
+            "pick smaller tiles with --autotune (`phobos space` lists the points)",
+        )),
+        CompileResult::Pruned(r) => Err(Failure::msg(format!(
+            "`{}` at this point cannot run on {}: {r}",
+            kernel.name, device.name
+        ))),
+    }
 }
 
 /// The generated CUDA C++ for `arch`; a construct the back end cannot lower points into the
@@ -150,7 +195,7 @@ fn emit(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitted, Failu
 
 /// Block size and shared memory against the device, before compiling.
 fn check_limits(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<(), Failure> {
-    let info = dev.gpu.info();
+    let info = dev.gpu.gpu().info();
     if e.threads > info.max_threads_per_block {
         return Err(Failure::hint(
             format!(
@@ -187,7 +232,7 @@ fn device_bytes(tensors: &[(String, HostTensor)]) -> Option<u64> {
 
 /// The tensors against the device's memory, before anything is allocated there.
 fn check_memory(dev: &Device, tensors: &[(String, HostTensor)]) -> Result<(), Failure> {
-    let info = dev.gpu.info();
+    let info = dev.gpu.gpu().info();
     match device_bytes(tensors) {
         Some(b) if b <= info.total_mem_bytes => Ok(()),
         b => Err(Failure::hint(
@@ -202,57 +247,35 @@ fn check_memory(dev: &Device, tensors: &[(String, HostTensor)]) -> Result<(), Fa
     }
 }
 
-/// Compiles for the device's architecture and loads the entry point; checks what only the
-/// compiled code knows (static shared memory, registers against the block size).
-fn load(dev: &Device, kernel: &Kernel, e: &Emitted) -> Result<phobos_gpu::Function, Failure> {
-    let copts = compile_options(kernel, e, dev.arch);
-    let compiled = compile(&e.source, &copts).map_err(|err| {
-        let hint = match err.kind {
-            CompileErrorKind::NvrtcNotFound(_) => INTERPRET_HINT.to_string(),
-            _ => format!(
-                "the generated code does not compile for {}: see it with `phobos emit` (same \
-                 flags), or {INTERPRET_HINT}",
-                dev.arch
-            ),
-        };
-        Failure::hint(format!("NVRTC, `{}`: {}", kernel.name, err.summary()), hint)
-    })?;
-    let module = dev
+/// Loads the compiled variant; checks what only the compiled code knows (registers against the
+/// block size).
+fn load(
+    dev: &Device,
+    kernel: &Kernel,
+    artifact: &Artifact,
+    threads: u32,
+) -> Result<CudaLoaded, Failure> {
+    let loaded = dev
         .gpu
-        .load_compiled(&compiled)
-        .map_err(|err| gpu_failure(kernel, err))?;
-    let function = module
-        .function(&e.entry)
-        .map_err(|err| gpu_failure(kernel, err))?;
-    let attrs = function.attributes();
-    let info = dev.gpu.info();
-    if attrs.max_threads_per_block < e.threads {
+        .load_variant(kernel, Some(artifact))
+        .map_err(|e| match e {
+            VariantError::Gpu(err) => gpu_failure(kernel, err),
+            e => Failure::msg(format!("`{}` on the GPU: {e}", kernel.name)),
+        })?;
+    let attrs = loaded.function().attributes();
+    let info = dev.gpu.gpu().info();
+    if attrs.max_threads_per_block < threads {
         return Err(Failure::hint(
             format!(
                 "`{}` needs {} registers per thread, so {} runs at most {} threads per block; \
-                 the kernel launches {}",
-                kernel.name, attrs.num_regs, info.name, attrs.max_threads_per_block, e.threads
+                 the kernel launches {threads}",
+                kernel.name, attrs.num_regs, info.name, attrs.max_threads_per_block
             ),
             "lower the threads in @launch, or cap registers with @launch(threads, min_blocks, \
              max_regs)",
         ));
     }
-    let smem = attrs.static_smem_bytes as u64 + e.dynamic_smem_bytes as u64;
-    if smem > info.smem_per_block_optin as u64 {
-        return Err(Failure::hint(
-            format!(
-                "`{}` at this point needs {smem} bytes of shared memory per block ({} static, \
-                 {} dynamic), but {} allows at most {}",
-                kernel.name,
-                attrs.static_smem_bytes,
-                e.dynamic_smem_bytes,
-                info.name,
-                info.smem_per_block_optin
-            ),
-            "pick smaller tiles with --autotune (`phobos space` lists the points)",
-        ));
-    }
-    Ok(function)
+    Ok(loaded)
 }
 
 /// A GPU error as one line with what to do about it.
@@ -297,6 +320,8 @@ pub(super) fn write_only_tensors(kernel: &Kernel) -> BTreeSet<ParamId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use phobos::backend::cuda::launch_facts;
+    use phobos_gpu::{bind_args, Arg};
 
     #[test]
     fn device_bytes_count_each_element_type_and_refuse_overflow() {

@@ -1,0 +1,275 @@
+//! The GPU back end's device side: open the GPU, load a compiled variant with its launch
+//! record, launch it on host tensors, GPU buffers and scalars (`run_args`, the launch of the
+//! runtime, of `phobos run` and of the tuner's workers), and time it.
+
+use super::CachedMeta;
+use crate::backend::cuda_blas;
+use phobos_gpu::{bind_args, Blas, DeviceTensor, Function, Gpu, GpuError, ModuleImage};
+use phobos_gpu::{LaunchFacts, PreparedLaunch};
+use phobos_ir::{Kernel, ParamKind};
+use phobos_tune::cache::VariantCache;
+use phobos_tune::worker::LibrarySpec;
+use phobos_tune::{ArgValue, Artifact, Device, DeviceInfo, Failure, Loaded, Problem, RunError};
+use std::sync::Arc;
+
+fn gpu_error(e: GpuError) -> RunError {
+    RunError {
+        fatal: e.is_fatal(),
+        failure: Failure::from_log(e.to_string()),
+    }
+}
+
+/// Opens the GPU in the worker.
+pub fn open_device(ordinal: u32) -> Result<Box<dyn Device>, Failure> {
+    Ok(Box::new(CudaDevice::open(ordinal)?))
+}
+
+/// A GPU as the tuner's [`Device`], and the runtime's.
+pub struct CudaDevice {
+    gpu: Gpu,
+    /// cuBLAS, created on first use (a reference check or a baseline timing).
+    blas: Option<Arc<Blas>>,
+}
+
+/// Why a variant could not be loaded or launched.
+#[derive(Debug, thiserror::Error)]
+pub enum VariantError {
+    /// The binary or its launch record is missing or damaged.
+    #[error("{0}")]
+    Refused(String),
+    /// The arguments do not fit the kernel.
+    #[error(transparent)]
+    Bind(#[from] phobos_gpu::BindError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
+
+impl From<VariantError> for RunError {
+    fn from(e: VariantError) -> RunError {
+        match e {
+            VariantError::Gpu(e) => gpu_error(e),
+            e => RunError::refused(e.to_string()),
+        }
+    }
+}
+
+impl CudaDevice {
+    /// Opens the GPU `ordinal`.
+    pub fn open(ordinal: u32) -> Result<CudaDevice, Failure> {
+        let gpu = Gpu::new(ordinal as usize).map_err(|e| Failure::from_log(e.to_string()))?;
+        Ok(CudaDevice::from_gpu(gpu))
+    }
+
+    /// A GPU opened already.
+    pub fn from_gpu(gpu: Gpu) -> CudaDevice {
+        CudaDevice { gpu, blas: None }
+    }
+
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Loads a compiled variant of `kernel` (the binary and launch record the compiler put in
+    /// the variant cache).
+    pub fn load_variant(
+        &self,
+        kernel: &Kernel,
+        artifact: Option<&Artifact>,
+    ) -> Result<CudaLoaded, VariantError> {
+        let refused = |m: String| VariantError::Refused(m);
+        let a = artifact.ok_or_else(|| refused("no binary for a GPU launch".into()))?;
+        let bytes = std::fs::read(&a.path)
+            .map_err(|e| refused(format!("cannot read {}: {e}", a.path.display())))?;
+        // The file may have changed since the compile checked it: never hand the driver a
+        // damaged image.
+        VariantCache::verify_binary(&a.path, &bytes).map_err(refused)?;
+        let image = if bytes.starts_with(b"\x7fELF") {
+            ModuleImage::Cubin(bytes)
+        } else {
+            ModuleImage::Ptx(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        // The record beside the binary (`<key>.json`) holds its launch facts.
+        let record = a.path.with_extension("json");
+        let meta: CachedMeta = std::fs::read(&record)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| {
+                refused(format!(
+                    "cannot read the launch record {}",
+                    record.display()
+                ))
+            })?;
+        let module = self.gpu.load_module(&image)?;
+        let function = module.function(&a.entry)?;
+        Ok(CudaLoaded {
+            gpu: self.gpu.clone(),
+            kernel: kernel.clone(),
+            function,
+            smem: a.dynamic_smem_bytes as u32,
+            facts: meta.launch,
+            tensors: Vec::new(),
+            prepared: None,
+        })
+    }
+}
+
+impl Device for CudaDevice {
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo::of_gpu(self.gpu.info())
+    }
+
+    fn load(
+        &mut self,
+        kernel: &Kernel,
+        artifact: Option<&Artifact>,
+        _problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        Ok(Box::new(self.load_variant(kernel, artifact)?))
+    }
+
+    fn library(
+        &mut self,
+        kernel: &Kernel,
+        spec: &LibrarySpec,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        let call = cuda_blas::plan(kernel, spec, problem).map_err(RunError::refused)?;
+        let blas = match &self.blas {
+            Some(b) => b.clone(),
+            None => {
+                let b = Arc::new(Blas::new(&self.gpu).map_err(gpu_error)?);
+                self.blas = Some(b.clone());
+                b
+            }
+        };
+        Ok(Box::new(cuda_blas::BlasLoaded::new(
+            blas,
+            self.gpu.clone(),
+            call,
+            kernel.clone(),
+        )))
+    }
+}
+
+/// A variant loaded on the GPU.
+pub struct CudaLoaded {
+    gpu: Gpu,
+    kernel: Kernel,
+    function: Function,
+    smem: u32,
+    facts: LaunchFacts,
+    tensors: Vec<Option<DeviceTensor>>,
+    prepared: Option<PreparedLaunch>,
+}
+
+impl CudaLoaded {
+    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.tensors.clear();
+        for (p, a) in self.kernel.params.iter().zip(args) {
+            let t = match (&p.kind, a) {
+                (ParamKind::Tensor { order, .. }, ArgValue::Tensor(h)) => {
+                    Some(DeviceTensor::upload(&self.gpu, h, *order).map_err(gpu_error)?)
+                }
+                _ => None,
+            };
+            self.tensors.push(t);
+        }
+        let refs: Vec<phobos_gpu::Arg<'_>> = self
+            .tensors
+            .iter()
+            .zip(args)
+            .map(|(t, a)| match (t, a) {
+                (Some(t), _) => t.arg(),
+                (None, ArgValue::Scalar(v)) => phobos_gpu::Arg::Scalar(*v),
+                (None, ArgValue::Tensor(_)) => phobos_gpu::Arg::Scalar(0.0),
+            })
+            .collect();
+        let bound = bind_args(&self.kernel, &refs).map_err(|e| RunError::refused(e.to_string()))?;
+        let prepared = self
+            .gpu
+            .prepare_launch(&self.kernel, bound, &refs, &self.facts)
+            .map_err(gpu_error)?;
+        self.prepared = Some(prepared);
+        Ok(())
+    }
+}
+
+impl CudaLoaded {
+    /// The loaded entry point (its registers and limits).
+    pub fn function(&self) -> &Function {
+        &self.function
+    }
+
+    /// One launch on host tensors (uploaded, and downloaded after it), GPU buffers (used in
+    /// place, after the work queued on them) and scalars, in parameter order.
+    pub fn run_args(&mut self, args: &mut [crate::Arg<'_>]) -> Result<(), VariantError> {
+        use crate::Arg as A;
+        let mut owned: Vec<Option<DeviceTensor>> = Vec::with_capacity(args.len());
+        for (p, a) in self.kernel.params.iter().zip(args.iter()) {
+            owned.push(match (&p.kind, a) {
+                (ParamKind::Tensor { order, .. }, A::Host(h)) => {
+                    Some(DeviceTensor::upload(&self.gpu, h, *order)?)
+                }
+                (_, A::Device(t)) => {
+                    // The caller's stream may still be writing it.
+                    t.buf.gpu().synchronize()?;
+                    None
+                }
+                _ => None,
+            });
+        }
+        let refs: Vec<phobos_gpu::Arg<'_>> = owned
+            .iter()
+            .zip(args.iter())
+            .map(|(o, a)| match (o, a) {
+                (Some(t), _) => t.arg(),
+                (None, A::Device(t)) => t.arg(),
+                (None, A::Scalar(v)) => phobos_gpu::Arg::Scalar(*v),
+                (None, A::Host(_)) => phobos_gpu::Arg::Scalar(0.0),
+            })
+            .collect();
+        let bound = bind_args(&self.kernel, &refs)?;
+        let prepared = self
+            .gpu
+            .prepare_launch(&self.kernel, bound, &refs, &self.facts)?;
+        self.gpu
+            .launch_prepared(&self.function, &prepared, self.smem)?;
+        self.gpu.synchronize()?;
+        for (t, a) in owned.iter().zip(args.iter_mut()) {
+            if let (Some(t), A::Host(h)) = (t, a) {
+                **h = t.download()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Loaded for CudaLoaded {
+    fn run(&mut self, args: &mut [ArgValue]) -> Result<(), RunError> {
+        Ok(self.run_args(&mut crate::Arg::from_values(args))?)
+    }
+
+    fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.upload(args)
+    }
+
+    fn launch_timed(&mut self) -> Result<f64, RunError> {
+        let prepared = self
+            .prepared
+            .as_ref()
+            .ok_or_else(|| RunError::refused("not prepared"))?;
+        // The L2 is flushed before each launch so no variant is timed on a warm cache.
+        self.gpu.flush_l2().map_err(gpu_error)?;
+        let (a, b) = (
+            self.gpu.event().map_err(gpu_error)?,
+            self.gpu.event().map_err(gpu_error)?,
+        );
+        a.record().map_err(gpu_error)?;
+        // SPLIT_K outputs are zeroed here, between the events: part of the variant's cost.
+        self.gpu
+            .launch_prepared(&self.function, prepared, self.smem)
+            .map_err(gpu_error)?;
+        b.record().map_err(gpu_error)?;
+        Ok(a.elapsed_ms(&b).map_err(gpu_error)? as f64)
+    }
+}
