@@ -34,7 +34,11 @@ fn the_examples_load_with_their_spaces() {
         let info = cu.module.kernel(None).unwrap();
         assert_eq!(info.name, kernel);
         assert_eq!(info.space.size(), points, "{name}");
-        assert!(cu.module.warnings.is_empty(), "{name}: {:?}", cu.module.warnings);
+        assert!(
+            cu.module.warnings.is_empty(),
+            "{name}: {:?}",
+            cu.module.warnings
+        );
         // The default point instantiates; its IR writes exactly the non-const pointers.
         let v = info.default_variant().unwrap();
         let k = instantiate(&cu.module, info, &v).unwrap();
@@ -74,7 +78,10 @@ fn an_unknown_attribute_is_an_error_at_its_name() {
 
 #[test]
 fn a_missing_params_attribute_is_an_error_at_the_function() {
-    let text = SAXPY.replace("// @params(X: tensor<f32>[N], Y: tensor<f32>[N], a: f32)\n", "");
+    let text = SAXPY.replace(
+        "// @params(X: tensor<f32>[N], Y: tensor<f32>[N], a: f32)\n",
+        "",
+    );
     let d = errors(&text);
     assert_eq!(d[0].code, codes::CU_PARAMS);
     assert_eq!(under(&text, &d[0]), "saxpy");

@@ -16,9 +16,9 @@
 //! front end: [`load_cu`] builds a Phobos kernel per annotated function from them (its body
 //! only says which tensors the function writes: those passed as non-`const` pointers) and maps
 //! every diagnostic back into the `.cu` file. The checks of its own: an unknown attribute
-//! (E1001), `@params` missing or repeated (E1002), an `@autotune` name the source never uses
-//! (E1003), `@params` that do not match the function's C++ parameters (E1004), attributes
-//! before no readable `__global__` function (E1005).
+//! (E1101), `@params` missing or repeated (E1102), an `@autotune` name the source never uses
+//! (E1103), `@params` that do not match the function's C++ parameters (E1104), attributes
+//! before no readable `__global__` function (E1105).
 
 mod map;
 mod scan;
@@ -445,7 +445,10 @@ fn check_used(
     built: &Built,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let mut used: HashSet<&str> = scan::identifiers(code).into_iter().map(|(w, _)| w).collect();
+    let mut used: HashSet<&str> = scan::identifiers(code)
+        .into_iter()
+        .map(|(w, _)| w)
+        .collect();
     let launch_text: Vec<String> = a
         .attrs
         .iter()

@@ -222,7 +222,10 @@ fn split_params(code: &str, lo: usize, hi: usize) -> Vec<CParam> {
         }
     }
     parts.push((start, hi));
-    let params: Vec<CParam> = parts.into_iter().filter_map(|(s, e)| param(code, s, e)).collect();
+    let params: Vec<CParam> = parts
+        .into_iter()
+        .filter_map(|(s, e)| param(code, s, e))
+        .collect();
     if params.len() == 1 && params[0].text == "void" {
         return Vec::new();
     }
@@ -239,7 +242,9 @@ const QUALIFIERS: [&str; 6] = [
 ];
 
 /// Words that make up a builtin type's spelling (so an unnamed `unsigned int` keeps both).
-const TYPE_WORDS: [&str; 7] = ["unsigned", "signed", "int", "long", "short", "char", "float"];
+const TYPE_WORDS: [&str; 7] = [
+    "unsigned", "signed", "int", "long", "short", "char", "float",
+];
 
 fn param(code: &str, lo: usize, hi: usize) -> Option<CParam> {
     let raw = &code[lo..hi];

@@ -127,6 +127,18 @@ impl<'a> Session<'a> {
                 args.backend
             ))
         })?;
+        // A CUDA C++ kernel runs only where it compiles; each point is checked against its
+        // reference point on the same GPU.
+        let cuda_cpp = frontend.cuda().is_some();
+        if cuda_cpp && backend == Backend::Interp {
+            return Err(UserError::new(format!(
+                "{file_name} is CUDA C++: the interpreter runs only Phobos kernels"
+            ))
+            .hint(
+                "tune it on the GPU (--backend cuda), or compile and check every point \
+                   without a GPU with --dry-run",
+            ));
+        }
         let names = match &args.operands {
             Some(t) => TensorNames::parse(t).map_err(|e| UserError::new(e.to_string()))?,
             None => TensorNames::default(),
@@ -158,7 +170,10 @@ impl<'a> Session<'a> {
             source,
             frontend,
             backend,
-            settings: settings(args, backend),
+            settings: Settings {
+                compiled_reference: cuda_cpp,
+                ..settings(args, backend)
+            },
             db_path,
             store,
             names,

@@ -110,6 +110,8 @@ pub struct CudaCompiler {
     version: String,
     /// [`phobos_tune::backend::generator_tag`], appended to the emitted source as a comment.
     tag: Option<String>,
+    /// The file is CUDA C++ (`.cu`): compiled as written, with the point as `-D` macros.
+    cpp: bool,
 }
 
 impl CudaCompiler {
@@ -118,16 +120,24 @@ impl CudaCompiler {
         let (major, minor) = nvrtc_version()?;
         let arch = Arch::parse(arch).unwrap_or(Arch::SM_90A);
         Ok(CudaCompiler {
-            file,
             arch,
             cache,
             version: format!("nvrtc {major}.{minor}"),
             tag: phobos_tune::backend::generator_tag(),
+            cpp: phobos_check::cuda_cpp::is_cuda_source(&file.name),
+            file,
         })
     }
 
     /// What the code generator produces for this kernel on this target.
     fn emit(&self, kernel: &Kernel) -> Result<Emitted, Failure> {
+        if self.cpp {
+            return Ok(super::cuda_cpp::emitted(
+                kernel,
+                &self.file.text,
+                self.tag.as_deref(),
+            ));
+        }
         let mut e = emit_cuda(kernel, &self.file, self.arch)
             .map_err(|err| Failure::from_log(err.to_string()))?;
         if let Some(tag) = &self.tag {
@@ -156,7 +166,16 @@ impl Compiler for CudaCompiler {
         if let Some(r) = prune::shared_memory(dynamic, device) {
             return CompileResult::Pruned(r);
         }
-        let copts = compile_options(kernel, &e, self.arch);
+        let mut copts = compile_options(kernel, &e, self.arch);
+        if self.cpp {
+            copts.defines = super::cuda_cpp::defines(kernel);
+            copts.program_name = std::path::Path::new(&self.file.name)
+                .file_name()
+                .map_or_else(
+                    || self.file.name.clone(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+        }
         let flags = copts.flags().join(" ");
         let mut parts: Vec<&[u8]> = vec![
             e.source.as_bytes(),
@@ -204,7 +223,16 @@ impl Compiler for CudaCompiler {
                 })
             }
         };
-        let resources = phobos_gpu::resources::of_compiled(&c, &e.entry)
+        // A C++ kernel's symbol is its name, or a mangled name when it is not `extern "C"`.
+        let entry = if self.cpp {
+            match super::cuda_cpp::entry(&c.ptx, &e.entry) {
+                Ok(entry) => entry,
+                Err(m) => return CompileResult::Failed(Failure::from_log(m)),
+            }
+        } else {
+            e.entry.clone()
+        };
+        let resources = phobos_gpu::resources::of_compiled(&c, &entry)
             .ok()
             .map(|r| Resources {
                 registers: r.registers,
@@ -219,7 +247,7 @@ impl Compiler for CudaCompiler {
             .clone()
             .unwrap_or_else(|| c.ptx.clone().into_bytes());
         let meta = CachedMeta {
-            entry: e.entry.clone(),
+            entry,
             dynamic_smem_bytes: dynamic,
             resources,
             launch: launch_facts(&e),
@@ -236,7 +264,15 @@ impl Compiler for CudaCompiler {
     /// The emitted source, its entry and its headers, for this target.
     fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
         let e = self.emit(kernel).ok()?;
+        // A C++ source's code at a point is its text and the point's `-D` set.
+        let defines = match self.cpp {
+            true => format!("{:?}", super::cuda_cpp::defines(kernel)),
+            false => String::new(),
+        };
         let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        if self.cpp {
+            parts.push(defines.as_bytes());
+        }
         for (n, t) in &e.headers {
             parts.push(n.as_bytes());
             parts.push(t.as_bytes());
@@ -459,7 +495,7 @@ mod tests {
             (vec![2], 2)
         );
         let meta = CachedMeta {
-            entry: e.entry.clone(),
+            entry,
             dynamic_smem_bytes: e.dynamic_smem_bytes as u64,
             resources: None,
             launch: facts.clone(),
