@@ -5,8 +5,7 @@
 //
 //   phobos-kbench examples/cuda/stencil.cu --dims H=4096,W=4096 --arg c0=0.5 --arg c1=0.125 --report
 
-// @autotune(TILE_X in [32, 128], TILE_Y in [1, 16], ROWS in {1, 2, 4})
-// @where(TILE_X * TILE_Y <= 1024)
+// @autotune(TILE_X in [32, 128], TILE_Y in [1, 8], ROWS in {1, 2, 4})
 // @launch(TILE_X * TILE_Y)
 // @grid(cdiv(W, TILE_X), cdiv(H, TILE_Y * ROWS))
 // @flops(6 * H * W)

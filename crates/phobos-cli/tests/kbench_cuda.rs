@@ -100,7 +100,7 @@ const EXAMPLES: [(&str, &[&str], usize); 3] = [
             "--arg",
             "c1=0.125",
         ],
-        45,
+        36,
     ),
     (
         "compile_error.cu",
@@ -134,12 +134,6 @@ fn dry_run_compiles_every_point_of_the_cuda_examples() {
                     assert!(p["resources"]["registers"].as_u64().unwrap() > 0, "{p}");
                 }
                 "pruned" => assert!(p["reason"].as_str().unwrap().contains("@where"), "{p}"),
-                // More than 1024 threads: refused by the checker (in the .cu file).
-                "compile-failed" if !vec8 => {
-                    let reason = p["reason"].as_str().unwrap();
-                    assert!(reason.contains("error[E0203]"), "{name}: {p}");
-                    assert!(reason.contains("stencil.cu:10:12"), "{reason}");
-                }
                 "compile-failed" => {
                     // Only the points of compile_error.cu without a Vec<8>.
                     assert!(vec8, "{name}: {p}");
@@ -314,5 +308,35 @@ fn wrong_points_are_caught_against_the_reference_point() {
             "ok"
         };
         assert_eq!(p["status"], want, "{p}");
+    }
+}
+
+#[test]
+fn phobos_reads_the_attributes_and_refuses_to_emit_or_run_a_cuda_source() {
+    let phobos = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_phobos"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("phobos runs")
+    };
+    let file = example("stencil.cu");
+    let o = phobos(&["space", &file]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("kernel heat") && out.contains("36 points"),
+        "{out}"
+    );
+    let o = phobos(&["check", &file]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for cmd in ["emit", "run"] {
+        let o = phobos(&[cmd, &file, "--dims", "H=4,W=4"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!("is CUDA C++: `phobos {cmd}` takes Phobos kernels")),
+            "{err}"
+        );
     }
 }

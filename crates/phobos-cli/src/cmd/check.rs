@@ -14,6 +14,30 @@ pub fn read_source(path: &Path) -> Result<SourceFile, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// Loads a `.ph` file, or the kernels a `.cu` file's attribute comments declare (its
+/// diagnostics point into the `.cu` file).
+pub fn load_module(file: &SourceFile) -> Result<phobos_check::Module, Vec<Diagnostic>> {
+    if phobos_check::cuda_cpp::is_cuda_source(&file.name) {
+        return phobos_check::cuda_cpp::load_cu(file.clone()).map(|cu| cu.module);
+    }
+    phobos_check::load(file.clone())
+}
+
+/// The message for a command that needs a Phobos body and was given a `.cu` file.
+pub fn cuda_source_refused(file: &SourceFile, command: &str) -> Option<(String, String)> {
+    phobos_check::cuda_cpp::is_cuda_source(&file.name).then(|| {
+        (
+            format!(
+                "{} is CUDA C++: `phobos {command}` takes Phobos kernels",
+                file.name
+            ),
+            "tune it with phobos-kbench (docs/cuda.md); `phobos check` and `phobos space` \
+             read its attributes"
+                .to_string(),
+        )
+    })
+}
+
 /// Every diagnostic `phobos check` reports for one source file (a `.cu` file: its attribute
 /// comments, mapped into it).
 pub fn check_source(file: &SourceFile) -> Vec<Diagnostic> {
