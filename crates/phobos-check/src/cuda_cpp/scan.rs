@@ -210,8 +210,8 @@ fn split_params(code: &str, lo: usize, hi: usize) -> Vec<CParam> {
     let b = code.as_bytes();
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0i32, lo);
-    for j in lo..hi {
-        match b[j] {
+    for (j, &c) in b.iter().enumerate().take(hi).skip(lo) {
+        match c {
             b'(' | b'<' | b'[' => depth += 1,
             b')' | b'>' | b']' => depth -= 1,
             b',' if depth == 0 => {

@@ -495,7 +495,7 @@ mod tests {
             (vec![2], 2)
         );
         let meta = CachedMeta {
-            entry,
+            entry: e.entry.clone(),
             dynamic_smem_bytes: e.dynamic_smem_bytes as u64,
             resources: None,
             launch: facts.clone(),
@@ -531,6 +531,7 @@ mod tests {
             cache: VariantCache::at("unused"),
             version: "nvrtc 13.0".into(),
             tag: tag.map(String::from),
+            cpp: false,
         };
         let e = emit_cuda(&k, &file, Arch::SM_90A).unwrap();
         let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
@@ -542,5 +543,44 @@ mod tests {
         assert_eq!(plain, Some(stable_hash(&parts)));
         let tagged = compiler(Some("changed")).codegen_hash(&k);
         assert!(tagged.is_some() && tagged != plain);
+    }
+
+    /// A `.cu` point's code is the text with the point's `-D` set: another point, or an edit
+    /// of the file, is other code for the store.
+    #[test]
+    fn a_cuda_source_is_keyed_by_its_text_and_the_point() {
+        let text = "// @autotune(B in [32, 64])\n// @launch(B)\n// @params(X: tensor<f32>[N])\n\
+                    extern \"C\" __global__ void k(float* x, int n) { x[B] = n; }\n";
+        let compiler = |text: &str| {
+            let file = SourceFile::new("k.cu", text);
+            let cu = phobos_check::cuda_cpp::load_cu(file.clone()).expect("loads");
+            let info = cu.module.kernel(None).expect("one kernel").clone();
+            let c = CudaCompiler {
+                file,
+                arch: Arch::SM_90A,
+                cache: VariantCache::at("unused"),
+                version: "nvrtc 13.0".into(),
+                tag: None,
+                cpp: true,
+            };
+            (c, cu.module, info)
+        };
+        let (c, module, info) = compiler(text);
+        let at = |b: &str| {
+            let v = info.variant(Some(b), None, None).unwrap();
+            phobos_check::instantiate(&module, &info, &v).unwrap()
+        };
+        let (k32, k64) = (at("B=32"), at("B=64"));
+        assert_eq!(k32.launch.threads, 32);
+        let e = c.emit(&k64).unwrap();
+        assert_eq!((e.source.as_str(), e.entry.as_str()), (text, "k"));
+        assert_eq!(
+            super::super::cuda_cpp::defines(&k64),
+            vec![("B".to_string(), Some("64".to_string()))]
+        );
+        let h32 = c.codegen_hash(&k32).unwrap();
+        assert_ne!(h32, c.codegen_hash(&k64).unwrap());
+        let (edited, _, _) = compiler(&text.replace("= n;", "= n + 1;"));
+        assert_ne!(h32, edited.codegen_hash(&k32).unwrap());
     }
 }
