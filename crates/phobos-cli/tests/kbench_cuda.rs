@@ -189,6 +189,30 @@ fn the_interpreter_refuses_a_cuda_source_with_a_hint() {
 }
 
 #[test]
+fn stored_configurations_of_a_cuda_source_are_refused() {
+    let s = Scratch::new("modes");
+    let file = example("reduction.cu");
+    let yaml = s.0.join("r.yaml");
+    std::fs::write(&yaml, "[]\n").unwrap();
+    let yaml = yaml.display().to_string();
+    for mode in [
+        vec!["--check", yaml.as_str()],
+        vec!["--benchmark", yaml.as_str()],
+        vec!["--config", "M=64_N=64_BLOCK=64_MIN_BLOCKS=1_ITEMS=1"],
+    ] {
+        let mut args = vec![file.as_str()];
+        args.extend(&mode);
+        let o = kbench(&args, &s);
+        assert_eq!(o.status.code(), Some(1), "{mode:?}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("is CUDA C++: --check, --benchmark and --config take Phobos kernels"),
+            "{mode:?}: {err}"
+        );
+    }
+}
+
+#[test]
 fn attribute_errors_stop_before_anything_runs() {
     let s = Scratch::new("errors");
     for (edit, code) in [
