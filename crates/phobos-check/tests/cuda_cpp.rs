@@ -168,3 +168,67 @@ fn two_kernels_each_take_the_attributes_above_them() {
     let cu = load_cu(SourceFile::new("k.cu", format!("{plain}{SAXPY}"))).unwrap();
     assert_eq!(cu.module.kernels.len(), 1);
 }
+
+#[test]
+fn every_cuda_code_has_a_case() {
+    let cases: [(&str, String); 6] = [
+        ("E1101", SAXPY.replace("@launch(BLOCK)", "@lanuch(BLOCK)")),
+        (
+            "E1102",
+            SAXPY.replace(
+                "// @params(X: tensor<f32>[N], Y: tensor<f32>[N], a: f32)\n",
+                "",
+            ),
+        ),
+        (
+            "E1102",
+            SAXPY.replace(
+                "// @launch(BLOCK)",
+                "// @params(X: tensor<f32>[N])\n// @launch(BLOCK)",
+            ),
+        ),
+        (
+            "E1103",
+            SAXPY.replace("[64, 256])", "[64, 256], U in [1, 2])"),
+        ),
+        (
+            "E1104",
+            SAXPY.replace("float a, int n)", "double a, int n)"),
+        ),
+        ("E1105", format!("{SAXPY}// @grid(1)\n")),
+    ];
+    for (code, _) in phobos_check::codes::ALL
+        .iter()
+        .filter(|(c, _)| c.starts_with("E11"))
+    {
+        assert!(cases.iter().any(|(c, _)| c == code), "no case for {code}");
+    }
+    for (code, text) in &cases {
+        let d = errors(text);
+        assert!(d.iter().any(|d| d.code == *code), "{code}: {d:?}");
+        for d in &d {
+            assert!(d.primary.span.hi as usize <= text.len(), "{code}: {d:?}");
+        }
+    }
+}
+
+/// No input panics: every prefix of the examples (cut anywhere, inside comments, attributes
+/// and signatures), and each with a byte dropped, loads or reports diagnostics.
+#[test]
+fn no_cut_of_the_examples_panics() {
+    for name in ["reduction.cu", "stencil.cu", "compile_error.cu"] {
+        let text = example(name).text;
+        let cuts: Vec<usize> = (0..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        for &i in &cuts {
+            let _ = load_cu(SourceFile::new(name, &text[..i]));
+            let dropped = format!("{}{}", &text[..i], text.get(i + 1..).unwrap_or(""));
+            if let Err(d) = load_cu(SourceFile::new(name, dropped.clone())) {
+                for d in d {
+                    assert!(d.primary.span.hi as usize <= dropped.len(), "{name} at {i}");
+                }
+            }
+        }
+    }
+}
