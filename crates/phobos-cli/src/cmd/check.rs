@@ -49,6 +49,14 @@ pub fn check_source(file: &SourceFile) -> Vec<Diagnostic> {
                 let mapped = cu.module.warnings.len().min(diags.len());
                 let rest: Vec<Diagnostic> = diags.drain(mapped..).map(|d| cu.remap(d)).collect();
                 diags.extend(rest);
+                // `phobos emit` shows a Phobos point's errors; a C++ kernel's are the tuner's.
+                for d in &mut diags {
+                    if d.code == phobos_check::codes::POINTS_FAIL {
+                        d.help = Some(
+                            "`phobos-kbench --dry-run --report` lists each point's error".into(),
+                        );
+                    }
+                }
                 diags
             }
             Err(diags) => diags,
