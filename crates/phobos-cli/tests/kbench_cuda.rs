@@ -364,3 +364,67 @@ fn phobos_reads_the_attributes_and_refuses_to_emit_or_run_a_cuda_source() {
         );
     }
 }
+
+fn sgemm() -> String {
+    crate_dir()
+        .join("tests/kbench_cuda/sgemm.cu")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn gemm_flags_apply_to_a_cuda_gemm() {
+    if !nvrtc_available() {
+        eprintln!("skipped: NVRTC not found");
+        return;
+    }
+    let s = Scratch::new("gemm");
+    let file = sgemm();
+    let o = kbench(
+        &[
+            &file,
+            "-m",
+            "96",
+            "-n",
+            "64",
+            "-k",
+            "32",
+            "--dry-run",
+            "--json",
+        ],
+        &s,
+    );
+    let j = json(&o);
+    assert_eq!(j["problem"]["dims"]["M"], 96, "{}", j["problem"]);
+    let points = j["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    // 2 * M * N * K from @flops.
+    assert_eq!(points[0]["flops"], 2.0 * 96.0 * 64.0 * 32.0);
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_cuda_gemm_tunes_and_writes_its_results_file_on_the_gpu() {
+    let s = Scratch::new("gemm-gpu");
+    let file = sgemm();
+    let out = s.0.join("results.yaml").display().to_string();
+    let o = kbench(
+        &[
+            &file,
+            "-m",
+            "1024",
+            "-n",
+            "1024",
+            "-k",
+            "512",
+            "-o",
+            &out,
+            "--budget-ms",
+            "20",
+        ],
+        &s,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.contains("TILE"), "{yaml}");
+}
