@@ -428,3 +428,159 @@ fn a_cuda_gemm_tunes_and_writes_its_results_file_on_the_gpu() {
     let yaml = std::fs::read_to_string(&out).unwrap();
     assert!(yaml.contains("TILE"), "{yaml}");
 }
+
+fn wrong_file() -> String {
+    crate_dir()
+        .join("tests/kbench_cuda/wrong_at_some_points.cu")
+        .display()
+        .to_string()
+}
+
+fn ph_reference() -> String {
+    crate_dir()
+        .join("tests/kbench_cuda/saxpy_reference.ph")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn reference_kernels_load_and_compile_in_a_dry_run() {
+    if !nvrtc_available() {
+        eprintln!("skipped: NVRTC not found");
+        return;
+    }
+    let s = Scratch::new("reference");
+    let file = wrong_file();
+    let cu_ref = format!("{}:saxpy", example("compile_error.cu"));
+    for reference in [ph_reference(), cu_ref] {
+        let o = kbench(
+            &[
+                &file,
+                "--dims",
+                "N=1000",
+                "--arg",
+                "a=2",
+                "--dry-run",
+                "--reference",
+                &reference,
+            ],
+            &s,
+        );
+        assert_eq!(o.status.code(), Some(0), "{reference}: {}", text(&o.stderr));
+    }
+    // A reference that does not compile stops the run before any point.
+    let broken = s.0.join("broken.cu");
+    let src = std::fs::read_to_string(example("compile_error.cu")).unwrap();
+    std::fs::write(
+        &broken,
+        src.replace(
+            "BLOCK in [128, 512], VEC in {1, 2, 4, 8}",
+            "BLOCK in [128, 512], VEC in {8, 1}",
+        ),
+    )
+    .unwrap();
+    let broken = broken.display().to_string();
+    let o = kbench(
+        &[
+            &file,
+            "--dims",
+            "N=1000",
+            "--arg",
+            "a=2",
+            "--dry-run",
+            "--reference",
+            &broken,
+        ],
+        &s,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("the reference `saxpy` does not compile"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reference_argument_errors() {
+    let s = Scratch::new("reference-errors");
+    let file = wrong_file();
+    let run = |args: &[&str]| {
+        let mut a = vec![file.as_str(), "--dims", "N=64", "--arg", "a=1", "--dry-run"];
+        a.extend(args);
+        let o = kbench(&a, &s);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        text(&o.stderr)
+    };
+    // Other parameters: the reduction takes X[M, N] and Y[M].
+    let err = run(&["--reference", &example("reduction.cu")]);
+    assert!(
+        err.contains("`saxpy` takes 3 parameters and the reference `row_sum` 2"),
+        "{err}"
+    );
+    assert!(err.contains("same parameters in the same order"), "{err}");
+    // The same parameters in another order.
+    let saxpy_ph = crate_dir()
+        .join("../../examples/saxpy.ph")
+        .display()
+        .to_string();
+    let err = run(&["--reference", &saxpy_ph]);
+    assert!(
+        err.contains("parameter 1 differs: `X: tensor<f32>[N]` here, `a: f32` in the reference"),
+        "{err}"
+    );
+    // A missing file and an unknown kernel.
+    let err = run(&["--reference", "no/such/file.ph"]);
+    assert!(
+        err.contains("--reference: cannot read no/such/file.ph"),
+        "{err}"
+    );
+    let err = run(&["--reference", &format!("{}:nope", ph_reference())]);
+    assert!(err.contains("--reference") && err.contains("nope"), "{err}");
+    // A Phobos kernel is checked against the interpreter already.
+    let o = kbench(
+        &[
+            &saxpy_ph,
+            "--dims",
+            "N=64",
+            "--arg",
+            "a=1",
+            "--backend",
+            "interp",
+            "--reference",
+            &ph_reference(),
+        ],
+        &s,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("--reference is for CUDA C++ kernels"));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn wrong_points_are_caught_against_a_reference_kernel() {
+    let file = crate_dir().join("tests/kbench_cuda/wrong_at_some_points.cu");
+    let cu_ref = format!("{}:saxpy", example("compile_error.cu"));
+    for reference in [ph_reference(), cu_ref] {
+        let j = tune_on_gpu(
+            &file,
+            &[
+                "--dims",
+                "N=100000",
+                "--arg",
+                "a=3",
+                "--reference",
+                &reference,
+            ],
+        );
+        assert_eq!(j["winner"]["point"]["BUG"], 0, "{}", j["winner"]);
+        for p in j["points"].as_array().unwrap() {
+            let want = if p["point"]["BUG"] == 1 {
+                "wrong"
+            } else {
+                "ok"
+            };
+            assert_eq!(p["status"], want, "{reference}: {p}");
+        }
+    }
+}

@@ -15,6 +15,8 @@ pub struct CheckFrontend {
     space: Space,
     /// The CUDA C++ source, when the file is one.
     cuda: Option<phobos_check::cuda_cpp::CuModule>,
+    /// The kernel the checks compare with (`--reference`).
+    reference: Option<Box<CheckFrontend>>,
 }
 
 impl CheckFrontend {
@@ -37,6 +39,7 @@ impl CheckFrontend {
             space: info.space.clone(),
             module,
             cuda,
+            reference: None,
         })
     }
 
@@ -48,6 +51,42 @@ impl CheckFrontend {
 
     pub fn module(&self) -> &Module {
         &self.module
+    }
+
+    /// This kernel, checked against `reference` (see [`Frontend::reference`]).
+    pub fn with_reference(mut self, reference: CheckFrontend) -> CheckFrontend {
+        self.reference = Some(Box::new(reference));
+        self
+    }
+
+    /// Why `reference` cannot stand for this kernel: the parameters differ (in order, kind,
+    /// element type or dims), so the same arguments do not fit both.
+    pub fn reference_mismatch(&self, reference: &CheckFrontend) -> Option<String> {
+        let (a, b) = (&self.info().params, &reference.info().params);
+        let show = |p: &phobos_check::ParamInfo, f: &CheckFrontend| {
+            let span = p.span;
+            let text = f.module.file.text.get(span.range()).unwrap_or(&p.name);
+            text.to_string()
+        };
+        if a.len() != b.len() {
+            return Some(format!(
+                "`{}` takes {} parameters and the reference `{}` {}",
+                self.kernel,
+                a.len(),
+                reference.kernel,
+                b.len()
+            ));
+        }
+        a.iter().zip(b).enumerate().find_map(|(i, (p, q))| {
+            (p.kind != q.kind).then(|| {
+                format!(
+                    "parameter {} differs: `{}` here, `{}` in the reference",
+                    i + 1,
+                    show(p, self),
+                    show(q, reference)
+                )
+            })
+        })
     }
 
     /// The CUDA C++ source the kernel comes from, when it is one (no IR body: the interpreter
@@ -151,6 +190,10 @@ impl Frontend for CheckFrontend {
     fn instantiate(&self, point: &Point, problem: &Problem) -> Result<Kernel, Failure> {
         self.specialized(point, problem)?
             .map_err(|d| self.diagnostics(&d))
+    }
+
+    fn reference(&self) -> Option<&dyn Frontend> {
+        self.reference.as_deref().map(|r| r as &dyn Frontend)
     }
 }
 

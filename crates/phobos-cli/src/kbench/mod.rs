@@ -14,6 +14,7 @@ mod merge;
 mod one;
 mod problem;
 mod problems;
+mod reference;
 mod render;
 mod session;
 mod shard;

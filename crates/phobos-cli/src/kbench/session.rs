@@ -30,6 +30,8 @@ pub struct Session<'a> {
     pub names: TensorNames,
     /// The GPUs timing runs use (`--gpus`, else `--gpu`).
     pub gpus: Vec<u32>,
+    /// `--reference FILE[:NAME]`: the kernel every check compares with.
+    pub reference: Option<super::reference::Reference>,
 }
 
 fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
@@ -139,6 +141,10 @@ impl<'a> Session<'a> {
                    without a GPU with --dry-run",
             ));
         }
+        let reference = match &args.reference {
+            Some(text) => Some(super::reference::Reference::load(text, &frontend, color)?),
+            None => None,
+        };
         let names = match &args.operands {
             Some(t) => TensorNames::parse(t).map_err(|e| UserError::new(e.to_string()))?,
             None => TensorNames::default(),
@@ -178,6 +184,7 @@ impl<'a> Session<'a> {
             store,
             names,
             gpus,
+            reference,
         })
     }
 
@@ -193,6 +200,7 @@ impl<'a> Session<'a> {
             kernel: self.kernel_name(),
             backend: self.backend,
             gpu,
+            reference: self.reference.as_ref().map(|r| r.source()),
         }
     }
 

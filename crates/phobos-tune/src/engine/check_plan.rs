@@ -107,6 +107,9 @@ impl State<'_, '_> {
         i: usize,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> (Problem, ReferenceSpec) {
+        if let Some(r) = &self.settings.external_reference {
+            return (self.problem.clone(), r.clone());
+        }
         if self.settings.compiled_reference {
             let spec = self.compiled_reference(i);
             return (self.problem.clone(), ReferenceSpec::Variant(spec));

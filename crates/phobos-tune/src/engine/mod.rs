@@ -79,6 +79,9 @@ pub struct Settings {
     /// checked against the reference point (the default, or the first that compiles) compiled
     /// and run on the same device, on the same inputs.
     pub compiled_reference: bool,
+    /// The reference of every check, when another kernel is (`--reference`): a
+    /// [`crate::worker::ReferenceSpec::Kernel`], run on the problem as it is.
+    pub external_reference: Option<crate::worker::ReferenceSpec>,
 }
 
 impl Default for Settings {
@@ -105,6 +108,7 @@ impl Default for Settings {
             only_points: None,
             final_round_always: false,
             compiled_reference: false,
+            external_reference: None,
         }
     }
 }

@@ -472,7 +472,7 @@ impl State<'_, '_> {
 
     fn dry_run_check(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Option<DryRunCheck> {
         // Without an IR to interpret, a dry run (no device) has nothing to check against.
-        if self.settings.compiled_reference {
+        if self.settings.compiled_reference || self.settings.external_reference.is_some() {
             return None;
         }
         let point = self.reference_point.clone()?;
