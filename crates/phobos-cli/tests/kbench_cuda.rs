@@ -584,3 +584,18 @@ fn wrong_points_are_caught_against_a_reference_kernel() {
         }
     }
 }
+
+#[test]
+fn a_file_without_annotated_kernels_says_how_to_declare_one() {
+    let s = Scratch::new("plain");
+    let plain = s.0.join("plain.cu");
+    std::fs::write(&plain, "__global__ void k(float* x) { x[0] = 1.0f; }\n").unwrap();
+    let path = plain.display().to_string();
+    let o = kbench(&[&path, "--dims", "N=4", "--dry-run"], &s);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("plain.cu has no kernel to tune: declare one with `// @params(..)`"),
+        "{err}"
+    );
+}

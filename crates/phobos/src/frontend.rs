@@ -25,7 +25,14 @@ impl CheckFrontend {
         let hash_text = file.text.clone();
         let (module, cuda) = if phobos_check::cuda_cpp::is_cuda_source(&file.name) {
             let cu = phobos_check::cuda_cpp::load_cu(file.clone())
-                .map_err(|d| LoadError::Diagnostics(d, file))?;
+                .map_err(|d| LoadError::Diagnostics(d, file.clone()))?;
+            if cu.module.kernels.is_empty() {
+                return Err(LoadError::Kernel(format!(
+                    "{} has no kernel to tune: declare one with `// @params(..)` (and @autotune, \
+                     @launch, @grid) above its `__global__` function (docs/cuda.md)",
+                    file.name
+                )));
+            }
             (cu.module.clone(), Some(cu))
         } else {
             let module =

@@ -178,22 +178,20 @@ pub fn load_cu(file: SourceFile) -> Result<CuModule, Vec<Diagnostic>> {
         }
     }
     for a in attrs.iter().filter(|a| a.name_span.lo >= prev) {
-        {
-            diags.push(
-                Diagnostic::error(
-                    codes::CU_NO_KERNEL,
-                    format!("`@{}` is above no `__global__` function", a.name),
-                    a.name_span,
-                )
-                .with_help("put the attributes of a kernel right above its `__global__` function"),
-            );
-        }
+        diags.push(
+            Diagnostic::error(
+                codes::CU_NO_KERNEL,
+                format!("`@{}` is above no `__global__` function", a.name),
+                a.name_span,
+            )
+            .with_help("put the attributes of a kernel right above its `__global__` function"),
+        );
     }
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
     // First the attributes and parameters alone, to learn the parameters' ranks.
-    let (built, loaded) = build(&annotated, None);
+    let (built, loaded) = build(&file.name, &annotated, None);
     let module = loaded.map_err(|d| remap_all(&built, d))?;
     let mut outputs = Vec::new();
     for (a, info) in annotated.iter().zip(&module.kernels) {
@@ -204,7 +202,7 @@ pub fn load_cu(file: SourceFile) -> Result<CuModule, Vec<Diagnostic>> {
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
-    let (built, loaded) = build(&annotated, Some(&outputs));
+    let (built, loaded) = build(&file.name, &annotated, Some(&outputs));
     let mut module = loaded.map_err(|d| remap_all(&built, d))?;
     // The code generator's knob names mean nothing to a C++ kernel.
     module.warnings.retain(|w| w.code != codes::KNOB_NEAR_MISS);
@@ -288,6 +286,7 @@ fn annotate(function: CKernel, attrs: Vec<Attr>, diags: &mut Vec<Diagnostic>) ->
 /// The Phobos text of the annotated functions; with `outputs`, each body stores to (and loads
 /// from) the tensors its function writes, so the tuner knows which results to compare.
 fn build(
+    name: &str,
     annotated: &[Annotated],
     outputs: Option<&[Vec<(String, usize)>]>,
 ) -> (Built, Result<Module, Vec<Diagnostic>>) {
@@ -321,7 +320,7 @@ fn build(
         }
         b.write("}\n", at);
     }
-    let loaded = load(SourceFile::new("<attributes>", b.text.clone()));
+    let loaded = load(SourceFile::new(name, b.text.clone()));
     (b, loaded)
 }
 
