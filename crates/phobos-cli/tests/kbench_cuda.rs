@@ -599,3 +599,35 @@ fn a_file_without_annotated_kernels_says_how_to_declare_one() {
         "{err}"
     );
 }
+
+fn template_file() -> String {
+    crate_dir()
+        .join("tests/kbench_cuda/template.cu")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_template_kernel_compiles_at_every_point() {
+    if !nvrtc_available() {
+        eprintln!("skipped: NVRTC not found");
+        return;
+    }
+    let s = Scratch::new("template");
+    let file = template_file();
+    let o = kbench(&[&file, "--dims", "N=1000", "--dry-run", "--json"], &s);
+    let j = json(&o);
+    let points = j["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    for p in points {
+        assert_eq!(p["status"], "compiled", "{p}");
+        assert!(p["resources"]["registers"].as_u64().unwrap() > 0, "{p}");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_template_kernel_tunes_on_the_gpu() {
+    let j = tune_on_gpu(Path::new(&template_file()), &["--dims", "N=1000000"]);
+    assert!(j["winner"]["median_ms"].as_f64().unwrap() > 0.0);
+}

@@ -47,10 +47,12 @@ pub fn entry(ptx: &str, name: &str) -> Result<String, String> {
     let entries: Vec<&str> = ptx
         .lines()
         .filter_map(|l| {
-            let rest = l.trim_start();
-            let rest = rest
-                .strip_prefix(".visible .entry ")
-                .or_else(|| rest.strip_prefix(".entry "))?;
+            // `.visible .entry name(`, `.weak .entry name(` (a template instantiation).
+            let l = l.trim_start();
+            if !l.starts_with('.') {
+                return None;
+            }
+            let rest = &l[l.find(".entry ")? + ".entry ".len()..];
             Some(rest.split(['(', ' ']).next().unwrap_or(rest))
         })
         .collect();
@@ -88,7 +90,7 @@ mod tests {
     #[test]
     fn entries_plain_and_mangled() {
         let ptx = ".visible .entry row_sum(\n.param .u64 p\n)\n\
-                   .visible .entry _Z4heatILi32EEvPKfPf(\n";
+                   .weak .entry _Z4heatILi32EEvPKfPf(\n";
         assert_eq!(entry(ptx, "row_sum").unwrap(), "row_sum");
         assert_eq!(entry(ptx, "heat").unwrap(), "_Z4heatILi32EEvPKfPf");
         let e = entry(ptx, "saxpy").unwrap_err();
