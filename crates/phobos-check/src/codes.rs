@@ -1,4 +1,4 @@
-//! Stable codes of the checker's diagnostics (`E0101`..`E0999`, warnings `W0001`..).
+//! Stable codes of the checker's diagnostics (`E0101`..`E0999` and `E1101`.. for CUDA C++ sources, warnings `W0001`..).
 //! docs/diagnostics.md lists the same table; a test keeps the two in sync.
 
 macro_rules! codes {
@@ -152,6 +152,16 @@ codes! {
     GRID_UNKNOWN = "E0901";
     /// Slices that imply different grid extents for one axis.
     GRID_CONFLICT = "E0902";
+    /// An attribute comment of a CUDA C++ kernel that is not one of its attributes.
+    CU_UNKNOWN_ATTR = "E1101";
+    /// A CUDA C++ kernel with attributes but no `@params`, or with two.
+    CU_PARAMS = "E1102";
+    /// An @autotune name of a CUDA C++ kernel that neither its source nor @launch/@grid uses.
+    CU_UNUSED_NAME = "E1103";
+    /// `@params` that do not match the C++ parameters of the `__global__` function.
+    CU_SIGNATURE = "E1104";
+    /// Attribute comments above no `__global__` function whose signature can be read.
+    CU_NO_KERNEL = "E1105";
     /// An unknown attribute (ignored).
     UNKNOWN_ATTR = "W0001";
     /// An expression statement whose value is unused.

@@ -30,6 +30,7 @@
 
 mod check;
 pub mod codes;
+pub mod cuda_cpp;
 mod kernel;
 mod knobs;
 mod lower;

@@ -160,7 +160,9 @@ fn every_code_has_a_case() {
     let missing: Vec<&str> = phobos_check::codes::ALL
         .iter()
         .map(|(c, _)| *c)
-        .filter(|c| *c != phobos_check::codes::BAD_POINT && !CASES.iter().any(|(k, _)| k == c))
+        // The codes of CUDA C++ sources (E11xx) have their cases in tests/cuda_cpp.rs.
+        .filter(|c| *c != phobos_check::codes::BAD_POINT && !c.starts_with("E11"))
+        .filter(|c| !CASES.iter().any(|(k, _)| k == c))
         .collect();
     assert!(missing.is_empty(), "codes without a case: {missing:?}");
 }

@@ -1,4 +1,4 @@
-//! Diagnostic snapshots: every `tests/ui/*.ph` is a small bad (or warning-only) kernel; its
+//! Diagnostic snapshots: every `tests/ui/*.ph` (and `*.cu`, CUDA C++ with attribute comments) is a small bad (or warning-only) kernel; its
 //! diagnostics, as `phobos check` renders them without colour, are compared with
 //! `tests/ui/snapshots/ui__<name>.snap`. Bless with `INSTA_UPDATE=always cargo test -p
 //! phobos-cli --test ui` (or `cargo insta review`), then read every changed snapshot.
@@ -30,7 +30,7 @@ fn ui() {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ph"))
+        .filter(|p| p.extension().is_some_and(|e| e == "ph" || e == "cu"))
         .collect();
     files.sort();
     assert!(files.len() >= 30, "only {} ui files", files.len());

@@ -27,6 +27,11 @@ pub trait Frontend: Send + Sync {
     /// The kernel at this point, with the problem's element types and layouts bound. A point
     /// the checker rejects is a failure (the variant "does not compile").
     fn instantiate(&self, point: &Point, problem: &Problem) -> Result<Kernel, Failure>;
+    /// The kernel of another source the checks compare with (`--reference`), if any: same
+    /// parameters in the same order.
+    fn reference(&self) -> Option<&dyn Frontend> {
+        None
+    }
 }
 
 /// Where a compiled variant lives for the worker to load it.

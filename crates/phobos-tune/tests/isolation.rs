@@ -95,6 +95,7 @@ fn a_worker_that_cannot_set_up_says_why() {
             kernel: "mock".into(),
             backend: Backend::Interp,
             gpu: 0,
+            reference: None,
         },
         Duration::from_secs(10),
     )

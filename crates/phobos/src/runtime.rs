@@ -497,6 +497,7 @@ impl Kernel<'_> {
                 kernel: self.name.clone(),
                 backend: phobos_tune::Backend::Cuda,
                 gpu: ordinal,
+                reference: None,
             },
             Duration::from_secs(60),
         )

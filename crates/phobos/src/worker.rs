@@ -10,11 +10,19 @@ use phobos_tune::worker::{serve, Setup, WorkerError, WorkerProcess, WorkerState}
 use phobos_tune::{Backend, Device, Failure};
 
 fn make_state(setup: &Setup) -> Result<WorkerState, Failure> {
-    let file = SourceFile::new(setup.source_name.clone(), setup.source_text.clone());
-    let frontend = CheckFrontend::load(file, Some(&setup.kernel)).map_err(|e| match e {
-        LoadError::Diagnostics(d, f) => Failure::from_log(crate::render::render_all(&d, &f, false)),
-        LoadError::Kernel(m) => Failure::from_log(m),
-    })?;
+    let load = |name: &str, text: &str, kernel: &str| {
+        let file = SourceFile::new(name, text);
+        CheckFrontend::load(file, Some(kernel)).map_err(|e| match e {
+            LoadError::Diagnostics(d, f) => {
+                Failure::from_log(crate::render::render_all(&d, &f, false))
+            }
+            LoadError::Kernel(m) => Failure::from_log(m),
+        })
+    };
+    let mut frontend = load(&setup.source_name, &setup.source_text, &setup.kernel)?;
+    if let Some(r) = &setup.reference {
+        frontend = frontend.with_reference(load(&r.source_name, &r.source_text, &r.kernel)?);
+    }
     let device: Box<dyn Device> = match setup.backend {
         Backend::Interp => Box::new(InterpDevice),
         Backend::Cuda => crate::backend::cuda::open_device(setup.gpu)?,

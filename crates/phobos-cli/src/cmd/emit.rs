@@ -22,6 +22,12 @@ pub fn run(args: &EmitArgs) -> ExitCode {
 }
 
 fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {
+    if let Some((message, hint)) = super::check::cuda_source_refused(file, "emit") {
+        return Err(Failure::Message {
+            message,
+            hint: Some(hint),
+        });
+    }
     let module = phobos_check::load(file.clone()).map_err(Failure::Diagnostics)?;
     let info = module.kernel(args.kernel.kernel.as_deref()).map_err(msg)?;
     let variant = info

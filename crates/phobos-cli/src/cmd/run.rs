@@ -165,6 +165,9 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
 
 /// Loads the file, picks the kernel and checks it at the variant the flags describe.
 fn instantiate(args: &RunArgs, file: &SourceFile) -> Result<Kernel, Failure> {
+    if let Some((message, hint)) = super::check::cuda_source_refused(file, "run") {
+        return Err(Failure::hint(message, hint));
+    }
     let module = phobos_check::load(file.clone()).map_err(Failure::Diagnostics)?;
     let info = module
         .kernel(args.kernel.kernel.as_deref())

@@ -93,7 +93,7 @@ pub fn run(args: &SpaceArgs) -> ExitCode {
             Ok(f) => f,
             Err(e) => return fail(&e),
         };
-        let module = match phobos_check::load(file.clone()) {
+        let module = match super::check::load_module(&file) {
             Ok(m) => m,
             Err(diags) => {
                 eprintln!(

@@ -27,6 +27,11 @@ pub struct KbenchArgs {
     /// Kernel name (needed when the file has several).
     #[arg(long)]
     pub kernel: Option<String>,
+    /// A CUDA C++ kernel's checks compare with this kernel at its default point instead of the
+    /// kernel's own default point: a `.ph` kernel (run by the interpreter) or a `.cu` kernel
+    /// (compiled, run on the same GPU), with the same parameters in the same order.
+    #[arg(long, value_name = "FILE[:NAME]")]
+    pub reference: Option<String>,
     /// Runtime dims, e.g. "M=4096,N=4096,K=4096".
     #[arg(long)]
     pub dims: Option<String>,

@@ -14,6 +14,7 @@ mod merge;
 mod one;
 mod problem;
 mod problems;
+mod reference;
 mod render;
 mod session;
 mod shard;
@@ -145,6 +146,14 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
         })?;
     }
     let mut session = Session::open(args, shard.as_ref().map(|g| g.shard))?;
+    // Stored configurations are checked against the interpreter, which cannot run C++.
+    if session.frontend.cuda().is_some() && !matches!(mode, Mode::Tune) {
+        return Err(UserError::new(format!(
+            "{} is CUDA C++: --check, --benchmark and --config take Phobos kernels",
+            session.file_name
+        ))
+        .hint("tune it (docs/cuda.md); its results are in the store, -o and --json"));
+    }
     match mode {
         Mode::Check(path) => {
             let jobs = sizes_file::load(&session, &path)?;

@@ -30,6 +30,8 @@ pub struct Session<'a> {
     pub names: TensorNames,
     /// The GPUs timing runs use (`--gpus`, else `--gpu`).
     pub gpus: Vec<u32>,
+    /// `--reference FILE[:NAME]`: the kernel every check compares with.
+    pub reference: Option<super::reference::Reference>,
 }
 
 fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
@@ -127,6 +129,22 @@ impl<'a> Session<'a> {
                 args.backend
             ))
         })?;
+        // A CUDA C++ kernel runs only where it compiles; each point is checked against its
+        // reference point on the same GPU.
+        let cuda_cpp = frontend.cuda().is_some();
+        if cuda_cpp && backend == Backend::Interp {
+            return Err(UserError::new(format!(
+                "{file_name} is CUDA C++: the interpreter runs only Phobos kernels"
+            ))
+            .hint(
+                "tune it on the GPU (--backend cuda), or compile and check every point \
+                   without a GPU with --dry-run",
+            ));
+        }
+        let reference = match &args.reference {
+            Some(text) => Some(super::reference::Reference::load(text, &frontend, color)?),
+            None => None,
+        };
         let names = match &args.operands {
             Some(t) => TensorNames::parse(t).map_err(|e| UserError::new(e.to_string()))?,
             None => TensorNames::default(),
@@ -158,11 +176,15 @@ impl<'a> Session<'a> {
             source,
             frontend,
             backend,
-            settings: settings(args, backend),
+            settings: Settings {
+                compiled_reference: cuda_cpp,
+                ..settings(args, backend)
+            },
             db_path,
             store,
             names,
             gpus,
+            reference,
         })
     }
 
@@ -178,6 +200,7 @@ impl<'a> Session<'a> {
             kernel: self.kernel_name(),
             backend: self.backend,
             gpu,
+            reference: self.reference.as_ref().map(|r| r.source()),
         }
     }
 

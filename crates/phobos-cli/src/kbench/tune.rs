@@ -344,6 +344,9 @@ fn tune_one(
     let db_path = session.db_path.clone();
     let mut settings = session.settings.clone();
     settings.library = library_reference(session, job);
+    if let Some(r) = &session.reference {
+        settings.external_reference = Some(r.spec(&job.problem, device)?);
+    }
     settings.only_points = only;
     let result = tune(
         Tuner {

@@ -2,12 +2,13 @@
 
 use super::run::State;
 use super::Event;
+use crate::backend::CompileResult;
 use crate::backend::SampleSpec;
 use crate::facts::where_violation;
 use crate::reduce::{capped_problem, interp_sized, REDUCED_CAPS};
 use crate::types::Problem;
 use crate::verify::elements;
-use crate::worker::{LibrarySpec, ReferenceSpec};
+use crate::worker::{LibrarySpec, ReferenceSpec, VariantSpec};
 use phobos_ir::walk::blocks_independent;
 use phobos_ir::{Kernel, Point};
 
@@ -67,11 +68,52 @@ impl State<'_, '_> {
         })
     }
 
+    /// The reference point compiled (`Settings::compiled_reference`): the reference point when
+    /// it compiles, else the first point that does, looked for once.
+    fn compiled_reference(&mut self, i: usize) -> VariantSpec {
+        if self.compiled_reference.is_none() {
+            let mut candidates: Vec<Point> = self.reference_point.iter().cloned().collect();
+            candidates.extend(
+                self.points
+                    .iter()
+                    .zip(&self.slots)
+                    .filter(|(_, s)| s.kernel.is_some())
+                    .map(|(p, _)| p.clone()),
+            );
+            let found = candidates.into_iter().find_map(|p| {
+                let kernel = match self.points.iter().position(|q| q == &p) {
+                    Some(j) if self.slots[j].kernel.is_some() => self.slots[j].kernel.clone(),
+                    _ => self.tuner.frontend.instantiate(&p, self.problem).ok(),
+                }?;
+                match self.tuner.compiler.compile(&kernel, &self.tuner.device) {
+                    CompileResult::Ok(c) => Some(VariantSpec {
+                        point: p,
+                        artifact: c.artifact,
+                    }),
+                    _ => None,
+                }
+            });
+            self.compiled_reference = Some(found);
+        }
+        // Point `i` compiled, so some point does.
+        self.compiled_reference
+            .clone()
+            .flatten()
+            .unwrap_or_else(|| self.spec(i))
+    }
+
     pub(super) fn check_plan(
-        &self,
+        &mut self,
         i: usize,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> (Problem, ReferenceSpec) {
+        if let Some(r) = &self.settings.external_reference {
+            return (self.problem.clone(), r.clone());
+        }
+        if self.settings.compiled_reference {
+            let spec = self.compiled_reference(i);
+            return (self.problem.clone(), ReferenceSpec::Variant(spec));
+        }
         let kernel = self.slots[i]
             .kernel
             .as_ref()

@@ -75,6 +75,13 @@ pub struct Settings {
     /// Run the final round among the leaders even when every time came from the store, so
     /// that times measured by several processes are compared on one device (`--final-round`).
     pub final_round_always: bool,
+    /// The kernel has no IR the interpreter can run (a CUDA C++ source): every point is
+    /// checked against the reference point (the default, or the first that compiles) compiled
+    /// and run on the same device, on the same inputs.
+    pub compiled_reference: bool,
+    /// The reference of every check, when another kernel is (`--reference`): a
+    /// [`crate::worker::ReferenceSpec::Kernel`], run on the problem as it is.
+    pub external_reference: Option<crate::worker::ReferenceSpec>,
 }
 
 impl Default for Settings {
@@ -100,6 +107,8 @@ impl Default for Settings {
             check_random_blocks: 16,
             only_points: None,
             final_round_always: false,
+            compiled_reference: false,
+            external_reference: None,
         }
     }
 }
@@ -398,6 +407,7 @@ pub fn tune(
         slots,
         reference_point,
         verified: None,
+        compiled_reference: None,
         best_ms: None,
         compiled: HashMap::new(),
         binaries: HashMap::new(),

@@ -27,6 +27,9 @@ pub(super) struct State<'t, 'a> {
     /// The first variant verified in this run: the reference for problems too large for the
     /// interpreter that cannot be shrunk.
     pub verified: Option<VariantSpec>,
+    /// With `Settings::compiled_reference`: the compiled reference point, once looked for
+    /// (`Some(None)`: no point compiles).
+    pub compiled_reference: Option<Option<VariantSpec>>,
     pub best_ms: Option<f64>,
     pub compiled: HashMap<usize, Compiled>,
     /// Binary hash to the first point that produced it.
@@ -468,6 +471,10 @@ impl State<'_, '_> {
     }
 
     fn dry_run_check(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Option<DryRunCheck> {
+        // Without an IR to interpret, a dry run (no device) has nothing to check against.
+        if self.settings.compiled_reference || self.settings.external_reference.is_some() {
+            return None;
+        }
         let point = self.reference_point.clone()?;
         let i = self.points.iter().position(|p| p == &point)?;
         let kernel = self.slots[i].kernel.clone()?;

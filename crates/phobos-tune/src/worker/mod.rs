@@ -8,5 +8,7 @@ pub mod serve;
 
 pub use lanes::{LaneDone, LaneJob, MakeExecutor, WorkerPool};
 pub use pool::{Crash, Executor, InProcess, WorkerError, WorkerProcess};
-pub use protocol::{JobFailure, LibrarySpec, ReferenceSpec, Reply, Request, Setup, VariantSpec};
+pub use protocol::{
+    JobFailure, LibrarySpec, ReferenceSource, ReferenceSpec, Reply, Request, Setup, VariantSpec,
+};
 pub use serve::{handle, serve, WorkerState, ABORT_HOOK, CORRUPT_HOOK, HANG_HOOK};

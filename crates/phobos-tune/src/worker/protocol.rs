@@ -18,6 +18,18 @@ pub struct Setup {
     pub backend: Backend,
     /// Which GPU (ordinal) the worker drives.
     pub gpu: u32,
+    /// The kernel the checks compare with (`--reference FILE[:NAME]`), when not the kernel's own
+    /// points ([`ReferenceSpec::Kernel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceSource>,
+}
+
+/// A kernel of another source with the same parameters, the reference of every check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceSource {
+    pub source_name: String,
+    pub source_text: String,
+    pub kernel: String,
 }
 
 /// One variant to run: its point and, on a GPU, its binary.
@@ -57,6 +69,9 @@ pub enum ReferenceSpec {
     Variant(VariantSpec),
     /// The device's library routine (cuBLAS on a GPU) on the same inputs.
     Library(LibrarySpec),
+    /// The reference kernel of the worker's setup ([`Setup::reference`]) at this point: run by
+    /// the interpreter when the spec has no binary, else loaded on the device.
+    Kernel(VariantSpec),
 }
 
 /// A request from the main process.

@@ -152,6 +152,37 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         let name = format!("the verified variant {}", display_point(&spec.point));
                         (name, CheckReference::Variant)
                     }
+                    ReferenceSpec::Kernel(spec) => {
+                        let fe = state.frontend.reference().ok_or_else(|| {
+                            RunError::refused("the worker was started without a reference kernel")
+                        })?;
+                        let k =
+                            fe.instantiate(&spec.point, problem)
+                                .map_err(|failure| RunError {
+                                    failure,
+                                    fatal: false,
+                                })?;
+                        let interp = spec.artifact.is_none();
+                        let name = format!(
+                            "the reference kernel `{}` at {}{}",
+                            fe.kernel_name(),
+                            display_point(&spec.point),
+                            if interp { " on the interpreter" } else { "" }
+                        );
+                        let device = if interp {
+                            &mut state.oracle
+                        } else {
+                            &mut state.device
+                        };
+                        let mut r = device.load(&k, spec.artifact.as_ref(), problem)?;
+                        r.run(&mut reference_args)?;
+                        let kind = if interp {
+                            CheckReference::Interpreter
+                        } else {
+                            CheckReference::Variant
+                        };
+                        (name, kind)
+                    }
                     ReferenceSpec::Library(spec) => {
                         let mut r = state.device.library(&kernel, spec, problem)?;
                         r.run(&mut reference_args)?;

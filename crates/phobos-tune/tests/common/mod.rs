@@ -495,6 +495,7 @@ pub fn worker_on(
             kernel: "mock".into(),
             backend: Backend::Interp,
             gpu,
+            reference: None,
         },
         timeout,
     )

@@ -108,6 +108,8 @@ pub struct CudaCompiler {
     version: String,
     /// [`phobos_tune::backend::generator_tag`], appended to the emitted source as a comment.
     tag: Option<String>,
+    /// The file is CUDA C++ (`.cu`): compiled as written, with the point as `-D` macros.
+    cpp: bool,
 }
 
 impl CudaCompiler {
@@ -116,16 +118,24 @@ impl CudaCompiler {
         let (major, minor) = nvrtc_version()?;
         let arch = Arch::parse(arch).unwrap_or(Arch::SM_90A);
         Ok(CudaCompiler {
-            file,
             arch,
             cache,
             version: format!("nvrtc {major}.{minor}"),
             tag: phobos_tune::backend::generator_tag(),
+            cpp: phobos_check::cuda_cpp::is_cuda_source(&file.name),
+            file,
         })
     }
 
     /// What the code generator produces for this kernel on this target.
     fn emit(&self, kernel: &Kernel) -> Result<Emitted, Failure> {
+        if self.cpp {
+            return Ok(super::cuda_cpp::emitted(
+                kernel,
+                &self.file.text,
+                self.tag.as_deref(),
+            ));
+        }
         let mut e = emit_cuda(kernel, &self.file, self.arch)
             .map_err(|err| Failure::from_log(err.to_string()))?;
         if let Some(tag) = &self.tag {
@@ -154,7 +164,16 @@ impl Compiler for CudaCompiler {
         if let Some(r) = prune::shared_memory(dynamic, device) {
             return CompileResult::Pruned(r);
         }
-        let copts = compile_options(kernel, &e, self.arch);
+        let mut copts = compile_options(kernel, &e, self.arch);
+        if self.cpp {
+            copts.defines = super::cuda_cpp::defines(kernel);
+            copts.program_name = std::path::Path::new(&self.file.name)
+                .file_name()
+                .map_or_else(
+                    || self.file.name.clone(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+        }
         let flags = copts.flags().join(" ");
         let mut parts: Vec<&[u8]> = vec![
             e.source.as_bytes(),
@@ -202,7 +221,16 @@ impl Compiler for CudaCompiler {
                 })
             }
         };
-        let resources = phobos_gpu::resources::of_compiled(&c, &e.entry)
+        // A C++ kernel's symbol is its name, or a mangled name when it is not `extern "C"`.
+        let entry = if self.cpp {
+            match super::cuda_cpp::entry(&c.ptx, &e.entry) {
+                Ok(entry) => entry,
+                Err(m) => return CompileResult::Failed(Failure::from_log(m)),
+            }
+        } else {
+            e.entry.clone()
+        };
+        let resources = phobos_gpu::resources::of_compiled(&c, &entry)
             .ok()
             .map(|r| Resources {
                 registers: r.registers,
@@ -217,7 +245,7 @@ impl Compiler for CudaCompiler {
             .clone()
             .unwrap_or_else(|| c.ptx.clone().into_bytes());
         let meta = CachedMeta {
-            entry: e.entry.clone(),
+            entry,
             dynamic_smem_bytes: dynamic,
             resources,
             launch: launch_facts(&e),
@@ -234,7 +262,15 @@ impl Compiler for CudaCompiler {
     /// The emitted source, its entry and its headers, for this target.
     fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
         let e = self.emit(kernel).ok()?;
+        // A C++ source's code at a point is its text and the point's `-D` set.
+        let defines = match self.cpp {
+            true => format!("{:?}", super::cuda_cpp::defines(kernel)),
+            false => String::new(),
+        };
         let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+        if self.cpp {
+            parts.push(defines.as_bytes());
+        }
         for (n, t) in &e.headers {
             parts.push(n.as_bytes());
             parts.push(t.as_bytes());
@@ -321,6 +357,7 @@ mod tests {
             cache: VariantCache::at("unused"),
             version: "nvrtc 13.0".into(),
             tag: tag.map(String::from),
+            cpp: false,
         };
         let e = emit_cuda(&k, &file, Arch::SM_90A).unwrap();
         let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
@@ -332,5 +369,44 @@ mod tests {
         assert_eq!(plain, Some(stable_hash(&parts)));
         let tagged = compiler(Some("changed")).codegen_hash(&k);
         assert!(tagged.is_some() && tagged != plain);
+    }
+
+    /// A `.cu` point's code is the text with the point's `-D` set: another point, or an edit
+    /// of the file, is other code for the store.
+    #[test]
+    fn a_cuda_source_is_keyed_by_its_text_and_the_point() {
+        let text = "// @autotune(B in [32, 64])\n// @launch(B)\n// @params(X: tensor<f32>[N])\n\
+                    extern \"C\" __global__ void k(float* x, int n) { x[B] = n; }\n";
+        let compiler = |text: &str| {
+            let file = SourceFile::new("k.cu", text);
+            let cu = phobos_check::cuda_cpp::load_cu(file.clone()).expect("loads");
+            let info = cu.module.kernel(None).expect("one kernel").clone();
+            let c = CudaCompiler {
+                file,
+                arch: Arch::SM_90A,
+                cache: VariantCache::at("unused"),
+                version: "nvrtc 13.0".into(),
+                tag: None,
+                cpp: true,
+            };
+            (c, cu.module, info)
+        };
+        let (c, module, info) = compiler(text);
+        let at = |b: &str| {
+            let v = info.variant(Some(b), None, None).unwrap();
+            phobos_check::instantiate(&module, &info, &v).unwrap()
+        };
+        let (k32, k64) = (at("B=32"), at("B=64"));
+        assert_eq!(k32.launch.threads, 32);
+        let e = c.emit(&k64).unwrap();
+        assert_eq!((e.source.as_str(), e.entry.as_str()), (text, "k"));
+        assert_eq!(
+            super::super::cuda_cpp::defines(&k64),
+            vec![("B".to_string(), Some("64".to_string()))]
+        );
+        let h32 = c.codegen_hash(&k32).unwrap();
+        assert_ne!(h32, c.codegen_hash(&k64).unwrap());
+        let (edited, _, _) = compiler(&text.replace("= n;", "= n + 1;"));
+        assert_ne!(h32, edited.codegen_hash(&k32).unwrap());
     }
 }

@@ -4,4 +4,5 @@
 
 pub mod cuda;
 pub mod cuda_blas;
+pub mod cuda_cpp;
 pub mod interp;
