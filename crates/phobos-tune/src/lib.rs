@@ -22,6 +22,7 @@ pub mod reduce;
 pub mod shard;
 pub mod space;
 pub mod store;
+pub mod strategy;
 pub mod timing;
 pub mod types;
 pub mod verify;

@@ -43,6 +43,13 @@ pub(super) struct State<'t, 'a> {
     /// The hash of what the code generator produced for each point (`None` where the checker
     /// refused it): stored with its results, which are reused only for the same code.
     pub codegen: Vec<Option<String>>,
+    /// Each point's prior features (adaptive strategies only; empty otherwise).
+    pub priors: Vec<Option<crate::strategy::Prior>>,
+    pub phases: super::PhaseTimes,
+    /// No point starts its check after this (`max_time`).
+    pub deadline: Option<std::time::Instant>,
+    /// The points the strategy chose among.
+    pub candidates: usize,
 }
 
 pub(super) fn crash_outcome(reply: Result<Reply, Crash>) -> Outcome {
@@ -123,14 +130,33 @@ impl State<'_, '_> {
         Ok(())
     }
 
+    /// Whether the run's time (`max_time`) is up: no point starts after that.
+    pub(super) fn out_of_time(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// Compiles, checks and times every point still to run.
     pub fn search(
         &mut self,
         pool: &rayon::ThreadPool,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
+        let all: Vec<usize> = (0..self.slots.len()).collect();
+        self.search_only(pool, &all, observer)
+    }
+
+    /// Compiles, checks and times those of `indices` still to run.
+    pub(super) fn search_only(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        indices: &[usize],
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
         let (tx, rx) = channel();
         let mut pending = 0usize;
-        for (i, slot) in self.slots.iter().enumerate() {
+        for &i in indices {
+            let slot = &self.slots[i];
             if let (Some(k), None) = (&slot.kernel, &slot.result) {
                 compile::spawn(
                     pool,
@@ -155,7 +181,9 @@ impl State<'_, '_> {
                 self.compiled_one(i, res, &mut queue, observer)?;
             }
             if let Some(i) = queue.pop_front() {
-                self.run_point(i, observer)?;
+                if !self.out_of_time() {
+                    self.run_point(i, observer)?;
+                }
                 continue;
             }
             if pending == 0 {
@@ -217,6 +245,7 @@ impl State<'_, '_> {
                 if let Some(r) = c.resources.as_mut() {
                     r.occupancy = occupancy(r.threads, r.registers, r.smem_bytes, device);
                 }
+                self.phases.compile_ms += c.compile_ms;
                 row.status = "ok".into();
                 row.binary_hash = Some(c.binary_hash.clone());
                 row.resources = c.resources.clone();
@@ -287,9 +316,13 @@ impl State<'_, '_> {
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
         let (verify, time) = self.point_requests(i, observer);
+        let start = std::time::Instant::now();
         let checked = self.call(&verify, observer);
+        self.phases.check_ms += start.elapsed().as_secs_f64() * 1e3;
         let passed = matches!(checked, Ok(Reply::Verified { mismatch: None, .. }));
+        let start = std::time::Instant::now();
         let timed = passed.then(|| self.call(&time, observer));
+        self.phases.timing_ms += start.elapsed().as_secs_f64() * 1e3;
         let ordinal = self.tuner.executor.ordinal();
         self.settle(i, checked, timed, ordinal, observer)
     }
@@ -536,22 +569,29 @@ impl State<'_, '_> {
                 })
             })
             .collect();
-        let points: Vec<PointResult> = self
+        // The points that ended, by their slot: every point of an exhaustive search; an
+        // adaptive one's picks; not those a time limit left unmeasured.
+        let ended: Vec<(usize, PointResult)> = self
             .slots
             .iter_mut()
-            .map(|s| s.result.take().expect("every point ends with an outcome"))
+            .enumerate()
+            .filter_map(|(i, s)| Some((i, s.result.take()?)))
             .collect();
         // After a final round the winner is the fastest finalist in that round.
         let candidate = |i: usize| self.finalists.is_empty() || self.finalists.contains(&i);
-        let best = points
+        let best = ended
             .iter()
-            .enumerate()
             .filter(|(i, _)| candidate(*i))
-            .filter_map(|(i, p)| Some((i, p, p.outcome.stats()?)))
+            .filter_map(|(i, p)| Some((*i, p, p.outcome.stats()?)))
             .min_by(|a, b| a.2.median_ms.total_cmp(&b.2.median_ms));
-        let default_index = points.iter().position(|p| p.point == default_point);
-        let default_ms = default_index
-            .and_then(|i| points[i].outcome.stats())
+        let default_index = ended
+            .iter()
+            .find(|(_, p)| p.point == default_point)
+            .map(|(i, _)| *i);
+        let default_ms = ended
+            .iter()
+            .find(|(_, p)| p.point == default_point)
+            .and_then(|(_, p)| p.outcome.stats())
             .map(|s: &Stats| s.median_ms);
         let winner_codegen = best.and_then(|(i, _, _)| self.codegen[i].clone());
         let winner = best.map(|(i, p, s)| {
@@ -573,6 +613,7 @@ impl State<'_, '_> {
             let codegen = winner_codegen.as_deref();
             store.finish_run(run, winner.as_ref().map(|w| (&w.point, codegen)))?;
         }
+        let points: Vec<PointResult> = ended.into_iter().map(|(_, p)| p).collect();
         Ok(Report {
             kernel: self.key.kernel_name.clone(),
             kernel_hash: self.key.kernel_hash.clone(),
@@ -589,6 +630,9 @@ impl State<'_, '_> {
             dry_run_check,
             worker_restarts: self.tuner.executor.restarts(),
             checks,
+            strategy: self.settings.strategy,
+            candidates: self.candidates,
+            phases: self.phases.clone(),
         })
     }
 }
