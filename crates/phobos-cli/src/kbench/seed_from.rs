@@ -14,13 +14,16 @@ const PROBLEMS: usize = 3;
 /// Best points taken from each.
 const PER_PROBLEM: usize = 2;
 
+/// Timed points with their medians.
+type Timed = Vec<(Point, f64)>;
+
 /// The recorded problems of this kernel with their timed points, fastest first.
 fn recorded(
     path: &Path,
     kernel_hash: &str,
     kernel: &str,
-) -> Result<Vec<(Problem, Vec<(Point, f64)>)>, UserError> {
-    let sorted = |mut v: Vec<(Point, f64)>| {
+) -> Result<Vec<(Problem, Timed)>, UserError> {
+    let sorted = |mut v: Timed| {
         v.sort_by(|a, b| a.1.total_cmp(&b.1));
         v
     };
@@ -68,7 +71,7 @@ pub fn first_points(
     kernel: &str,
     problem: &Problem,
 ) -> Result<Vec<Point>, UserError> {
-    let mut near: Vec<((usize, f64), Vec<(Point, f64)>)> = recorded(path, kernel_hash, kernel)?
+    let mut near: Vec<((usize, f64), Timed)> = recorded(path, kernel_hash, kernel)?
         .into_iter()
         .filter_map(|(p, pts)| Some((distance(&p, problem)?, pts)))
         .filter(|(_, pts)| !pts.is_empty())
