@@ -402,6 +402,24 @@ fn record_report_and_seed_from_read_a_stored_search() {
         "{}",
         r.stderr
     );
+    let no = kbench(
+        &s,
+        &[
+            &f,
+            INTERP[0],
+            INTERP[1],
+            "--dims",
+            "M=16,N=32,K=32",
+            "--seed-from",
+            &out,
+        ],
+    );
+    assert_eq!(no.code, 1, "{}", no.all());
+    assert!(
+        no.stderr.contains("hint: add --strategy model"),
+        "{}",
+        no.stderr
+    );
     let j = json(&r);
     let want: serde_json::Map<String, Value> = best
         .as_array()

@@ -233,9 +233,9 @@ pub fn run(
                     println!("{j}");
                 } else {
                     if args.report {
+                        print!("{}", render::phases(&report));
                         print!("{}", render::table(&report));
                         print!("{}", render::checks(&report));
-                        print!("{}", render::phases(&report));
                     }
                     let summary = report.summary();
                     println!("{}", render::ending(&report, cmd.as_deref(), &summary));

@@ -13,6 +13,7 @@
 mod adaptive;
 mod check_plan;
 mod compile;
+mod finish;
 mod lanes;
 mod report;
 mod run;
@@ -132,7 +133,8 @@ pub enum Event<'a> {
         point: &'a Point,
         reason: &'a PruneReason,
     },
-    /// The search starts: how many points will finish in this run, how many come from the store.
+    /// The search starts: how many points will finish in this run (at most, for an adaptive
+    /// strategy or a time limit), how many come from the store.
     Search { to_run: usize, reused: usize },
     /// One point finished (in this run, or taken from the store).
     Point(&'a PointResult),
@@ -417,10 +419,17 @@ pub fn tune(
         .iter()
         .filter(|p| stored.contains_key(&p.to_pins()))
         .count();
-    observer(Event::Search {
-        to_run: points.len() - reused,
-        reused,
-    });
+    // An adaptive strategy runs at most its budget of the points left (the bar's length).
+    let to_run = if adaptive {
+        let left = slots.iter().filter(|s| s.kernel.is_some()).count();
+        let budget = settings
+            .max_points
+            .unwrap_or_else(|| crate::strategy::default_budget(left + reused));
+        budget.min(left)
+    } else {
+        points.len() - reused
+    };
+    observer(Event::Search { to_run, reused });
     let mut state = run::State {
         tuner,
         settings,
