@@ -363,6 +363,12 @@ fn record_report_and_seed_from_read_a_stored_search() {
         "{page}"
     );
     assert!(page.contains("TILE_M=32 TILE_N=32 TILE_K=16 THREADS=64"));
+    // @flops over the bytes of A, B and C (32 x 32 f32 each): 16 FLOP per byte.
+    assert!(page.contains(">roofline</text>"), "{page}");
+    assert!(
+        page.contains("<h2>interp_gemm M=32,N=32,K=32</h2>"),
+        "{page}"
+    );
     assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
 
     // A new problem starts from the best points of the recorded one.
@@ -435,4 +441,53 @@ fn record_report_and_seed_from_read_a_stored_search() {
             .any(|p| p["point"] == Value::Object(want.clone())),
         "{want:?} not in {j}"
     );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn the_model_strategy_tunes_a_gemm_on_the_gpu_with_its_phase_times() {
+    let s = Scratch::new("strategy-gpu");
+    let r = kbench(
+        &s,
+        &[
+            &space("gemm_space.ph"),
+            "-m",
+            "1024",
+            "-n",
+            "1024",
+            "-k",
+            "1024",
+            "--budget-ms",
+            "5",
+            "--strategy",
+            "model",
+            "--max-points",
+            "12",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    let j = json(&r);
+    assert_eq!(j["backend"], "cuda");
+    let st = statuses(&j);
+    assert!(st.len() <= 12, "{st:?}");
+    assert!(st.iter().all(|s| s != "wrong"), "{st:?}");
+    assert!(j["winner"]["median_ms"].as_f64().unwrap() > 0.0);
+    // A GEMM of the kernel's A, B, C: its rate from 2*M*N*K.
+    assert!(j["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["tflops"].as_f64().is_some_and(|t| t > 0.0)));
+    let p = &j["phases"];
+    for k in [
+        "compile_ms",
+        "check_ms",
+        "timing_ms",
+        "search_ms",
+        "total_ms",
+    ] {
+        assert!(p[k].as_f64().unwrap() > 0.0, "{k}: {p}");
+    }
+    assert!(p["total_ms"].as_f64().unwrap() >= p["search_ms"].as_f64().unwrap());
 }

@@ -45,7 +45,8 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode, UserError> {
     let mut body = String::new();
     for s in &searches {
         let peaks = store.peaks_of(&s.device).map_err(err)?;
-        body.push_str(&section(s, &peaks, args.peak_gbps));
+        let least = frontend.as_ref().and_then(|f| least_bytes(f, s));
+        body.push_str(&section(s, &peaks, args.peak_gbps, least));
     }
     let page = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>phobos-kbench report</title>\
@@ -73,7 +74,32 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn section(s: &StoredSearch, peaks: &[(String, Peak)], peak_gbps: Option<f64>) -> String {
+/// The bytes every launch must move at least: each tensor read or written once, for a kernel
+/// that declares no `@bytes` (the roofline's x for its points).
+fn least_bytes(frontend: &phobos::frontend::CheckFrontend, s: &StoredSearch) -> Option<f64> {
+    let (r, _, _) = s.points.first()?;
+    let k = frontend.instantiate(&r.point, &s.problem).ok()?;
+    let shapes = phobos_tune::verify::shapes(&k, &s.problem).ok()?;
+    let bytes = k
+        .params
+        .iter()
+        .zip(shapes)
+        .filter_map(|(p, shape)| {
+            let phobos_ir::ParamKind::Tensor { dtype, .. } = &p.kind else {
+                return None;
+            };
+            Some(shape?.iter().product::<usize>() as f64 * dtype.size_bytes() as f64)
+        })
+        .sum();
+    Some(bytes)
+}
+
+fn section(
+    s: &StoredSearch,
+    peaks: &[(String, Peak)],
+    peak_gbps: Option<f64>,
+    least_bytes: Option<f64>,
+) -> String {
     let pts: Vec<&PointResult> = s.points.iter().map(|(r, _, _)| r).collect();
     let timed: Vec<&PointResult> = pts
         .iter()
@@ -81,10 +107,17 @@ fn section(s: &StoredSearch, peaks: &[(String, Peak)], peak_gbps: Option<f64>) -
         .filter(|r| r.outcome.stats().is_some())
         .collect();
     let ms = |r: &PointResult| r.outcome.stats().map_or(f64::NAN, |x| x.median_ms);
+    let mut title = s.problem.dims_text();
+    if !s.problem.types.is_empty() {
+        title.push_str(&format!(" {}", s.problem.types_text()));
+    }
+    if !s.problem.layouts.is_empty() {
+        title.push_str(&format!(" {}", s.problem.layouts_text()));
+    }
     let mut out = format!(
         "<h2>{} {}</h2><p>{} on {}: {} points, {} timed</p>",
         escape(&s.kernel),
-        escape(&s.problem.key()),
+        escape(&title),
         s.backend.name(),
         escape(&s.device),
         pts.len(),
@@ -135,22 +168,27 @@ fn section(s: &StoredSearch, peaks: &[(String, Peak)], peak_gbps: Option<f64>) -
             &[],
         ));
     }
-    out.push_str(&roofline(&timed, peaks, peak_gbps));
+    out.push_str(&roofline(&timed, peaks, peak_gbps, least_bytes));
     out.push_str(&table(&pts));
     out
 }
 
-/// Achieved TFLOP/s against arithmetic intensity (points declaring both FLOPs and bytes),
-/// under the stored compute peaks and the given bandwidth.
-fn roofline(timed: &[&PointResult], peaks: &[(String, Peak)], gbps: Option<f64>) -> String {
+/// Achieved TFLOP/s against arithmetic intensity (FLOPs over `@bytes`, else over the least
+/// bytes the problem's tensors hold), under the stored compute peaks and the given bandwidth.
+fn roofline(
+    timed: &[&PointResult],
+    peaks: &[(String, Peak)],
+    gbps: Option<f64>,
+    least_bytes: Option<f64>,
+) -> String {
     let dots: Vec<(f64, f64)> = timed
         .iter()
-        .filter_map(|r| Some((r.flops? / r.bytes?, r.tflops()?)))
+        .filter_map(|r| Some((r.flops? / r.bytes.or(least_bytes)?, r.tflops()?)))
         .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
         .collect();
     if dots.is_empty() {
-        return "<p>No roofline: no timed point declares both its FLOPs and its bytes \
-                (@flops, @bytes).</p>"
+        return "<p>No roofline: no timed point with both its FLOPs (@flops, or a GEMM's \
+                2·M·N·K) and its bytes (@bytes, or with --kernel the problem's tensors).</p>"
             .into();
     }
     let lo = dots.iter().map(|d| d.0).fold(f64::INFINITY, f64::min) / 4.0;
