@@ -79,13 +79,25 @@ impl State<'_, '_> {
             |batch| {
                 let picked: Vec<usize> = batch.iter().map(|&c| slots[c]).collect();
                 self.search_only(pool, &picked, observer)?;
-                Ok(batch
+                let seen = batch
                     .iter()
                     .map(|&c| Observation {
                         index: c,
                         ms: self.observed_ms(slots[c]),
                     })
-                    .collect())
+                    .collect();
+                // Points the compiler refused (or pruned, for its shared memory) never
+                // reached the device.
+                let measured = picked
+                    .iter()
+                    .filter(|&&i| {
+                        !matches!(
+                            self.slots[i].result.as_ref().map(|r| &r.outcome),
+                            Some(Outcome::Pruned(_) | Outcome::CompileFailed(_)) | None
+                        )
+                    })
+                    .count();
+                Ok((seen, measured))
             },
             || deadline.is_some_and(|d| std::time::Instant::now() >= d),
         )?;

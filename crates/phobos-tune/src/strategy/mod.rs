@@ -81,22 +81,27 @@ pub fn searcher(
 
 /// Runs a search: proposals until `max_points` are measured, the strategy stops, or
 /// `out_of_time` says so. `observed` holds what is known before (results from the store);
-/// `measure` measures a batch. Returns every observation, the earlier ones first.
+/// `measure` measures a batch and says how many of it reached the device (a point the compiler
+/// refuses, for more shared memory than the device has, costs no device time and does not
+/// count against `max_points`; at most `4 * max_points` points are proposed in all). Returns
+/// every observation, the earlier ones first.
 pub fn drive<E>(
     searcher: &mut dyn Searcher,
     max_points: usize,
     mut observed: Vec<Observation>,
-    mut measure: impl FnMut(&[usize]) -> Result<Vec<Observation>, E>,
+    mut measure: impl FnMut(&[usize]) -> Result<(Vec<Observation>, usize), E>,
     mut out_of_time: impl FnMut() -> bool,
 ) -> Result<Vec<Observation>, E> {
-    let mut spent = 0;
-    while spent < max_points && !out_of_time() {
+    let (mut spent, mut proposed) = (0, 0);
+    while spent < max_points && proposed < 4 * max_points && !out_of_time() {
         let batch = searcher.propose(&observed, BATCH.min(max_points - spent));
         if batch.is_empty() {
             break;
         }
-        spent += batch.len();
-        observed.extend(measure(&batch)?);
+        proposed += batch.len();
+        let (seen, measured) = measure(&batch)?;
+        spent += measured;
+        observed.extend(seen);
     }
     Ok(observed)
 }

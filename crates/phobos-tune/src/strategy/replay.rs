@@ -180,7 +180,10 @@ impl Dataset {
                         ms: self.time(index[c]),
                     });
                 }
-                Ok(out)
+                // The candidates are the points the recorded run did not prune: each one
+                // reached the device.
+                let n = out.len();
+                Ok((out, n))
             },
             || max_ms.is_some_and(|m| spent.get() >= m),
         )

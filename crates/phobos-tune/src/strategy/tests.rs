@@ -64,12 +64,14 @@ fn every_strategy_proposes_each_candidate_once_and_is_seeded() {
                 Vec::new(),
                 |b| {
                     all.extend_from_slice(b);
-                    Ok(b.iter()
+                    let seen: Vec<Observation> = b
+                        .iter()
                         .map(|&index| Observation {
                             index,
                             ms: d.points[index].median_ms,
                         })
-                        .collect())
+                        .collect();
+                    Ok((seen, b.len()))
                 },
                 || false,
             )
