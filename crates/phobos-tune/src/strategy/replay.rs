@@ -26,8 +26,10 @@ pub struct Recorded {
     /// `ok`, `pruned`, `wrong`, `duplicate`, ... (`Outcome::status`).
     pub status: String,
     /// The search's median time, when timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_ms: Option<f64>,
     /// For a duplicate binary: the point it duplicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicate_of: Option<Point>,
     /// Time on the device: repetitions times the median (0 when not timed).
     pub gpu_ms: f64,
