@@ -3,8 +3,11 @@
 # for `phobos-kbench replay` (bench/spaces/*.jsonl; docs/tuner.md has the table). One call on
 # the GPU machine that builds nothing (carry .gpu-bundle, made by scripts/gpu-bundle.sh):
 #
-#   bash bench/record_spaces.sh                       # every part, about 9 minutes in all
-#   PARTS="gemm_f16_a softmax" bash bench/record_spaces.sh
+#   bash scripts/device-run.sh spaces                 # every part, about 9 minutes in all
+#   PARTS="gemm_f16_a softmax" bash scripts/device-run.sh spaces
+#
+# (device-run.sh brings back spaces.tgz, the datasets, and spaces.txt, the summary and the
+# replay table; run alone, this script leaves everything in $OUT.)
 #
 # Parts (each its own database and dataset, time-boxed; a part stopped by its box is said so
 # in the summary, and its dataset is not an exhaustive run):
@@ -12,9 +15,10 @@
 #                          2048 x 512 x 1024 (b); b reuses a's compiled variants
 #   attention              bench/spaces/attention_space.ph (1280 points), BH=16, N=1024
 #   softmax                bench/spaces/softmax_space.ph (1600 points), 4096 x 1000
-# Per point the work is small: small problems, --budget-ms 2. Datasets and logs go to $OUT (or
-# target/record-spaces); copy the .jsonl files into bench/spaces/. At the end every dataset is
-# replayed (random, anneal, model; 10 seeds each) into replay.txt, the table of docs/tuner.md.
+# Per point the work is small: small problems, --budget-ms 2. Datasets, databases and logs go
+# to $OUT (or target/record-spaces); copy the .jsonl files into bench/spaces/. At the end every
+# dataset is replayed (random, anneal, model; 10 seeds each) into replay.txt, the table of
+# docs/tuner.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kb=$(pwd -P)/.gpu-bundle/bin/phobos-kbench
