@@ -5,7 +5,8 @@
 //! point; the current point moves to the batch's best when it is faster, or, with the
 //! Metropolis probability `exp(-Δ/T)` of its log-time loss, when it is slower; the temperature
 //! falls with every batch. With no unmeasured neighbour left, the walk restarts at a random
-//! point. The first batch is random.
+//! point. The first batch is the model's (`model::spread`): the point the prior scores best,
+//! then points spread over the space.
 
 use super::{coordinates, Candidate, Observation, Rng, Searcher};
 use std::collections::{HashMap, HashSet};
@@ -17,6 +18,9 @@ const COOLING: f64 = 0.8;
 
 pub struct Anneal {
     coords: Vec<Vec<usize>>,
+    /// The model's scaled features and prior scores, for the first batch.
+    x: Vec<Vec<f64>>,
+    prior: Vec<f64>,
     at: HashMap<Vec<usize>, usize>,
     rng: Rng,
     proposed: HashSet<usize>,
@@ -38,6 +42,8 @@ impl Anneal {
         Anneal {
             coords,
             at,
+            x: super::model::features(candidates),
+            prior: candidates.iter().map(|c| c.prior.score()).collect(),
             rng: Rng::new(seed ^ 0x616e_6e65_616c_0000),
             proposed: HashSet::new(),
             current: None,
@@ -111,7 +117,11 @@ impl Searcher for Anneal {
                 out.push(near.swap_remove(k));
             }
         }
-        // A random start (the first batch, or a walk with nothing left around it).
+        // The first batch as the model's (the prior's best, then spread out).
+        if self.current.is_none() && observed.iter().all(|o| o.ms.is_none()) {
+            out = super::model::spread(&self.x, &self.prior, &mut self.rng, &known, want);
+        }
+        // A random restart: a walk with nothing left around it.
         let free = n.saturating_sub(known.len());
         while out.len() < want.min(free) {
             let j = self.rng.below(n);

@@ -38,46 +38,7 @@ impl Model {
     }
 
     fn first_batch(&mut self, known: &HashSet<usize>, want: usize) -> Vec<usize> {
-        let free: Vec<usize> = (0..self.x.len()).filter(|i| !known.contains(i)).collect();
-        let Some(&best) = free
-            .iter()
-            .max_by(|&&a, &&b| self.prior[a].total_cmp(&self.prior[b]).then(b.cmp(&a)))
-        else {
-            return Vec::new();
-        };
-        let top = self.prior[best];
-        let mut good: Vec<usize> = free
-            .iter()
-            .copied()
-            .filter(|&i| i != best && self.prior[i] >= 0.9 * top)
-            .collect();
-        let mut rest: Vec<usize> = free
-            .iter()
-            .copied()
-            .filter(|&i| i != best && self.prior[i] < 0.9 * top)
-            .collect();
-        // Spread over the good ones: each next point the farthest from those taken (of a few
-        // random draws), then over the rest.
-        let mut out = vec![best];
-        for pool in [&mut good, &mut rest] {
-            while out.len() < want && !pool.is_empty() {
-                let mut pick = self.rng.below(pool.len());
-                let mut far = f64::NEG_INFINITY;
-                for _ in 0..16 {
-                    let k = self.rng.below(pool.len());
-                    let d = out
-                        .iter()
-                        .map(|&o| distance2(&self.x[o], &self.x[pool[k]]))
-                        .fold(f64::INFINITY, f64::min);
-                    if d > far {
-                        far = d;
-                        pick = k;
-                    }
-                }
-                out.push(pool.swap_remove(pick));
-            }
-        }
-        out
+        spread(&self.x, &self.prior, &mut self.rng, known, want)
     }
 }
 
@@ -139,8 +100,60 @@ impl Model {
     }
 }
 
+/// A first batch: the candidate the prior scores best, then points spread over those it scores
+/// within 10 % of the best (each the farthest from those taken, of a few random draws), then over
+/// the rest. `x` are the scaled features ([`features`]), `prior` the scores.
+pub(super) fn spread(
+    x: &[Vec<f64>],
+    prior: &[f64],
+    rng: &mut Rng,
+    known: &HashSet<usize>,
+    want: usize,
+) -> Vec<usize> {
+    let free: Vec<usize> = (0..x.len()).filter(|i| !known.contains(i)).collect();
+    let Some(&best) = free
+        .iter()
+        .max_by(|&&a, &&b| prior[a].total_cmp(&prior[b]).then(b.cmp(&a)))
+    else {
+        return Vec::new();
+    };
+    let top = prior[best];
+    let mut good: Vec<usize> = free
+        .iter()
+        .copied()
+        .filter(|&i| i != best && prior[i] >= 0.9 * top)
+        .collect();
+    let mut rest: Vec<usize> = free
+        .iter()
+        .copied()
+        .filter(|&i| i != best && prior[i] < 0.9 * top)
+        .collect();
+    // Spread over the good ones: each next point the farthest from those taken (of a few
+    // random draws), then over the rest.
+    let mut out = vec![best];
+    for pool in [&mut good, &mut rest] {
+        while out.len() < want && !pool.is_empty() {
+            let mut pick = rng.below(pool.len());
+            let mut far = f64::NEG_INFINITY;
+            for _ in 0..16 {
+                let k = rng.below(pool.len());
+                let d = out
+                    .iter()
+                    .map(|&o| distance2(&x[o], &x[pool[k]]))
+                    .fold(f64::INFINITY, f64::min);
+                if d > far {
+                    far = d;
+                    pick = k;
+                }
+            }
+            out.push(pool.swap_remove(pick));
+        }
+    }
+    out
+}
+
 /// The candidates' features, each scaled to [0, 1] (a constant feature is 0).
-fn features(candidates: &[Candidate]) -> Vec<Vec<f64>> {
+pub(super) fn features(candidates: &[Candidate]) -> Vec<Vec<f64>> {
     let raw: Vec<Vec<f64>> = candidates
         .iter()
         .map(|c| {
