@@ -14,6 +14,9 @@
 #   attention bench/attention.py  attention forward: Phobos tuned against torch's SDPA (ATTENTION_ARGS)
 #   rowprof bench/rowprof.sh      Nsight Compute counters of the row-wise kernels (Phobos, Triton)
 #   shards bench/shard_gpu.sh     two shards on two GPUs, merged, against the job run whole (nvidia-h200-x2)
+#   spaces bench/record_spaces.sh exhaustive runs of spaces of over 1000 points as replay datasets
+#                                 (PARTS=...): spaces.tgz (the .jsonl files for bench/spaces/) and
+#                                 spaces.txt (the summary and the replay table)
 # Beside them, clocks.csv: every GPU's SM clock, power draw, temperature and clock-event
 # reasons four times a second for the whole call (nvidia-smi), to read the numbers against.
 # The device returns at most 8 files from $OUT, so the logs are packed into $OUT/logs.tgz and
@@ -52,7 +55,12 @@ for part in "$@"; do
       cp "$work/attention/attention.txt" "$final/attention.txt" ;;
     rowprof) OUT=$work/rowprof bash bench/rowprof.sh; r=$?; cp "$work/rowprof/rowprof.txt" "$final/rowprof.txt" ;;
     shards) OUT=$work/shards bash bench/shard_gpu.sh; r=$?; cp "$work/shards/summary.txt" "$final/shards.txt" ;;
-    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, attention, rowprof, shards)" >&2; r=2 ;;
+    spaces)
+      OUT=$work/spaces bash bench/record_spaces.sh; r=$?
+      cp "$work/spaces/summary.txt" "$final/spaces.txt" 2>/dev/null
+      cat "$work/spaces/replay.txt" >>"$final/spaces.txt" 2>/dev/null
+      (cd "$work/spaces" && tar czf "$final/spaces.tgz" ./*.jsonl replay.json 2>/dev/null) ;;
+    *) echo "device-run: unknown part $part (check, seed, gemm, profile, stalls, rowwise, attention, rowprof, shards, spaces)" >&2; r=2 ;;
   esac
   ((r == 0)) || rc=$r
   # Packed after every part, so a call stopped at its limit still brings back what ran.

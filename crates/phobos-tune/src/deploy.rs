@@ -79,8 +79,9 @@ pub fn bucket(n: i64) -> u32 {
 }
 
 /// How far an entry's problem is from another: `None` when they differ in anything but the
-/// values of the dims (element types, layouts, the set of dim names).
-fn distance(entry: &Problem, problem: &Problem) -> Option<(usize, f64)> {
+/// values of the dims (element types, layouts, the set of dim names). Config tables and
+/// `--seed-from` both rank recorded problems by it.
+pub fn distance(entry: &Problem, problem: &Problem) -> Option<(usize, f64)> {
     fn sorted_names(p: &Problem) -> Vec<&str> {
         let mut v: Vec<&str> = p.dims.iter().map(|(n, _)| n.as_str()).collect();
         v.sort_unstable();

@@ -22,6 +22,7 @@ pub mod reduce;
 pub mod shard;
 pub mod space;
 pub mod store;
+pub mod strategy;
 pub mod timing;
 pub mod types;
 pub mod verify;
@@ -32,6 +33,6 @@ pub use backend::{
     ArgValue, Artifact, CompileResult, Compiled, Compiler, Device, Frontend, Loaded, RunError,
     SampleSpec, SampledRun,
 };
-pub use engine::{tune, Event, Report, Settings, Summary, TuneError, Tuner, Winner};
+pub use engine::{tune, Event, PhaseTimes, Report, Settings, Summary, TuneError, Tuner, Winner};
 pub use store::{Store, StoreError};
 pub use types::*;

@@ -9,23 +9,46 @@ use std::collections::HashSet;
 pub const MAX_EXHAUSTIVE_POINTS: u128 = 1 << 16;
 
 /// How a run picks the points it searches from the space.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// Every point in space order (the first `max_points` of them when bounded).
     #[default]
     Exhaustive,
     /// `max_points` distinct points drawn uniformly, seeded by the run's seed.
     Random,
+    /// Simulated annealing over neighbouring points (`strategy::anneal`), batch by batch.
+    Anneal,
+    /// A surrogate model of the time (`strategy::model`), batch by batch.
+    Model,
 }
 
 impl Strategy {
-    /// `exhaustive` or `random`.
+    /// `exhaustive`, `random`, `anneal` or `model`.
     pub fn parse(s: &str) -> Option<Strategy> {
-        match s {
-            "exhaustive" => Some(Strategy::Exhaustive),
-            "random" => Some(Strategy::Random),
-            _ => None,
+        Strategy::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Exhaustive,
+        Strategy::Random,
+        Strategy::Anneal,
+        Strategy::Model,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Exhaustive => "exhaustive",
+            Strategy::Random => "random",
+            Strategy::Anneal => "anneal",
+            Strategy::Model => "model",
         }
+    }
+
+    /// Whether it picks its points as results come in (the engine measures it batch by
+    /// batch) rather than up front.
+    pub fn adaptive(self) -> bool {
+        matches!(self, Strategy::Anneal | Strategy::Model)
     }
 }
 
@@ -40,6 +63,12 @@ pub enum SelectError {
     TooLarge { size: u128 },
     #[error("--strategy random needs --max-points N: how many points to draw")]
     RandomNeedsMax,
+    #[error(
+        "the space has {size} points, more than the {MAX_EXHAUSTIVE_POINTS} --strategy {} \
+         chooses among; pin names with --autotune, or use --strategy random --max-points N",
+        strategy.name()
+    )]
+    TooLargeFor { size: u128, strategy: Strategy },
 }
 
 /// A space after pins: each pinned name has exactly its pinned value.
@@ -75,7 +104,8 @@ impl Pinned {
     }
 
     /// The points a run searches: all of them, the first `max_points`, or a random sample,
-    /// found by index so that a huge space is never enumerated.
+    /// found by index so that a huge space is never enumerated. An adaptive strategy's
+    /// candidates are every point (it picks among them as it goes).
     pub fn select(
         &self,
         strategy: Strategy,
@@ -83,6 +113,12 @@ impl Pinned {
         seed: u64,
     ) -> Result<Vec<Point>, SelectError> {
         let size = self.size();
+        if strategy.adaptive() {
+            if size > MAX_EXHAUSTIVE_POINTS {
+                return Err(SelectError::TooLargeFor { size, strategy });
+            }
+            return Ok(self.space.points().collect());
+        }
         let take = match (strategy, max_points) {
             (Strategy::Random, None) => return Err(SelectError::RandomNeedsMax),
             (Strategy::Exhaustive, None) if size > MAX_EXHAUSTIVE_POINTS => {
@@ -91,7 +127,7 @@ impl Pinned {
             (_, None) => size,
             (_, Some(n)) => size.min(n as u128),
         };
-        if strategy == Strategy::Exhaustive || take == size {
+        if strategy != Strategy::Random || take == size {
             return Ok(self.space.points().take(take as usize).collect());
         }
         // Distinct indices drawn until there are enough; `take < size`, so this ends, and

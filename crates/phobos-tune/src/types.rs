@@ -494,6 +494,11 @@ impl DeviceInfo {
         )
     }
 
+    /// Multiprocessors (1 on the interpreter, which runs one block at a time).
+    pub fn sm_count(&self) -> u32 {
+        self.gpu.as_deref().map_or(1, |g| g.sm_count)
+    }
+
     /// Threads one block may have (1024 on the interpreter, as on every GPU Phobos targets).
     pub fn max_threads_per_block(&self) -> u32 {
         self.gpu

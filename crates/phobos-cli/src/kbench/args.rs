@@ -104,10 +104,20 @@ pub struct KbenchArgs {
     /// Scalar argument NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// How the searched points are picked: `exhaustive` (every point, in space order) or
-    /// `random` (a seeded sample of --max-points points from the whole space).
+    /// How the searched points are picked: `exhaustive` (every point, in space order),
+    /// `random` (a seeded sample of --max-points points from the whole space), `anneal`
+    /// (simulated annealing over neighbouring points) or `model` (a surrogate model of the
+    /// time that picks the likeliest improvements), the last two in batches as results come.
     #[arg(long, default_value = "exhaustive", value_parser = strategy)]
     pub strategy: Strategy,
+    /// Start no point's check and timing after this many seconds of the run (the final round
+    /// still runs among the points measured).
+    #[arg(long, value_name = "SECONDS", value_parser = max_time_s)]
+    pub max_time: Option<f64>,
+    /// Measure first the best points of the nearest problems recorded in PATH (a results
+    /// database, or a dataset `phobos-kbench record` wrote); with --strategy anneal or model.
+    #[arg(long, value_name = "PATH")]
+    pub seed_from: Option<PathBuf>,
     /// Search at most N points (needed with --strategy random, and for spaces of more than
     /// 65536 points); with --shard, N in all, split over the shards.
     #[arg(long, value_name = "N", value_parser = max_points)]
@@ -174,7 +184,7 @@ pub const MAX_JOBS: usize = 1024;
 
 /// A finite number above zero (`--peak`); `nan`, `inf` and `1e400` are refused here, where the
 /// flag is read, rather than by a worker later.
-fn positive_f64(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()
@@ -205,13 +215,19 @@ fn job_timeout_s(s: &str) -> Result<f64, String> {
     bounded_f64(s, 86_400.0, "s (a day)")
 }
 
-/// `--strategy`: `exhaustive` or `random`.
-fn strategy(s: &str) -> Result<Strategy, String> {
-    Strategy::parse(s).ok_or_else(|| format!("`{s}` is not a strategy (exhaustive, random)"))
+/// `--strategy`: `exhaustive`, `random`, `anneal` or `model`.
+pub(crate) fn strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a strategy (exhaustive, random, anneal, model)"))
+}
+
+/// `--max-time`: seconds, at most a week.
+fn max_time_s(s: &str) -> Result<f64, String> {
+    bounded_f64(s, 604_800.0, "s (a week)")
 }
 
 /// `--max-points`: 1 to `MAX_EXHAUSTIVE_POINTS`, the most a run may search.
-fn max_points(s: &str) -> Result<usize, String> {
+pub(crate) fn max_points(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if n >= 1 && n as u128 <= MAX_EXHAUSTIVE_POINTS => Ok(n),
         _ => Err(format!(
@@ -250,6 +266,14 @@ pub enum Command {
     /// config table (JSON) that a program loads to pick the tuned configuration of a problem,
     /// or of the nearest one it has not seen.
     Export(ExportArgs),
+    /// Write the searches of one kernel stored in a results database as a dataset (JSON
+    /// Lines: each problem's points, outcomes, times and prior features) for `replay`.
+    Record(super::replay::RecordArgs),
+    /// Simulate a search strategy on recorded exhaustive runs, without a GPU: the time of the
+    /// point it would pick against the exhaustive best, and the points and time it spends.
+    Replay(super::replay::ReplayArgs),
+    /// Render the stored searches of a kernel as a standalone HTML page (tables and plots).
+    Report(super::html::ReportArgs),
 }
 
 /// `phobos-kbench export --db PATH --kernel FILE[:NAME] -o table.json`.

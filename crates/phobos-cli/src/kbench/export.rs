@@ -21,28 +21,38 @@ fn split_kernel(spec: &str) -> (PathBuf, Option<&str>) {
     }
 }
 
-pub fn run(args: &ExportArgs) -> Result<ExitCode, UserError> {
-    let (path, name) = split_kernel(&args.kernel);
+/// The kernel `FILE[:NAME]` names, checked (its diagnostics printed when it has errors).
+pub(super) fn load_kernel(spec: &str) -> Result<CheckFrontend, UserError> {
+    let (path, name) = split_kernel(spec);
     let file_name = path.display().to_string();
     let text = std::fs::read_to_string(&path)
         .map_err(|e| UserError::new(format!("cannot read {file_name}: {e}")))?;
     let source = SourceFile::new(file_name, text);
-    let frontend = match CheckFrontend::load(source, name) {
-        Ok(f) => f,
+    match CheckFrontend::load(source, name) {
+        Ok(f) => Ok(f),
         Err(LoadError::Diagnostics(d, f)) => {
             let color = crate::render::stderr_color();
             eprintln!("{}", crate::render::render_all(&d, &f, color));
-            return Err(UserError::printed());
+            Err(UserError::printed())
         }
-        Err(LoadError::Kernel(m)) => return Err(UserError::new(m)),
-    };
-    if !args.db.is_file() {
+        Err(LoadError::Kernel(m)) => Err(UserError::new(m)),
+    }
+}
+
+/// An existing results database, opened.
+pub(super) fn open_db(path: &Path) -> Result<Store, UserError> {
+    if !path.is_file() {
         return Err(UserError::new(format!(
             "{}: no such results database",
-            args.db.display()
+            path.display()
         )));
     }
-    let store = Store::open(&args.db).map_err(|e| UserError::new(e.to_string()))?;
+    Store::open(path).map_err(|e| UserError::new(e.to_string()))
+}
+
+pub fn run(args: &ExportArgs) -> Result<ExitCode, UserError> {
+    let frontend = load_kernel(&args.kernel)?;
+    let store = open_db(&args.db)?;
     let entries = store
         .winners(frontend.kernel_hash(), PHOBOS_VERSION)
         .map_err(|e| UserError::new(e.to_string()))?;

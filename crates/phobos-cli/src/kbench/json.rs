@@ -107,6 +107,9 @@ pub fn report(report: &Report, file: &str, reproduce: Option<&str>) -> Value {
         "summary": summary,
         "summary_line": summary.line(),
         "worker_restarts": report.worker_restarts,
+        "strategy": report.strategy,
+        "candidates": report.candidates,
+        "phases": report.phases,
     })
 }
 

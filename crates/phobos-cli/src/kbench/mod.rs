@@ -9,6 +9,7 @@ pub mod args;
 mod bench;
 mod check;
 mod export;
+mod html;
 mod json;
 mod merge;
 mod one;
@@ -16,6 +17,8 @@ mod problem;
 mod problems;
 mod reference;
 mod render;
+mod replay;
+mod seed_from;
 mod session;
 mod shard;
 mod sizes_file;
@@ -64,6 +67,9 @@ pub fn main() -> ExitCode {
     let result = match &args.command {
         Some(Command::Merge(m)) => merge::run(m),
         Some(Command::Export(e)) => export::run(e),
+        Some(Command::Record(r)) => replay::record(r),
+        Some(Command::Replay(r)) => replay::run(r),
+        Some(Command::Report(r)) => html::run(r),
         None => run(&args),
     };
     match result {
@@ -122,7 +128,25 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
     let mode = mode(args)?;
     let shard = match mode {
         Mode::Tune => {
-            shard::resolve(args, &|name| std::env::var(name).ok()).map_err(UserError::new)?
+            let shard =
+                shard::resolve(args, &|name| std::env::var(name).ok()).map_err(UserError::new)?;
+            if args.seed_from.is_some() && !args.strategy.adaptive() {
+                return Err(UserError::new(format!(
+                    "--seed-from says which points an adaptive search measures first; \
+                     --strategy {} measures the points it picks up front",
+                    args.strategy.name()
+                ))
+                .hint("add --strategy model (or anneal)"));
+            }
+            if shard.is_some() && args.strategy.adaptive() {
+                return Err(UserError::new(format!(
+                    "--strategy {} picks its points as results come in: it cannot be split \
+                     over shards",
+                    args.strategy.name()
+                ))
+                .hint("shard --strategy exhaustive or --strategy random --max-points N"));
+            }
+            shard
         }
         // A scheduler's variables say nothing to a run that does not tune.
         _ if args.shard.is_some() || args.shards.is_some() => {

@@ -90,7 +90,7 @@ impl Reference {
         let artifact = if self.frontend.cuda().is_some() {
             let compiler = CudaCompiler::new(
                 self.source.clone(),
-                &device.arch,
+                &device.arch(),
                 VariantCache::default_location(),
             )
             .map_err(|e| format!("cannot compile {what}: {e}"))?;

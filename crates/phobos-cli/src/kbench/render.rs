@@ -177,6 +177,34 @@ pub fn table(report: &Report) -> String {
     out
 }
 
+/// Where the run's time went, one line: `phases: space 0.12 s, compile 3.40 s (summed over
+/// threads), check 0.80 s, timing 2.10 s, search 4.02 s (wall), final round 0.50 s, total 4.70 s`.
+pub fn phases(report: &Report) -> String {
+    let p = &report.phases;
+    let s = |ms: f64| format!("{:.2} s", ms / 1e3);
+    let mut line = format!(
+        "phases: space and pruning {}, compile {} (summed over threads), check {}, timing {}, \
+         search {} (wall), final round {}, total {}",
+        s(p.space_ms),
+        s(p.compile_ms),
+        s(p.check_ms),
+        s(p.timing_ms),
+        s(p.search_ms),
+        s(p.final_ms),
+        s(p.total_ms)
+    );
+    if report.strategy != phobos_tune::space::Strategy::Exhaustive {
+        line.push_str(&format!(
+            "\nstrategy {}: {} of {} candidate points searched",
+            report.strategy.name(),
+            report.points.len(),
+            report.candidates
+        ));
+    }
+    line.push('\n');
+    line
+}
+
 /// A count in a few characters: `950`, `12.3k`, `1.6M`.
 fn count(n: u64) -> String {
     match n {

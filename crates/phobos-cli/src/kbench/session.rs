@@ -42,6 +42,7 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         dry_run: args.dry_run,
         strategy: args.strategy,
         max_points: args.max_points,
+        max_time: args.max_time.map(std::time::Duration::from_secs_f64),
         final_round_always: args.final_round,
         ..Settings::default()
     };

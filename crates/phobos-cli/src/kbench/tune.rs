@@ -233,6 +233,7 @@ pub fn run(
                     println!("{j}");
                 } else {
                     if args.report {
+                        print!("{}", render::phases(&report));
                         print!("{}", render::table(&report));
                         print!("{}", render::checks(&report));
                     }
@@ -348,6 +349,28 @@ fn tune_one(
         settings.external_reference = Some(r.spec(&job.problem, device)?);
     }
     settings.only_points = only;
+    settings.default_flops = job.gemm.map(|g| 2.0 * g.m as f64 * g.n as f64 * g.k as f64);
+    if let Some(path) = &session.args.seed_from {
+        settings.first_points = super::seed_from::first_points(
+            path,
+            session.frontend.kernel_hash(),
+            &kernel_name,
+            &job.problem,
+        )
+        .map_err(|e| e.message.unwrap_or_default())?;
+        if !settings.first_points.is_empty() {
+            eprintln!(
+                "first: {} point{} of the nearest problems in {}",
+                settings.first_points.len(),
+                if settings.first_points.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                path.display()
+            );
+        }
+    }
     let result = tune(
         Tuner {
             frontend: &session.frontend,

@@ -37,6 +37,9 @@ impl State<'_, '_> {
             }
             while self.lanes().idle() > 0 {
                 let Some(i) = queue.pop_front() else { break };
+                if self.out_of_time() {
+                    continue;
+                }
                 let (verify, time) = self.point_requests(i, observer);
                 let job = LaneJob {
                     tag: i,
@@ -95,6 +98,8 @@ impl State<'_, '_> {
                 .map_or_else(|| format!("worker {}", done.lane), |o| format!("gpu {o}"));
             observer(Event::Log(format!("{who}: {line}")));
         }
+        self.phases.check_ms += done.verify_ms;
+        self.phases.timing_ms += done.time_ms;
         if let Some(ordinal) = done.ordinal {
             observer(Event::Ran {
                 point: &self.points[done.tag],

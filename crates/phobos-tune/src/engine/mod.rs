@@ -10,19 +10,22 @@
 //! committed to the store at once. Compiling and running overlap: the main thread runs the
 //! worker's jobs while the pool compiles the next variants.
 
+mod adaptive;
 mod check_plan;
 mod compile;
+mod finish;
 mod lanes;
 mod report;
 mod run;
 
-pub use report::{DryRunCheck, PointCheck, Report, Summary, Winner};
+pub use report::{DryRunCheck, PhaseTimes, PointCheck, Report, Summary, Winner};
 
 use crate::backend::{Compiler, Frontend};
 use crate::facts::{validate, ProblemError};
 use crate::prune;
 use crate::space::{Pinned, SelectError, Strategy};
 use crate::store::{RunKey, Store, StoreError};
+use crate::strategy::prior::{prior, Prior};
 use crate::timing::{FinalSettings, TimeSettings};
 use crate::types::{crash_is_transient, DeviceInfo, Outcome, PointResult, Problem, PruneReason};
 use crate::worker::Executor;
@@ -47,8 +50,18 @@ pub struct Settings {
     /// How the points searched are picked from the space.
     pub strategy: Strategy,
     /// At most this many points (required for `Strategy::Random` and for spaces above
-    /// `space::MAX_EXHAUSTIVE_POINTS`).
+    /// `space::MAX_EXHAUSTIVE_POINTS`; an adaptive strategy's default is
+    /// `strategy::default_budget`).
     pub max_points: Option<usize>,
+    /// No point starts its check and timing after this long from the start of the run (the
+    /// final round still runs among the points measured).
+    pub max_time: Option<Duration>,
+    /// Points an adaptive strategy measures first (`--seed-from`: the best points of the
+    /// nearest recorded problems); those not in the space are ignored.
+    pub first_points: Vec<Point>,
+    /// The problem's floating-point work when the kernel declares no `@flops` (2·M·N·K for a
+    /// recognized GEMM): rates are reported from it.
+    pub default_flops: Option<f64>,
     /// Everything but running: space, pruning, compiles, resources, one interpreter check.
     pub dry_run: bool,
     pub time: TimeSettings,
@@ -93,6 +106,9 @@ impl Default for Settings {
             retune: false,
             strategy: Strategy::Exhaustive,
             max_points: None,
+            max_time: None,
+            first_points: Vec::new(),
+            default_flops: None,
             dry_run: false,
             time: TimeSettings::default(),
             final_round: FinalSettings::default(),
@@ -126,7 +142,8 @@ pub enum Event<'a> {
         point: &'a Point,
         reason: &'a PruneReason,
     },
-    /// The search starts: how many points will finish in this run, how many come from the store.
+    /// The search starts: how many points will finish in this run (at most, for an adaptive
+    /// strategy or a time limit), how many come from the store.
     Search { to_run: usize, reused: usize },
     /// One point finished (in this run, or taken from the store).
     Point(&'a PointResult),
@@ -193,8 +210,10 @@ pub fn tune(
     settings: &Settings,
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<Report, TuneError> {
+    let started = std::time::Instant::now();
     let frontend = tuner.frontend;
     let pinned = Pinned::new(frontend.space(), pins)?;
+    let adaptive = settings.strategy.adaptive();
     // The points of the search (`strategy`, `max_points`), then of those this process's share
     // (`only_points`, a shard's): the shards of one job split one selection.
     let mut points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
@@ -267,6 +286,17 @@ pub fn tune(
             .collect()
     });
     let (firsts, codegen): (Vec<_>, Vec<_>) = firsts.into_iter().unzip();
+    // What an adaptive strategy knows of each point before measuring it.
+    let priors: Vec<Option<Prior>> = if adaptive {
+        pool.install(|| {
+            firsts
+                .par_iter()
+                .map(|f| Some(prior(f.as_ref().ok()?, problem, tuner.device.sm_count())))
+                .collect()
+        })
+    } else {
+        Vec::new()
+    };
 
     // What the store already knows. A crash that may have been transient (a signal from
     // outside, a timeout, memory) runs again once; if it crashes again, that is kept.
@@ -313,7 +343,7 @@ pub fn tune(
                     continue;
                 }
                 let (flops, bytes) = crate::facts::work(&k, problem);
-                slots[i].flops = flops;
+                slots[i].flops = flops.or(settings.default_flops);
                 slots[i].bytes = bytes;
                 if settings.prune_large {
                     slots[i].oversized = prune::large_tile(&k, problem);
@@ -355,6 +385,11 @@ pub fn tune(
             early[i] = Some(Outcome::Pruned(reason));
         }
     }
+    // An adaptive strategy chooses among the points left: the others are not part of its
+    // search (nor of its report).
+    if adaptive {
+        early.iter_mut().for_each(|o| *o = None);
+    }
     for (i, o) in early.iter().enumerate() {
         if let Some(Outcome::Pruned(reason)) = o {
             observer(Event::Pruned {
@@ -393,10 +428,17 @@ pub fn tune(
         .iter()
         .filter(|p| stored.contains_key(&p.to_pins()))
         .count();
-    observer(Event::Search {
-        to_run: points.len() - reused,
-        reused,
-    });
+    // An adaptive strategy runs at most its budget of the points left (the bar's length).
+    let to_run = if adaptive {
+        let left = slots.iter().filter(|s| s.kernel.is_some()).count();
+        let budget = settings
+            .max_points
+            .unwrap_or_else(|| crate::strategy::default_budget(left + reused));
+        budget.min(left)
+    } else {
+        points.len() - reused
+    };
+    observer(Event::Search { to_run, reused });
     let mut state = run::State {
         tuner,
         settings,
@@ -417,6 +459,10 @@ pub fn tune(
         search_ms: HashMap::new(),
         retrying,
         codegen,
+        priors,
+        phases: PhaseTimes::default(),
+        deadline: settings.max_time.map(|t| started + t),
+        candidates: 0,
     };
     if let Some(store) = state.tuner.store.as_deref_mut() {
         if !settings.dry_run {
@@ -441,7 +487,23 @@ pub fn tune(
             state.finish(i, o, None, observer)?;
         }
     }
-    state.search(&pool, observer)?;
+    state.phases.space_ms = ms_since(started);
+    let search_started = std::time::Instant::now();
+    if adaptive {
+        state.search_adaptive(&pool, observer)?;
+    } else {
+        state.candidates = state.points.len();
+        state.search(&pool, observer)?;
+    }
+    state.phases.search_ms = ms_since(search_started);
+    let final_started = std::time::Instant::now();
     state.final_round(observer)?;
+    state.phases.final_ms = ms_since(final_started);
+    state.phases.total_ms = ms_since(started);
     state.report(pinned, default_point, observer)
+}
+
+/// Milliseconds since `t`.
+fn ms_since(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }

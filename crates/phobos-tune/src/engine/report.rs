@@ -46,6 +46,27 @@ pub struct PointCheck {
     pub checked: Checked,
 }
 
+/// Where a run's time went, in milliseconds. Compiles run on a pool while the worker checks
+/// and times, so the phases of the search overlap: `compile_ms`, `check_ms` and `timing_ms`
+/// are sums over their jobs, `search_ms` the wall clock of the whole search.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PhaseTimes {
+    /// The space, instantiating and hashing every point, the store's results, pruning.
+    pub space_ms: f64,
+    /// Compiles (summed over the pool's threads).
+    pub compile_ms: f64,
+    /// Correctness checks (summed over the worker's jobs).
+    pub check_ms: f64,
+    /// Timing jobs (summed).
+    pub timing_ms: f64,
+    /// The search, wall clock: from the first compile to the last point's end.
+    pub search_ms: f64,
+    /// The interleaved final round.
+    pub final_ms: f64,
+    /// The whole run, wall clock.
+    pub total_ms: f64,
+}
+
 /// The result of one tuning run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -61,8 +82,15 @@ pub struct Report {
     pub default_point: Point,
     /// The point correctness is judged against (on the interpreter).
     pub reference_point: Option<Point>,
-    /// Every point of the (pinned) space, in space order.
+    /// Every point the run searched (the whole pinned space for `exhaustive`; those the
+    /// strategy picked otherwise), in space order.
     pub points: Vec<PointResult>,
+    /// How the points were picked.
+    pub strategy: crate::space::Strategy,
+    /// The points the strategy chose among (after pruning, for an adaptive strategy).
+    pub candidates: usize,
+    /// Where the time went.
+    pub phases: PhaseTimes,
     pub winner: Option<Winner>,
     pub dry_run: bool,
     pub dry_run_check: Option<DryRunCheck>,

@@ -1,16 +1,12 @@
 //! The search proper: compile results in, verification and timing jobs out, then the final
-//! round and the winner.
+//! round (the winner is picked in `finish.rs`).
 
-use super::{
-    compile, DryRunCheck, Event, PointCheck, Report, Settings, Slot, TuneError, Tuner, Winner,
-};
+use super::{compile, Event, Settings, Slot, TuneError, Tuner};
 use crate::backend::{CompileResult, Compiled};
 use crate::occupancy::occupancy;
-use crate::space::Pinned;
 use crate::store::{Phase, RunKey, VariantRow};
-use crate::types::{Outcome, PointResult, Problem, Resources, Stats, CRASHED_AGAIN};
-use crate::verify::elements;
-use crate::worker::{Crash, JobFailure, ReferenceSpec, Reply, Request, VariantSpec};
+use crate::types::{Outcome, PointResult, Problem, Resources, CRASHED_AGAIN};
+use crate::worker::{Crash, JobFailure, Reply, Request, VariantSpec};
 use phobos_ir::Point;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::channel;
@@ -46,6 +42,13 @@ pub(super) struct State<'t, 'a> {
     /// The hash of what the code generator produced for each point (`None` where the checker
     /// refused it): stored with its results, which are reused only for the same code.
     pub codegen: Vec<Option<String>>,
+    /// Each point's prior features (adaptive strategies only; empty otherwise).
+    pub priors: Vec<Option<crate::strategy::Prior>>,
+    pub phases: super::PhaseTimes,
+    /// No point starts its check after this (`max_time`).
+    pub deadline: Option<std::time::Instant>,
+    /// The points the strategy chose among.
+    pub candidates: usize,
 }
 
 pub(super) fn crash_outcome(reply: Result<Reply, Crash>) -> Outcome {
@@ -72,7 +75,11 @@ impl State<'_, '_> {
         crate::reduce::job_seed(self.settings.seed, id)
     }
 
-    fn call(&mut self, req: &Request, observer: &mut dyn FnMut(Event<'_>)) -> Result<Reply, Crash> {
+    pub(super) fn call(
+        &mut self,
+        req: &Request,
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Reply, Crash> {
         let reply = self.tuner.executor.call(req);
         for line in self.tuner.executor.take_logs() {
             observer(Event::Log(format!("worker: {line}")));
@@ -126,14 +133,33 @@ impl State<'_, '_> {
         Ok(())
     }
 
+    /// Whether the run's time (`max_time`) is up: no point starts after that.
+    pub(super) fn out_of_time(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// Compiles, checks and times every point still to run.
     pub fn search(
         &mut self,
         pool: &rayon::ThreadPool,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
+        let all: Vec<usize> = (0..self.slots.len()).collect();
+        self.search_only(pool, &all, observer)
+    }
+
+    /// Compiles, checks and times those of `indices` still to run.
+    pub(super) fn search_only(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        indices: &[usize],
+        observer: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), TuneError> {
         let (tx, rx) = channel();
         let mut pending = 0usize;
-        for (i, slot) in self.slots.iter().enumerate() {
+        for &i in indices {
+            let slot = &self.slots[i];
             if let (Some(k), None) = (&slot.kernel, &slot.result) {
                 compile::spawn(
                     pool,
@@ -158,7 +184,9 @@ impl State<'_, '_> {
                 self.compiled_one(i, res, &mut queue, observer)?;
             }
             if let Some(i) = queue.pop_front() {
-                self.run_point(i, observer)?;
+                if !self.out_of_time() {
+                    self.run_point(i, observer)?;
+                }
                 continue;
             }
             if pending == 0 {
@@ -220,6 +248,7 @@ impl State<'_, '_> {
                 if let Some(r) = c.resources.as_mut() {
                     r.occupancy = occupancy(r.threads, r.registers, r.smem_bytes, device);
                 }
+                self.phases.compile_ms += c.compile_ms;
                 row.status = "ok".into();
                 row.binary_hash = Some(c.binary_hash.clone());
                 row.resources = c.resources.clone();
@@ -290,9 +319,13 @@ impl State<'_, '_> {
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
         let (verify, time) = self.point_requests(i, observer);
+        let start = std::time::Instant::now();
         let checked = self.call(&verify, observer);
+        self.phases.check_ms += start.elapsed().as_secs_f64() * 1e3;
         let passed = matches!(checked, Ok(Reply::Verified { mismatch: None, .. }));
+        let start = std::time::Instant::now();
         let timed = passed.then(|| self.call(&time, observer));
+        self.phases.timing_ms += start.elapsed().as_secs_f64() * 1e3;
         let ordinal = self.tuner.executor.ordinal();
         self.settle(i, checked, timed, ordinal, observer)
     }
@@ -468,134 +501,5 @@ impl State<'_, '_> {
             )
         )));
         Ok(())
-    }
-
-    fn dry_run_check(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Option<DryRunCheck> {
-        // Without an IR to interpret, a dry run (no device) has nothing to check against.
-        if self.settings.compiled_reference || self.settings.external_reference.is_some() {
-            return None;
-        }
-        let point = self.reference_point.clone()?;
-        let i = self.points.iter().position(|p| p == &point)?;
-        let kernel = self.slots[i].kernel.clone()?;
-        // The checked variant runs on the interpreter too (a dry run has no device): only a
-        // problem it can run whole is checked, never a sample of a large one.
-        let problem = if elements(&kernel, self.problem)
-            .is_some_and(|e| e <= self.settings.verify_max_elements)
-        {
-            self.problem.clone()
-        } else {
-            self.reduced_problem(&kernel, &point)?
-        };
-        let reference = ReferenceSpec::Interp {
-            point: point.clone(),
-        };
-        let id = self.job_id();
-        let req = Request::Verify {
-            id,
-            variant: VariantSpec {
-                point: point.clone(),
-                artifact: None,
-            },
-            problem,
-            reference,
-            seed: self.seed(id),
-        };
-        let (error, checked) = match self.call(&req, observer) {
-            Ok(Reply::Verified {
-                mismatch: None,
-                checked,
-                ..
-            }) => (None, checked),
-            Ok(Reply::Verified {
-                mismatch: Some(m),
-                checked,
-                ..
-            }) => (Outcome::Wrong(m).reason(), checked),
-            other => (crash_outcome(other).reason(), None),
-        };
-        Some(DryRunCheck {
-            point,
-            error,
-            checked,
-        })
-    }
-
-    pub fn report(
-        mut self,
-        pinned: Pinned,
-        default_point: Point,
-        observer: &mut dyn FnMut(Event<'_>),
-    ) -> Result<Report, TuneError> {
-        let dry_run_check = if self.settings.dry_run {
-            self.dry_run_check(observer)
-        } else {
-            None
-        };
-        let checks: Vec<PointCheck> = self
-            .slots
-            .iter_mut()
-            .zip(self.points)
-            .filter_map(|(s, p)| {
-                Some(PointCheck {
-                    point: p.clone(),
-                    checked: s.check.take()?,
-                })
-            })
-            .collect();
-        let points: Vec<PointResult> = self
-            .slots
-            .iter_mut()
-            .map(|s| s.result.take().expect("every point ends with an outcome"))
-            .collect();
-        // After a final round the winner is the fastest finalist in that round.
-        let candidate = |i: usize| self.finalists.is_empty() || self.finalists.contains(&i);
-        let best = points
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| candidate(*i))
-            .filter_map(|(i, p)| Some((i, p, p.outcome.stats()?)))
-            .min_by(|a, b| a.2.median_ms.total_cmp(&b.2.median_ms));
-        let default_index = points.iter().position(|p| p.point == default_point);
-        let default_ms = default_index
-            .and_then(|i| points[i].outcome.stats())
-            .map(|s: &Stats| s.median_ms);
-        let winner_codegen = best.and_then(|(i, _, _)| self.codegen[i].clone());
-        let winner = best.map(|(i, p, s)| {
-            // The speed-up compares times of one kind: the final round's when the default
-            // point ran in it too, else both search times.
-            let default_in_final = default_index.is_some_and(|d| self.finalists.contains(&d));
-            let winner_ms = if default_in_final {
-                s.median_ms
-            } else {
-                self.search_ms.get(&i).copied().unwrap_or(s.median_ms)
-            };
-            Winner {
-                point: p.point.clone(),
-                stats: s.clone(),
-                speedup_vs_default: default_ms.map(|d| d / winner_ms),
-            }
-        });
-        if let (Some(store), Some(run)) = (self.tuner.store.as_deref_mut(), self.run_id) {
-            let codegen = winner_codegen.as_deref();
-            store.finish_run(run, winner.as_ref().map(|w| (&w.point, codegen)))?;
-        }
-        Ok(Report {
-            kernel: self.key.kernel_name.clone(),
-            kernel_hash: self.key.kernel_hash.clone(),
-            backend: self.key.backend,
-            compiler: self.key.compiler.clone(),
-            device: self.tuner.executor.device().clone(),
-            problem: self.problem.clone(),
-            pins: pinned.pins,
-            default_point,
-            reference_point: self.reference_point.clone(),
-            points,
-            winner,
-            dry_run: self.settings.dry_run,
-            dry_run_check,
-            worker_restarts: self.tuner.executor.restarts(),
-            checks,
-        })
     }
 }

@@ -17,6 +17,7 @@
 mod merge;
 mod peaks;
 mod schema;
+mod searches;
 mod winners;
 
 use crate::types::{Backend, PointResult, Resources};
@@ -31,6 +32,7 @@ use std::time::Duration;
 pub use merge::{MergeCounts, Setup};
 pub use peaks::{Peak, PeakKey};
 pub use schema::current_version;
+pub use searches::StoredSearch;
 
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);

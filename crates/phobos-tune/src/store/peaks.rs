@@ -48,6 +48,27 @@ impl Store {
             .optional()?)
     }
 
+    /// The latest peak of each element-types key stored for a device (any driver, any back
+    /// end), as `(dtypes, peak)`: the compute roofs a report draws.
+    pub fn peaks_of(&self, device: &str) -> Result<Vec<(String, Peak)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT dtypes, tflops, method FROM peaks p
+             WHERE device = ?1 AND id = (SELECT MAX(id) FROM peaks q
+                                         WHERE q.device = p.device AND q.dtypes = p.dtypes)
+             ORDER BY dtypes",
+        )?;
+        let rows = stmt.query_map(params![device], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                Peak {
+                    tflops: r.get(1)?,
+                    method: r.get(2)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Stores a measured peak (a later one replaces it for [`Store::peak`]).
     pub fn set_peak(&mut self, key: &PeakKey, peak: &Peak) -> Result<(), StoreError> {
         self.write(|tx| {

@@ -44,6 +44,9 @@ pub struct LaneDone {
     pub time: Option<Result<Reply, Crash>>,
     /// Log lines the worker produced meanwhile.
     pub logs: Vec<String>,
+    /// How long the check and the timing took, in ms (phase times).
+    pub verify_ms: f64,
+    pub time_ms: f64,
 }
 
 type CallReply = (Result<Reply, Crash>, Vec<String>);
@@ -85,10 +88,15 @@ fn lane_loop(
             Msg::Job(job) => {
                 // A panic in an in-process executor must still answer the job, or the search
                 // would wait for it forever.
+                let (mut verify_ms, mut time_ms) = (0.0, 0.0);
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let start = std::time::Instant::now();
                     let verify = ex.call(&job.verify);
+                    verify_ms = start.elapsed().as_secs_f64() * 1e3;
                     let passed = matches!(verify, Ok(Reply::Verified { mismatch: None, .. }));
+                    let start = std::time::Instant::now();
                     let time = passed.then(|| ex.call(&job.time));
+                    time_ms = start.elapsed().as_secs_f64() * 1e3;
                     (verify, time)
                 }));
                 let (verify, time) = ran.unwrap_or_else(|p| {
@@ -110,6 +118,8 @@ fn lane_loop(
                     verify,
                     time,
                     logs: ex.take_logs(),
+                    verify_ms,
+                    time_ms,
                 };
                 if done.send(d).is_err() {
                     return;
