@@ -6,7 +6,7 @@
 //! `cuda/gemm/` (wgmma + TMA, mma.sync, register-tiled FFMA) are [`MainLoop::Fast`], selected
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
-use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, Strategy};
+use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, OperandCopy, Strategy};
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::layout::{blocked, FfmaAcc, Layout};
 use crate::GemmPolicy;
@@ -175,8 +175,12 @@ fn describe_plan(p: &GemmPlan) -> String {
         Strategy::Sm80 => "mma.sync + ldmatrix + cp.async main loop".to_string(),
         Strategy::Ffma => "register-tiled FFMA main loop".to_string(),
     };
+    let copies = match p.copies {
+        [OperandCopy::Tma, OperandCopy::Tma] => String::new(),
+        [a, b] => format!("; copies: A {a}, B {b}"),
+    };
     format!(
-        "{what}: {} (k step {}), {} bytes of shared memory",
+        "{what}: {} (k step {}), {} bytes of shared memory{copies}",
         p.mainloop, p.tile_k, p.smem_bytes
     )
 }

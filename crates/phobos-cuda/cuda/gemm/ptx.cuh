@@ -62,6 +62,16 @@ PH_GEMM_DEV void cp_async(u32 dst, const void* src, int src_bytes) {
   else if (BYTES == 8) cp_async8(dst, src, src_bytes);
   else cp_async4(dst, src, src_bytes);
 }
+/// A 1- or 2-byte global load through the read-only path, zero-extended into 32 bits: the
+/// register-staged copies of operands aligned to under 4 bytes (no cp.async moves them).
+template <int BYTES>
+PH_GEMM_DEV u32 ldg_narrow(const void* src) {
+  static_assert(BYTES == 1 || BYTES == 2, "narrow loads move 1 or 2 bytes");
+  u32 v;
+  if (BYTES == 2) asm("ld.global.nc.u16 %0, [%1];\n" : "=r"(v) : "l"(src));
+  else asm("ld.global.nc.u8 %0, [%1];\n" : "=r"(v) : "l"(src));
+  return v;
+}
 PH_GEMM_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 PH_GEMM_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
