@@ -167,7 +167,10 @@ fn misaligned_operands_lose_the_copy_engines_but_keep_tensor_cores() {
         (r.align_a, r.align_b) = (1, 1);
         let p = select(&r, &Knobs::default()).unwrap();
         assert_eq!(p.strategy, Strategy::Sm80, "{a_k} {b_k}");
-        assert_eq!(p.copies, [OperandCopy::RegisterStaged { align_bytes: 2 }; 2]);
+        assert_eq!(
+            p.copies,
+            [OperandCopy::RegisterStaged { align_bytes: 2 }; 2]
+        );
     }
     let mut r = req(DType::I8, true, true, (128, 128, 64), 256);
     (r.align_a, r.align_b) = (1, 2);

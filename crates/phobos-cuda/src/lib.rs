@@ -33,6 +33,7 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
+pub use mainloop::GemmRecord;
 pub use plan::{DotRecord, NoMma};
 pub mod specialize;
 mod visit;
@@ -109,6 +110,8 @@ pub struct Emitted {
     pub notes: Vec<String>,
     /// How each dot outside the recognized GEMM loops is lowered (typed; `notes` renders it).
     pub dots: Vec<DotRecord>,
+    /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
+    pub gemms: Vec<GemmRecord>,
     /// Tensor-map parameters the kernel takes after the runtime-dim ints, in order (one
     /// `const __grid_constant__ ph::gemm::sm90::TmaDesc` each): what the host encodes per
     /// launch. Empty unless a GEMM runs the wgmma + TMA main loop.

@@ -46,6 +46,16 @@ pub struct FastLoop {
     pub acc_layout: Layout,
 }
 
+/// How one recognized GEMM loop runs: the plan's typed record of it (`Emitted::gemms`; the
+/// notes render it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmRecord {
+    /// The `cuda/gemm/` main loop, or `None` for the generic FFMA loop of `phobos_dot.cuh`.
+    pub strategy: Option<Strategy>,
+    /// How the fast main loops move A and B into shared memory, and at which width.
+    pub copies: Option<[OperandCopy; 2]>,
+}
+
 /// The FFMA strategy's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FfmaLoop {
@@ -172,7 +182,7 @@ fn describe_plan(p: &GemmPlan) -> String {
             };
             format!("wgmma + TMA main loop, {issuer}")
         }
-        Strategy::Sm80 => "mma.sync + ldmatrix + cp.async main loop".to_string(),
+        Strategy::Sm80 => "mma.sync + ldmatrix main loop".to_string(),
         Strategy::Ffma => "register-tiled FFMA main loop".to_string(),
     };
     let copies = match p.copies {
@@ -307,6 +317,20 @@ pub fn dot_ld(mn: i64) -> i64 {
 }
 
 impl MainLoop {
+    /// The typed record of the choice.
+    pub fn record(&self) -> GemmRecord {
+        match self {
+            MainLoop::Ffma(_) => GemmRecord {
+                strategy: None,
+                copies: None,
+            },
+            MainLoop::Fast(f) => GemmRecord {
+                strategy: Some(f.plan.strategy),
+                copies: Some(f.plan.copies),
+            },
+        }
+    }
+
     /// The layout the accumulator lives in.
     pub fn acc_layout(&self) -> &Layout {
         match self {

@@ -520,6 +520,7 @@ impl<'k> Emitter<'k> {
             max_regs: k.launch.max_regs,
             notes,
             dots,
+            gemms: self.plan.gemms.iter().map(|(_, l)| l.record()).collect(),
             tma: self.plan.tma.clone(),
             zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),

@@ -59,6 +59,11 @@ fn specs() -> Vec<Spec> {
         // against the interpreter.
         Spec { label: "sm90 f16 128x256x64 s4 persistent -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "::run_persistent(", interp: false },
         Spec { label: "sm90 bf16 128x256x64 s4 persistent -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", SCHEDULE in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: "::run_persistent(", interp: true },
+        // 128x192 tiles (three 64-column slabs of an N-major B; wgmma n192): 264 tiles of
+        // 3000x2000, two per multiprocessor. Ragged here, and a small one against the
+        // interpreter.
+        Spec { label: "sm90 f16 128x192x64 s4 persistent -> f16", text: gemm_text(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [1000, 776, 200], expect: "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4", interp: false },
+        Spec { label: "sm90 bf16 128x192x64 s3 -> f32 (interpreter)", text: gemm_text(&at(128, 192, 64, 3, ""), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [136, 200, 80], expect: "sm90::MainLoop<ph::gemm::BF16, 128, 192, 64", interp: true },
         // Clusters of two blocks sharing B (CLUSTER=2): odd M tile counts (9, 3, 5), so the
         // grid's x is rounded up and the last cluster's second block has no tile; N-major B
         // (slabs split between the blocks) and K-major B (rows split); a producer warp issuing
