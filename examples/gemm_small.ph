@@ -19,8 +19,10 @@
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 256, 288], STAGES in [3, 4], SPLIT_K in [1, 2, 4, 8])
 @autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8])
-// The wgmma loop with a producer warp: 128-row tiles.
+// The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
+// (TMA); 288 threads have no mma.sync warp grid.
 @where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
+@where(THREADS != 288 || (K % 8 == 0 && N % 8 == 0))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)
