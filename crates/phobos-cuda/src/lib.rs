@@ -34,7 +34,7 @@ pub mod mainloop;
 pub mod names;
 mod plan;
 pub use mainloop::GemmRecord;
-pub use plan::{DotRecord, NoMma};
+pub use plan::{Blocker, DotRecord, NoMma, Schedule};
 pub mod specialize;
 mod visit;
 
@@ -112,6 +112,9 @@ pub struct Emitted {
     pub dots: Vec<DotRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
+    /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
+    /// `notes` renders it).
+    pub schedule: Schedule,
     /// Tensor-map parameters the kernel takes after the runtime-dim ints, in order (one
     /// `const __grid_constant__ ph::gemm::sm90::TmaDesc` each): what the host encodes per
     /// launch. Empty unless a GEMM runs the wgmma + TMA main loop.

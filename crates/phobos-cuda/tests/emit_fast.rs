@@ -6,7 +6,9 @@ mod common;
 
 use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
-use phobos_cuda::{emit, emit_for_arch, EmitOptions, Emitted, GemmPolicy, GemmRecord};
+use phobos_cuda::{
+    emit, emit_for_arch, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule,
+};
 use phobos_ir::{DType, Dim};
 
 /// The emitted text with its launch facts on top.
@@ -370,6 +372,7 @@ fn the_persistent_schedule_loops_over_tiles() {
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [2])";
     let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert!(e.persistent, "{}", e.notes.join("\n"));
+    assert_eq!(e.schedule, Schedule::Persistent);
     assert!(e.source.contains("::run_persistent(acc, "));
     assert!(e.source.contains(
         "const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma2, int ph_gx, int ph_gy)"
@@ -389,27 +392,37 @@ fn the_persistent_schedule_loops_over_tiles() {
             "@launch(256)",
             "TC(acc)",
             "needs a producer warp",
+            false,
         ),
         (
             POINT.replace("SCHEDULE in [2]", "SCHEDULE in [2], SPLIT_K in [2]"),
             "@launch(288)",
             "TC(acc)",
             "SPLIT_K uses the grid's z axis",
+            false,
         ),
         (
             POINT.to_string(),
             "@launch(288)",
             "TC(acc / sum(acc))",
             "synchronizes the block or uses shared memory",
+            true,
         ),
     ];
-    for (point, launch, store, why) in cases {
+    for (point, launch, store, why, surroundings) in cases {
         let text = gemm_text(&point, launch).replace(
             "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
             &format!("C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = {store}"),
         );
         let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert!(!e.persistent, "{why}");
+        match &e.schedule {
+            Schedule::NotApplied(Blocker::Surroundings) => assert!(surroundings, "{why}"),
+            Schedule::NotApplied(Blocker::Plan(reason)) => {
+                assert!(!surroundings && reason.contains(why), "{why}: {reason}")
+            }
+            other => panic!("{why}: {other:?}"),
+        }
         assert!(!e.source.contains("run_persistent"), "{why}");
         assert!(
             has_note(&e, "SCHEDULE=2 not applied", why),

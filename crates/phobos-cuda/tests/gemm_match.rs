@@ -179,5 +179,9 @@ fn tensor_core_loops_when_aligned_and_unaligned() {
         e.gemms[0].copies.map(|c| c[1]),
         Some(phobos_cuda::gemm_fast::OperandCopy::RegisterStaged { align_bytes: 2 })
     );
-    assert!(e.notes.iter().any(|n| n.contains("no Sm90 main loop")), "{:?}", e.notes);
+    assert!(
+        e.notes.iter().any(|n| n.contains("no Sm90 main loop")),
+        "{:?}",
+        e.notes
+    );
 }
