@@ -28,6 +28,10 @@ DTYPES = {
     "fp16": torch.float16,
     "bf16": torch.bfloat16,
     "fp8": torch.float8_e4m3fn,
+    # f16 operands on examples/gemm_small.ph (bench/gemm.sh), with an f16 or f32 C; torch's
+    # `a @ b` returns f16 for both.
+    "fp16s": torch.float16,
+    "fp16s32": torch.float16,
 }
 
 if triton is not None:
@@ -130,7 +134,7 @@ def main():
             t0 = time.time()
             row["cublas_tflops"] = flops / bench(fn) / 1e9
             if triton is not None and not args.no_triton and name != "fp8":
-                out_dt = torch.float32 if name in ("fp32", "tf32") else dt
+                out_dt = torch.float32 if name in ("fp32", "tf32", "fp16s32") else dt
                 tf = lambda: triton_mm(a, b, out_dt, name == "tf32")
                 t0 = time.time()
                 out = tf()  # autotunes

@@ -15,6 +15,10 @@
 # then bench/baselines.py times cuBLAS through torch and the autotuned Triton matmul on the same
 # problems, and bench/gemm_table.py prints one table of ratios (Phobos / cuBLAS, Phobos / Triton).
 #
+# Two more dtypes run f16 operands on examples/gemm_small.ph (SMALL_KERNEL), whose space reaches
+# problems that 128x256 tiles do not fill or that are not aligned (bench/gemm_sizes_odd.yaml):
+# fp16s with an f16 C, fp16s32 with an f32 C (where SPLIT_K applies); cuBLAS gets the same C.
+#
 # Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1, FAST_KERNEL
 # (the kernel of every tensor-core dtype, instead of the defaults above), SGEMM_KERNEL (fp32's),
 # EXTRA_ARGS (added to every tuning command, e.g. "--autotune TILE_N=256"), and
@@ -46,6 +50,7 @@ left() {
 # and fp8 winners are 128x256 tiles, where gemm_persistent's schedules gain 2-4 % (NOTES.md v7).
 wide=${FAST_KERNEL:-examples/gemm_persistent.ph}
 fast=${FAST_KERNEL:-examples/gemm_fast.ph}
+small=${SMALL_KERNEL:-examples/gemm_small.ph}
 
 # dtype -> kernel file and kbench flags (A, B, C element types; layouts).
 flags_of() {
@@ -56,6 +61,8 @@ flags_of() {
     fp16) echo "$wide --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
     bf16) echo "$wide --dtype-a bf16 --dtype-b bf16 --dtype-c bf16" ;;
     fp8) echo "$wide --dtype-a fp8 --dtype-b fp8 --dtype-c bf16 --col-b --autotune TILE_K=128" ;;
+    fp16s) echo "$small --dtype-a fp16 --dtype-b fp16 --dtype-c fp16" ;;
+    fp16s32) echo "$small --dtype-a fp16 --dtype-b fp16 --dtype-c fp32" ;;
     *) echo "" ;;
   esac
 }

@@ -13,7 +13,8 @@
 #
 # Logs go to $OUT (the folder that comes back from the GPU machine: at most 8 files), else to
 # target/gpu-check/. Each step is time-boxed and the whole run stays under GPU_CHECK_BUDGET seconds
-# (default 480), so one hang cannot eat the call. Exit status: 0 when everything passed.
+# (default 480), so one hang cannot eat the call; GPU_CHECK_SKIP names tests to leave out. Exit
+# status: 0 when everything passed.
 #
 # The tests were built elsewhere: paths compiled into them (the repository, CARGO_BIN_EXE_*)
 # are recreated here as symbolic links when they do not exist, and PHOBOS_ROOT / PHOBOS_BIN
@@ -89,9 +90,12 @@ if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then
   visible=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
   ((visible < gpus)) && gpus=$visible
 fi
+# GPU_CHECK_SKIP: test names (space-separated) to leave out, e.g. those a cut-short call
+# already ran.
 skip=()
+for s in ${GPU_CHECK_SKIP:-}; do skip+=(--skip "$s"); done
 if ((gpus < 2)); then
-  skip=(--skip two_gpus_share_one_search)
+  skip+=(--skip two_gpus_share_one_search)
   summary+=("$(printf '%-44s %s' "two_gpus_share_one_search" "NOT RUN: $gpus GPU(s) here, it needs 2")")
 fi
 # The examples' --compare step (about 10 s a kernel at most) runs before gpu_diff.
@@ -152,6 +156,7 @@ examples=(
   "gemm.ph M=77,N=45,K=67"
   "gemm_fast.ph M=77,N=45,K=67"
   "gemm_persistent.ph M=77,N=45,K=67"
+  "gemm_small.ph M=77,N=45,K=67"
   "gemm_tuned.ph M=77,N=65,K=192"
   "gemm_typed.ph M=77,N=45,K=72"
   "histogram.ph N=1000,BINS=7"

@@ -25,6 +25,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("gemm.ph", "M=77,N=45,K=67", &[]),
     ("gemm_fast.ph", "M=77,N=45,K=67", &[]),
     ("gemm_persistent.ph", "M=77,N=45,K=67", &[]),
+    ("gemm_small.ph", "M=77,N=45,K=67", &[]),
     ("gemm_tuned.ph", "M=77,N=65,K=192", &[]),
     ("gemm_typed.ph", "M=77,N=45,K=72", &[]),
     ("histogram.ph", "N=1000,BINS=7", &[]),
@@ -62,6 +63,11 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ),
     ("gemm_fast.ph", "TILE_N=256 STAGES=4", "M=77,N=45,K=67"),
     ("gemm_persistent.ph", "SCHEDULE=2", "M=77,N=45,K=67"),
+    (
+        "gemm_small.ph",
+        "TILE_M=128 TILE_N=256 TILE_K=64 THREADS=288 STAGES=4 SCHEDULE=2 GROUP_M=8",
+        "M=1029,N=136,K=72",
+    ),
     (
         "gemm_tuned.ph",
         "TILE_M=128 TILE_N=256 TILE_K=64 STAGES=4",

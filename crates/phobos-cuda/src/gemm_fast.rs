@@ -16,6 +16,7 @@ pub mod knobs;
 #[path = "gemm_fast_tma.rs"]
 pub mod tma;
 
+pub use cfg::OperandCopy;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
 pub use knobs::Knobs;
 use phobos_ir::DType;
@@ -110,6 +111,8 @@ pub struct GemmPlan {
     /// sm90: the main loop's configuration (what `mainloop` spells; its `cluster` is set by
     /// [`GemmPlan::apply_cluster`]).
     pub sm90: Option<Box<Sm90Cfg>>,
+    /// How A and B reach shared memory, and why at that width.
+    pub copies: [OperandCopy; 2],
 }
 
 /// The C++ expressions a main-loop call is made of.
@@ -302,6 +305,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         persistent: false,
         tma: Some((ta, tb)),
         sm90: Some(Box::new(c)),
+        copies: [OperandCopy::Tma; 2],
     })
 }
 
@@ -343,6 +347,8 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     }
     let (warps_m, warps_n) = warp_grid(req.tile_m, req.tile_n, req.threads / 32, knobs, 16)
         .ok_or_else(|| rej(s, "no warp grid with 16 x 16-multiple warp tiles"))?;
+    // The widest copy the operand's alignment allows: cp.async of 16, 8 or 4 bytes, or, aligned
+    // to under 4 bytes, register-staged element loads (`OperandCopy::RegisterStaged`).
     let width = |align: u32| (align * es).min(16);
     let mut c = Sm80Cfg {
         dt,
@@ -358,9 +364,6 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         va: width(req.align_a),
         vb: width(req.align_b),
     };
-    if ![4, 8, 16].contains(&c.va) || ![4, 8, 16].contains(&c.vb) {
-        return Err(rej(s, "operands aligned to under 4 bytes"));
-    }
     c.stages = match knobs.stages {
         Some(st) => st,
         None => (SM90_SMEM_LIMIT / c.smem_bytes().max(1) * 2).clamp(2, 4),
@@ -383,6 +386,7 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         persistent: false,
         tma: None,
         sm90: None,
+        copies: [c.copy(false), c.copy(true)],
     })
 }
 
@@ -460,6 +464,7 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         persistent: false,
         tma: None,
         sm90: None,
+        copies: [c.va, c.vb].map(|v| OperandCopy::CpAsync { bytes: 4 * v }),
     })
 }
 

@@ -194,9 +194,42 @@ pub struct Sm80Cfg {
     pub stages: u32,
     pub a_k: bool,
     pub b_k: bool,
-    /// Bytes per cp.async of A and B (16, 8 or 4).
+    /// Bytes per cp.async of A and B (16, 8 or 4), or the operand's alignment in bytes (2 or
+    /// 1) when it is under 4: that operand is register-staged ([`Sm80Cfg::copy`]).
     pub va: u32,
     pub vb: u32,
+}
+
+/// How a main loop moves one operand from global to shared memory: the plan's typed decision
+/// (`phobos emit` renders it; tests assert on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperandCopy {
+    /// TMA boxes (the wgmma loop): the copy engine zero-fills past the tensor's extents.
+    Tma,
+    /// cp.async of `bytes` (16, 8 or 4) a piece, zero-filled by `src-size` past the operand;
+    /// under 16 when that is all the operand's base and leading dimension are aligned to.
+    CpAsync { bytes: u32 },
+    /// No cp.async fits: the operand is aligned to `align_bytes` (1 or 2) only (a 16-bit type
+    /// with an odd leading dimension), so each thread loads its elements into registers,
+    /// masked and zero outside the operand, and stores 4-byte pieces to shared memory after
+    /// the current tile's MMAs.
+    RegisterStaged { align_bytes: u32 },
+}
+
+impl std::fmt::Display for OperandCopy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OperandCopy::Tma => write!(f, "TMA"),
+            OperandCopy::CpAsync { bytes: 16 } => write!(f, "cp.async 16 B"),
+            OperandCopy::CpAsync { bytes } => {
+                write!(f, "cp.async {bytes} B (aligned to {bytes} B only)")
+            }
+            OperandCopy::RegisterStaged { align_bytes } => write!(
+                f,
+                "register-staged element loads (aligned to {align_bytes} B: no cp.async fits)"
+            ),
+        }
+    }
 }
 
 impl Sm80Cfg {
@@ -209,6 +242,13 @@ impl Sm80Cfg {
     }
     pub fn acc_regs(&self) -> u32 {
         self.bm * self.bn / self.threads()
+    }
+    /// How A (`b == false`) or B is copied into shared memory.
+    pub fn copy(&self, b: bool) -> OperandCopy {
+        match if b { self.vb } else { self.va } {
+            v if v >= 4 => OperandCopy::CpAsync { bytes: v },
+            v => OperandCopy::RegisterStaged { align_bytes: v },
+        }
     }
     pub fn cpp(&self) -> String {
         format!(
@@ -230,9 +270,10 @@ impl Sm80Cfg {
         let es = self.elem_bytes;
         let ks = mma_k(es);
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
+        // A register-staged operand stores 4-byte pieces.
         let line_ok = |kmajor: bool, rows: u32, v: u32| {
             let line = if kmajor { self.bk } else { rows } * es;
-            line % 32 == 0 && line % v == 0 && (rows * self.bk * es) % 128 == 0
+            line % 32 == 0 && line % v.max(4) == 0 && (rows * self.bk * es) % 128 == 0
         };
         let checks: [(bool, &str); 9] = [
             (
@@ -250,11 +291,11 @@ impl Sm80Cfg {
             ),
             ((2..=8).contains(&self.stages), "STAGES in 2..8"),
             (
-                [4, 8, 16].contains(&self.va)
-                    && [4, 8, 16].contains(&self.vb)
+                [1, 2, 4, 8, 16].contains(&self.va)
+                    && [1, 2, 4, 8, 16].contains(&self.vb)
                     && self.va >= es
                     && self.vb >= es,
-                "copy width 4, 8 or 16 bytes, at least one element",
+                "copy width 1, 2, 4, 8 or 16 bytes, at least one element",
             ),
             (
                 line_ok(self.a_k, self.bm, self.va) && line_ok(self.b_k, self.bn, self.vb),

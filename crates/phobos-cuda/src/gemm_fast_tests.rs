@@ -140,14 +140,49 @@ fn exact_f32_goes_to_ffma() {
 }
 
 #[test]
-fn misaligned_operands_lose_the_copy_engines() {
+fn misaligned_operands_lose_the_copy_engines_but_keep_tensor_cores() {
     let mut r = req(DType::F16, true, false, (128, 128, 32), 256);
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!(p.copies, [OperandCopy::Tma; 2]);
     r.align_b = 2; // 4 bytes: no TMA, cp.async of 4 bytes
     let p = select(&r, &Knobs::default()).unwrap();
     assert_eq!(p.strategy, Strategy::Sm80);
     assert!(p.mainloop.ends_with("16, 4>"), "{}", p.mainloop);
+    assert_eq!(
+        p.copies,
+        [
+            OperandCopy::CpAsync { bytes: 16 },
+            OperandCopy::CpAsync { bytes: 4 }
+        ]
+    );
+    // An odd leading dimension (f16 K or N odd): still mma.sync, B register-staged.
     r.align_b = 1;
-    assert!(select(&r, &Knobs::default()).is_err());
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!(p.strategy, Strategy::Sm80);
+    assert!(p.mainloop.ends_with("16, 2>"), "{}", p.mainloop);
+    assert_eq!(p.copies[1], OperandCopy::RegisterStaged { align_bytes: 2 });
+    // Both operands, both orders, and the 8-bit types aligned to 1 or 2 bytes.
+    for (a_k, b_k) in [(true, false), (false, false), (true, true), (false, true)] {
+        let mut r = req(DType::BF16, a_k, b_k, (64, 64, 32), 128);
+        (r.align_a, r.align_b) = (1, 1);
+        let p = select(&r, &Knobs::default()).unwrap();
+        assert_eq!(p.strategy, Strategy::Sm80, "{a_k} {b_k}");
+        assert_eq!(
+            p.copies,
+            [OperandCopy::RegisterStaged { align_bytes: 2 }; 2]
+        );
+    }
+    let mut r = req(DType::I8, true, true, (128, 128, 64), 256);
+    (r.align_a, r.align_b) = (1, 2);
+    let p = select(&r, &Knobs::default()).unwrap();
+    assert_eq!(
+        p.copies,
+        [
+            OperandCopy::RegisterStaged { align_bytes: 1 },
+            OperandCopy::RegisterStaged { align_bytes: 2 }
+        ]
+    );
+    assert!(p.mainloop.ends_with("1, 2>"), "{}", p.mainloop);
 }
 
 #[test]

@@ -33,7 +33,8 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
-pub use plan::{DotRecord, MmaInstr, NoMma, NoWgmma};
+pub use mainloop::GemmRecord;
+pub use plan::{Blocker, DotRecord, MmaInstr, NoMma, NoWgmma, Schedule};
 pub mod specialize;
 mod visit;
 
@@ -109,6 +110,11 @@ pub struct Emitted {
     pub notes: Vec<String>,
     /// How each dot outside the recognized GEMM loops is lowered (typed; `notes` renders it).
     pub dots: Vec<DotRecord>,
+    /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
+    pub gemms: Vec<GemmRecord>,
+    /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
+    /// `notes` renders it).
+    pub schedule: Schedule,
     /// Tensor-map parameters the kernel takes after the runtime-dim ints, in order (one
     /// `const __grid_constant__ ph::gemm::sm90::TmaDesc` each): what the host encodes per
     /// launch. Empty unless a GEMM runs the wgmma + TMA main loop.

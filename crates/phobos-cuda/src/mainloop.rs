@@ -6,7 +6,7 @@
 //! `cuda/gemm/` (wgmma + TMA, mma.sync, register-tiled FFMA) are [`MainLoop::Fast`], selected
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
-use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, Strategy};
+use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, OperandCopy, Strategy};
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::layout::{blocked, FfmaAcc, Layout};
 use crate::GemmPolicy;
@@ -44,6 +44,16 @@ pub enum MainLoop {
 pub struct FastLoop {
     pub plan: GemmPlan,
     pub acc_layout: Layout,
+}
+
+/// How one recognized GEMM loop runs: the plan's typed record of it (`Emitted::gemms`; the
+/// notes render it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmRecord {
+    /// The `cuda/gemm/` main loop, or `None` for the generic FFMA loop of `phobos_dot.cuh`.
+    pub strategy: Option<Strategy>,
+    /// How the fast main loops move A and B into shared memory, and at which width.
+    pub copies: Option<[OperandCopy; 2]>,
 }
 
 /// The FFMA strategy's parameters.
@@ -172,11 +182,15 @@ fn describe_plan(p: &GemmPlan) -> String {
             };
             format!("wgmma + TMA main loop, {issuer}")
         }
-        Strategy::Sm80 => "mma.sync + ldmatrix + cp.async main loop".to_string(),
+        Strategy::Sm80 => "mma.sync + ldmatrix main loop".to_string(),
         Strategy::Ffma => "register-tiled FFMA main loop".to_string(),
     };
+    let copies = match p.copies {
+        [OperandCopy::Tma, OperandCopy::Tma] => String::new(),
+        [a, b] => format!("; copies: A {a}, B {b}"),
+    };
     format!(
-        "{what}: {} (k step {}), {} bytes of shared memory",
+        "{what}: {} (k step {}), {} bytes of shared memory{copies}",
         p.mainloop, p.tile_k, p.smem_bytes
     )
 }
@@ -303,6 +317,20 @@ pub fn dot_ld(mn: i64) -> i64 {
 }
 
 impl MainLoop {
+    /// The typed record of the choice.
+    pub fn record(&self) -> GemmRecord {
+        match self {
+            MainLoop::Ffma(_) => GemmRecord {
+                strategy: None,
+                copies: None,
+            },
+            MainLoop::Fast(f) => GemmRecord {
+                strategy: Some(f.plan.strategy),
+                copies: Some(f.plan.copies),
+            },
+        }
+    }
+
     /// The layout the accumulator lives in.
     pub fn acc_layout(&self) -> &Layout {
         match self {

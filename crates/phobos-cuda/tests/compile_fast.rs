@@ -36,6 +36,11 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm90 f16 128x128x64 s4 one warpgroup (@launch(128))", plain(&at(128, 128, 64, 4, ""), "@launch(128)"), "TA=f16,TB=f16,TC=f32", "sm90::MainLoop<ph::gemm::F16, 128, 128, 64, 1, 1, 4"),
         ("sm80 f16 128x128x32 s4 (K = 36: 8-byte rows)", plain(&at(128, 128, 32, 4, ""), "@launch(256)"), "TA=f16,TB=f16,TC=f32", "sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 4, true, false, 8, 16>"),
         ("sm80 bf16 64x128x32 s3 (K = 36)", plain(&at(64, 128, 32, 3, ""), "@launch(128)"), "TA=bf16,TB=bf16,TC=f32", "sm80::MainLoop<ph::gemm::BF16, 64, 128, 32"),
+        ("sm80 f16 128x128x32 s4 (1000x777x333: both register-staged)", plain(&at(128, 128, 32, 4, ""), "@launch(256)"), "TA=f16,TB=f16,TC=f16", "sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 4, true, false, 2, 2>"),
+        ("sm80 bf16 64x64x32 s3 (1000x777x333: both register-staged)", plain(&at(64, 64, 32, 3, ""), "@launch(128)"), "TA=bf16,TB=bf16,TC=f32", "sm80::MainLoop<ph::gemm::BF16, 64, 64, 32, 2, 2, 3, true, false, 2, 2>"),
+        ("sm80 f16 64x128x32 s3 dot_t (1000x777x333: both register-staged)", gemm_t_text(&at(64, 128, 32, 3, "")).replace("@launch(256)", "@launch(128)"), "TA=f16,TB=f16,TC=f32", ", true, true, 2, 2>"),
+        ("sm80 e4m3 128x128x64 s3 dot_t (1000x777x333: 1-byte loads)", gemm_t_text(&at(128, 128, 64, 3, "")), "TA=f8e4m3,TB=f8e4m3,TC=f32", ", true, true, 1, 1>"),
+        ("sm90 f16 128x192x64 s4 persistent", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4"),
         ("ffma f32 128x128x8", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8"),
         ("ffma f32 128x128x16 SPLIT_K=2 GROUP_M=4", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [16], GROUP_M in [4], SPLIT_K in [2])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 16"),
     ];
@@ -44,6 +49,8 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         // K = 36 f16 rows are 72 bytes: cp.async of 8 bytes, no tensor map.
         let dims = if label.contains("K = 36") {
             vec![("M", 1024), ("N", 512), ("K", 36)]
+        } else if label.contains("1000x777x333") {
+            vec![("M", 1000), ("N", 777), ("K", 333)]
         } else {
             aligned_dims()
         };

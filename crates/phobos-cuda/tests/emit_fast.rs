@@ -5,8 +5,10 @@
 mod common;
 
 use common::fast::{aligned_dims, gemm_text, kernel_of};
-use phobos_cuda::gemm_fast::TmaOperand;
-use phobos_cuda::{emit, emit_for_arch, EmitOptions, Emitted};
+use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
+use phobos_cuda::{
+    emit, emit_for_arch, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule,
+};
 use phobos_ir::{DType, Dim};
 
 /// The emitted text with its launch facts on top.
@@ -114,22 +116,70 @@ fn tensor_maps_describe_the_operands_in_memory_order() {
 }
 
 #[test]
-fn unaligned_problems_fall_back_and_say_why() {
-    // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async.
+fn unaligned_problems_keep_tensor_cores_and_say_how() {
+    // Aligned: TMA for both operands.
+    let e = emitted(WGMMA_POINT, "TA=f16,TB=f16,TC=f32", &aligned_dims());
+    assert_eq!(
+        e.gemms,
+        [GemmRecord {
+            strategy: Some(Strategy::Sm90),
+            copies: Some([OperandCopy::Tma; 2])
+        }]
+    );
+    // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
+    // with B register-staged.
     let e = emitted(
         WGMMA_POINT,
         "TA=f16,TB=f16,TC=f32",
         &[("M", 77), ("N", 45), ("K", 72)],
     );
     assert!(e.tma.is_empty());
-    assert!(e.source.contains("ph::FfmaGemm<"), "{}", e.source);
+    assert!(!e.source.contains("ph::FfmaGemm<"), "{}", e.source);
+    assert_eq!(
+        e.gemms,
+        [GemmRecord {
+            strategy: Some(Strategy::Sm80),
+            copies: Some([
+                OperandCopy::CpAsync { bytes: 16 },
+                OperandCopy::RegisterStaged { align_bytes: 2 }
+            ])
+        }]
+    );
     let notes = e.notes.join("\n");
     assert!(
         notes.contains("no Sm90 main loop: tensor maps need 16-byte aligned"),
         "{notes}"
     );
-    assert!(notes.contains("no Sm80 main loop"), "{notes}");
-    assert!(notes.contains("generic FFMA main loop"), "{notes}");
+    assert!(
+        notes.contains("copies: A cp.async 16 B, B register-staged element loads"),
+        "{notes}"
+    );
+    assert!(!notes.contains("FFMA"), "{notes}");
+    // K = 333 and N = 777: both operands register-staged, in bf16 too.
+    let e = emitted(
+        "@autotune(TILE_M in [64], TILE_N in [64], TILE_K in [32], STAGES in [3])",
+        "TA=bf16,TB=bf16,TC=bf16",
+        &[("M", 1000), ("N", 777), ("K", 333)],
+    );
+    assert_eq!(
+        e.gemms[0].copies,
+        Some([OperandCopy::RegisterStaged { align_bytes: 2 }; 2])
+    );
+    // An FFMA-only policy is recorded as the generic loop.
+    let (k, _) = kernel_of(
+        &gemm_text(WGMMA_POINT, "@launch(256)"),
+        "TA=f16,TB=f16,TC=f32",
+        &aligned_dims(),
+    );
+    let e =
+        phobos_cuda::emit_with_policy(&k, &EmitOptions::default(), GemmPolicy::FfmaOnly).unwrap();
+    assert_eq!(
+        e.gemms,
+        [GemmRecord {
+            strategy: None,
+            copies: None
+        }]
+    );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
     let e = emitted(
         "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [32], STAGES in [3])",
@@ -322,6 +372,7 @@ fn the_persistent_schedule_loops_over_tiles() {
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [2])";
     let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert!(e.persistent, "{}", e.notes.join("\n"));
+    assert_eq!(e.schedule, Schedule::Persistent);
     assert!(e.source.contains("::run_persistent(acc, "));
     assert!(e.source.contains(
         "const __grid_constant__ ph::gemm::sm90::TmaDesc ph_tma2, int ph_gx, int ph_gy)"
@@ -341,27 +392,37 @@ fn the_persistent_schedule_loops_over_tiles() {
             "@launch(256)",
             "TC(acc)",
             "needs a producer warp",
+            false,
         ),
         (
             POINT.replace("SCHEDULE in [2]", "SCHEDULE in [2], SPLIT_K in [2]"),
             "@launch(288)",
             "TC(acc)",
             "SPLIT_K uses the grid's z axis",
+            false,
         ),
         (
             POINT.to_string(),
             "@launch(288)",
             "TC(acc / sum(acc))",
             "synchronizes the block or uses shared memory",
+            true,
         ),
     ];
-    for (point, launch, store, why) in cases {
+    for (point, launch, store, why, surroundings) in cases {
         let text = gemm_text(&point, launch).replace(
             "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
             &format!("C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = {store}"),
         );
         let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert!(!e.persistent, "{why}");
+        match &e.schedule {
+            Schedule::NotApplied(Blocker::Surroundings) => assert!(surroundings, "{why}"),
+            Schedule::NotApplied(Blocker::Plan(reason)) => {
+                assert!(!surroundings && reason.contains(why), "{why}: {reason}")
+            }
+            other => panic!("{why}: {other:?}"),
+        }
         assert!(!e.source.contains("run_persistent"), "{why}");
         assert!(
             has_note(&e, "SCHEDULE=2 not applied", why),

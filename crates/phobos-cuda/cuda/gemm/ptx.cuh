@@ -62,6 +62,16 @@ PH_GEMM_DEV void cp_async(u32 dst, const void* src, int src_bytes) {
   else if (BYTES == 8) cp_async8(dst, src, src_bytes);
   else cp_async4(dst, src, src_bytes);
 }
+/// A 1- or 2-byte global load, zero-extended into 32 bits: the register-staged copies of
+/// operands aligned to under 4 bytes (no cp.async moves them). A plain load, not the read-only
+/// path: nothing promises that the kernel never writes the operand, and the compiler keeps an
+/// ordinary load on the right side of the block barriers.
+template <int BYTES>
+PH_GEMM_DEV u32 ldg_narrow(const void* src) {
+  static_assert(BYTES == 1 || BYTES == 2, "narrow loads move 1 or 2 bytes");
+  if (BYTES == 2) return *static_cast<const unsigned short*>(src);
+  return *static_cast<const unsigned char*>(src);
+}
 PH_GEMM_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 PH_GEMM_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }

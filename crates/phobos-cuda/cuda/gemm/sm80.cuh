@@ -48,19 +48,27 @@ struct AccLayout {
 /// elements, exactly as they lie in global memory, so every copy is a straight cp.async of VB
 /// bytes. 16-byte chunks are XOR-swizzled by line so that the 8 line addresses of every ldmatrix
 /// 8x8 matrix fall in 8 different 16-byte bank groups.
+///
+/// VB of 1 or 2 (an operand whose leading dimension or base is aligned to under 4 bytes: an odd
+/// K or N of a 16-bit type) has no cp.async: such an operand is register-staged (NARROW). Each
+/// piece is 4 bytes of the staged line, read element by element with masked loads (`fetch`,
+/// zero outside the operand) into one register and stored to shared memory later (`put`), so
+/// the loads of tile t + STAGES - 1 are in flight while tile t's MMAs run.
 template <int DT, bool KMAJOR, int ROWS, int BK, int THREADS, int VB>
 struct Staged {
   static constexpr int ES = dt_bytes(DT);
+  static constexpr bool NARROW = VB < 4;
+  static constexpr int PB = NARROW ? 4 : VB;  // bytes of one piece in shared memory
   static constexpr int LINES = KMAJOR ? ROWS : BK;
   static constexpr int LINE_BYTES = (KMAJOR ? BK : ROWS) * ES;
   static constexpr int CPL = LINE_BYTES / 16;  // 16-byte chunks per line
   static constexpr int BYTES = LINES * LINE_BYTES;
-  static constexpr int PPL = LINE_BYTES / VB;  // copy pieces per line
+  static constexpr int PPL = LINE_BYTES / PB;  // copy pieces per line
   static constexpr int PIECES = LINES * PPL;
   static constexpr int PER_THREAD = (PIECES + THREADS - 1) / THREADS;
-  static constexpr int EPP = VB / ES;  // elements per piece
+  static constexpr int EPP = PB / ES;  // elements per piece
   static_assert(LINE_BYTES % 32 == 0, "a staged line must hold at least two 16-byte chunks");
-  static_assert(VB == 4 || VB == 8 || VB == 16, "copy width");
+  static_assert(VB == 1 || VB == 2 || VB == 4 || VB == 8 || VB == 16, "copy width");
   static_assert(VB >= ES, "copy width below one element");
 
   /// Swizzle of line `l`: XORed into the chunk index. With 128-byte or longer lines the low
@@ -83,6 +91,18 @@ struct Staged {
   int kofs[PER_THREAD];        // k offset of the piece inside the tile
   long long kstep;             // bytes to advance per k tile
   int k_ext;                   // K extent (elements)
+  // NARROW: nothing per piece is kept (it would cost registers); pieces are addressed from the
+  // tile's corner at k_begin, `nld` elements between lines, `nrows` rows inside M or N.
+  const char* nbase;
+  long long nld;
+  int nrows;
+
+  /// Shared-memory byte offset of piece q (0 .. PIECES-1) inside a stage.
+  PH_GEMM_DEV static u32 piece_off(int q) {
+    const int line = q / PPL;
+    const int byte = (q % PPL) * PB;
+    return (u32)(line * LINE_BYTES) + ((((byte >> 4) ^ sw(line)) << 4) | (byte & 15));
+  }
 
   /// ld: elements between consecutive lines in global memory; r0: first row (m0 or n0);
   /// r_ext: M or N; X: operand base.
@@ -90,25 +110,38 @@ struct Staged {
                         int tid) {
     k_ext = k_ext_;
     kstep = KMAJOR ? (long long)BK * ES : (long long)BK * ld * ES;
+    if constexpr (NARROW) {
+      nld = ld;
+      nrows = r_ext - r0;
+      const long long corner = KMAJOR ? (long long)r0 * ld + k_begin : (long long)k_begin * ld + r0;
+      nbase = static_cast<const char*>(X) + corner * ES;
+    } else {
+      init_pieces(X, ld, r0, r_ext, k_begin, tid);
+    }
+  }
+
+  /// cp.async operands: each piece's address, smem offset and fixed mask, kept for the loop.
+  PH_GEMM_DEV void init_pieces(const void* X, long long ld, int r0, int r_ext, int k_begin,
+                               int tid) {
 #pragma unroll
     for (int j = 0; j < PER_THREAD; ++j) {
       const int q = tid + j * THREADS;
       const int line = q / PPL;
-      const int byte = (q % PPL) * VB;
-      soff[j] = (u32)(line * LINE_BYTES) + ((((byte >> 4) ^ sw(line)) << 4) | (byte & 15));
+      const int byte = (q % PPL) * PB;
+      soff[j] = piece_off(q);
       const int e = byte / ES;  // element offset inside the line
       long long elem;
       if (KMAJOR) {
         // line = row r0 + line, elements along k
         const int r = r0 + line;
-        fixed_bytes[j] = (q < PIECES && r < r_ext) ? VB : 0;
+        fixed_bytes[j] = (q < PIECES && r < r_ext) ? PB : 0;
         kofs[j] = e;
         elem = (long long)r * ld + (long long)k_begin + e;
       } else {
         // line = k row, elements along rows
         const int r = r0 + e;
         int b = (r_ext - r) * ES;
-        b = b < 0 ? 0 : (b > VB ? VB : b);
+        b = b < 0 ? 0 : (b > PB ? PB : b);
         fixed_bytes[j] = q < PIECES ? b : 0;
         kofs[j] = line;
         elem = (long long)(k_begin + line) * ld + r;
@@ -117,25 +150,73 @@ struct Staged {
     }
   }
 
+  /// Bytes of piece j of the tile at k that lie inside the operand (0..PB).
+  PH_GEMM_DEV int valid_bytes(int j, int k, bool full) const {
+    if (full) return PB;
+    if (KMAJOR) {
+      int b = (k_ext - (k + kofs[j])) * ES;
+      b = b < 0 ? 0 : (b > PB ? PB : b);
+      return fixed_bytes[j] < b ? fixed_bytes[j] : b;
+    }
+    return (k + kofs[j] < k_ext) ? fixed_bytes[j] : 0;
+  }
+
   /// Issues the copies of the tile at k (its index relative to k_begin is `t`) into `stage`.
   /// `full` says the whole tile is inside M/N/K: then every piece copies VB bytes, unchecked.
+  /// NARROW operands do nothing here (`fetch` and `put` copy them).
   PH_GEMM_DEV void load(u32 stage, const void* X, int t, int k, bool full) const {
+    if constexpr (!NARROW) {
+#pragma unroll
+      for (int j = 0; j < PER_THREAD; ++j) {
+        if (PIECES % THREADS != 0 && (int)(threadIdx.x + j * THREADS) >= PIECES) continue;
+        const char* src = gp[j] + (long long)t * kstep;
+        const int bytes = valid_bytes(j, k, full);
+        // A zero-byte copy still needs a mapped address: the operand base is one.
+        cp_async<VB>(stage + soff[j], bytes > 0 ? (const void*)src : X, bytes);
+      }
+    }
+  }
+
+  /// NARROW: reads this thread's pieces of the tile at k (index `t`) into `regs`, element by
+  /// element, zero outside the operand.
+  PH_GEMM_DEV void fetch(u32 (&regs)[PER_THREAD], int t, int k, bool full) const {
+    const char* tile = nbase + (long long)t * kstep;
+    // The thread index read opaquely, so that the compiler recomputes each piece's address
+    // here (a few integer ops) instead of hoisting PER_THREAD 64-bit addresses out of the k
+    // loop, where they would stay live across the MMAs.
+    int tid;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
 #pragma unroll
     for (int j = 0; j < PER_THREAD; ++j) {
-      if (PIECES % THREADS != 0 && (int)(threadIdx.x + j * THREADS) >= PIECES) continue;
-      const char* src = gp[j] + (long long)t * kstep;
-      int bytes;
-      if (full) {
-        bytes = VB;
-      } else if (KMAJOR) {
-        int b = (k_ext - (k + kofs[j])) * ES;
-        b = b < 0 ? 0 : (b > VB ? VB : b);
-        bytes = fixed_bytes[j] < b ? fixed_bytes[j] : b;
-      } else {
-        bytes = (k + kofs[j] < k_ext) ? fixed_bytes[j] : 0;
+      regs[j] = 0;
+      const int q = tid + j * THREADS;
+      if (PIECES % THREADS != 0 && q >= PIECES) continue;
+      // Piece q: line q / PPL, its first element e0 along the line. K-major lines are rows
+      // (elements along k), M/N-major ones are k (elements along rows); in both the piece
+      // starts `line * ld + e0` elements from the tile's corner and runs contiguously.
+      const int line = q / PPL, e0 = (q % PPL) * EPP;
+      const char* src = tile + ((long long)line * nld + e0) * ES;
+      int n = EPP;  // elements inside the operand
+      if (!full) {
+        int along = KMAJOR ? k_ext - (k + e0) : nrows - e0;
+        along = along < 0 ? 0 : (along > EPP ? EPP : along);
+        const bool across = KMAJOR ? line < nrows : k + line < k_ext;
+        n = across ? along : 0;
       }
-      // A zero-byte copy still needs a mapped address: the operand base is one.
-      cp_async<VB>(stage + soff[j], bytes > 0 ? (const void*)src : X, bytes);
+#pragma unroll
+      for (int e = 0; e < EPP; ++e) {
+        if (e < n) regs[j] |= ldg_narrow<ES>(src + e * ES) << (8 * ES * e);
+      }
+    }
+  }
+
+  /// NARROW: stores what `fetch` read into `stage`.
+  PH_GEMM_DEV void put(u32 stage, const u32 (&regs)[PER_THREAD]) const {
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+      const int q = (int)threadIdx.x + j * THREADS;
+      if (PIECES % THREADS != 0 && q >= PIECES) continue;
+      sts32(stage + piece_off(q), regs[j]);
     }
   }
 };
@@ -148,7 +229,8 @@ struct Staged {
 ///   A_KMAJOR      A[m, k] at A[m * lda + k] (row-major A); else at A[k * lda + m]
 ///   B_KMAJOR      B[k, n] at B[n * ldb + k] ([N, K] row-major, dot_t); else at B[k * ldb + n]
 ///   VA, VB        bytes per cp.async for A and B (16, 8 or 4): the host guarantees base pointers
-///                 and leading dimensions aligned to that many bytes
+///                 and leading dimensions aligned to that many bytes; 2 or 1 (an operand aligned
+///                 to under 4 bytes) register-stages that operand with element loads instead
 template <int DT, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool A_KMAJOR,
           bool B_KMAJOR, int VA = 16, int VB = 16>
 struct MainLoop {
@@ -208,11 +290,13 @@ struct MainLoop {
     opa.init(A, lda, m0, M, Ka, k_begin, tid);
     opb.init(B, ldb, n0, N, Kb, k_begin, tid);
 
+    auto stage_of = [&](int t) { return sbase + (u32)((t % STAGES) * STAGE_BYTES); };
+    auto is_full = [&](int t) { return full_mn && (k_begin + t * BK + BK <= K); };
     auto issue = [&](int t) {
       if (t < KT) {
         const int k = k_begin + t * BK;
-        const bool full = full_mn && (k + BK <= K);
-        const u32 st = sbase + (u32)((t % STAGES) * STAGE_BYTES);
+        const bool full = is_full(t);
+        const u32 st = stage_of(t);
         opa.load(st, A, t, k, full);
         opb.load(st + OpA::BYTES, B, t, k, full);
       }
@@ -220,9 +304,30 @@ struct MainLoop {
       // pending" below always means "tile t is in".
       cp_async_commit();
     };
+    // Register-staged (NARROW) operands: tile t's loads into registers, then its stores.
+    u32 ra[OpA::PER_THREAD];  // unused (and optimized away) for a cp.async operand
+    u32 rb[OpB::PER_THREAD];
+    auto fetch = [&](int t) {
+      if (t >= KT) return;
+      const int k = k_begin + t * BK;
+      if constexpr (OpA::NARROW) opa.fetch(ra, t, k, is_full(t));
+      if constexpr (OpB::NARROW) opb.fetch(rb, t, k, is_full(t));
+    };
+    auto put = [&](int t) {
+      if (t >= KT) return;
+      if constexpr (OpA::NARROW) opa.put(stage_of(t), ra);
+      if constexpr (OpB::NARROW) opb.put(stage_of(t) + OpA::BYTES, rb);
+    };
+    constexpr bool NARROW = OpA::NARROW || OpB::NARROW;
 
 #pragma unroll 1
-    for (int s = 0; s < STAGES - 1; ++s) issue(s);
+    for (int s = 0; s < STAGES - 1; ++s) {
+      issue(s);
+      if (NARROW) {
+        fetch(s);
+        put(s);
+      }
+    }
 
     // ldmatrix lane roles (see the header comment of each branch below).
     const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
@@ -235,6 +340,10 @@ struct MainLoop {
       cp_async_wait<STAGES - 2>();
       __syncthreads();
       issue(t + STAGES - 1);
+      // The register-staged part of the same tile: loads now, stores after this tile's MMAs
+      // (its slot, tile t-1's, is free: every warp passed the barrier above; the barrier of
+      // iteration t+1 or later publishes the stores before anyone reads them).
+      if (NARROW) fetch(t + STAGES - 1);
 
       const u32 sa = sbase + (u32)((t % STAGES) * STAGE_BYTES);
       const u32 sb = sa + OpA::BYTES;
@@ -279,6 +388,7 @@ struct MainLoop {
 #pragma unroll
           for (int ni = 0; ni < NI; ++ni) Mma<DT>::run(acc.v + (mi * NI + ni) * 4, af[mi], bf[ni]);
       }
+      if (NARROW) put(t + STAGES - 1);
     }
     cp_async_wait<0>();
     __syncthreads();

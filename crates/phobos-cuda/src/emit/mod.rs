@@ -120,12 +120,9 @@ fn emit_with(
                 f.plan.persistent = false;
             }
         }
-        for n in plan.notes.iter_mut() {
-            if n.starts_with("SCHEDULE=2 (persistent):") {
-                *n = "SCHEDULE=2 not applied (one block per tile): the code around the main \
-                      loop synchronizes the block or uses shared memory"
-                    .into();
-            }
+        plan.schedule = crate::plan::Schedule::NotApplied(crate::plan::Blocker::Surroundings);
+        if let Some(i) = plan.schedule_note {
+            plan.notes[i] = plan.schedule.to_string();
         }
     }
     let mut element_loaded = BTreeSet::new();
@@ -530,6 +527,8 @@ impl<'k> Emitter<'k> {
             max_regs: k.launch.max_regs,
             notes,
             dots,
+            gemms: self.plan.gemms.iter().map(|(_, l)| l.record()).collect(),
+            schedule: self.plan.schedule.clone(),
             tma: self.plan.tma.clone(),
             zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),

@@ -16,10 +16,12 @@ pub use dots::{
     a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
     NoWgmma,
 };
+mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 use phobos_ir::{
     BinOp, Expr, ExprKind, Index, Kernel, LocalId, MemOrder, ParamKind, Stmt, StmtKind,
 };
+pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Layout and declaration decisions for one kernel.
@@ -38,6 +40,10 @@ pub struct Plan {
     /// SCHEDULE=2 applies: the kernel body runs in a loop over the tiles of the logical grid
     /// (see [`persistent_blocker`]).
     pub persistent: bool,
+    /// The schedule decision, and the index in `notes` of the line that renders it (when
+    /// SCHEDULE=2 was declared).
+    pub schedule: Schedule,
+    pub schedule_note: Option<usize>,
     /// CLUSTER=2 applies: the kernel runs in thread block clusters of this many blocks along x
     /// whose GEMMs share B (see [`cluster_blocker`]); 1 otherwise.
     pub cluster: u32,
@@ -104,27 +110,24 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         }
         _ => None,
     };
-    let persistent = knobs.persistent()
-        && match persistent_blocker(k, &gemms, split.is_some()) {
-            None => true,
-            Some(why) => {
-                notes.push(format!(
-                    "SCHEDULE=2 not applied (one block per tile): {why}"
-                ));
-                false
-            }
-        };
+    let schedule = if !knobs.persistent() {
+        Schedule::OneBlockPerTile
+    } else {
+        match persistent_blocker(k, &gemms, split.is_some()) {
+            None => Schedule::Persistent,
+            Some(why) => Schedule::NotApplied(Blocker::Plan(why)),
+        }
+    };
+    let persistent = schedule == Schedule::Persistent;
     if persistent {
         if let Some((_, MainLoop::Fast(f))) = gemms.first_mut() {
             f.plan.persistent = true;
         }
-        notes.push(
-            "SCHEDULE=2 (persistent): each block loops over the tiles of the grid (the launch has as many \
-             blocks as are resident at once); the producer warp loads the next tile's stages \
-             while the consumers store the last"
-                .into(),
-        );
     }
+    let schedule_note = (schedule != Schedule::OneBlockPerTile).then(|| {
+        notes.push(schedule.to_string());
+        notes.len() - 1
+    });
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
@@ -225,6 +228,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         group_m,
         split,
         persistent,
+        schedule,
+        schedule_note,
         cluster,
         tma_store,
         decl_inline,
@@ -356,26 +361,6 @@ fn plan_tma_store(
         smem_bytes,
         rounds,
     })
-}
-
-/// Why the kernel cannot loop over its tiles, or `None`: it needs exactly one recognized GEMM,
-/// on the wgmma main loop with a producer warp, a grid without a z axis, and no SPLIT_K. (The
-/// emitter adds the last condition: no block barrier in the code around the main loop.)
-pub fn persistent_blocker(
-    k: &Kernel,
-    gemms: &[(GemmMatch, MainLoop)],
-    split_k: bool,
-) -> Option<&'static str> {
-    if let Err(why) = one_gemm_with_producer_warp(gemms) {
-        return Some(why);
-    }
-    if split_k {
-        return Some("SPLIT_K uses the grid's z axis");
-    }
-    if !matches!(k.grid[2].kind, ExprKind::Lit(phobos_ir::Lit::Int(1))) {
-        return Some("the kernel's grid has a z axis");
-    }
-    None
 }
 
 /// Why the kernel cannot run in clusters whose blocks share the GEMM's B tile, or `None`. Both

@@ -232,6 +232,23 @@ fn example_dims(path: &str, k: &Kernel) -> Vec<(String, i64)> {
         let kk = 2 * p("SPLIT_K") * p("TILE_K");
         return vec![("M".into(), m), ("N".into(), n), ("K".into(), kk)];
     }
+    if path == "examples/gemm_small.ph" {
+        // Its @where rules: a GROUP_M group of rows inside M, tiles at most twice the problem,
+        // four k steps per SPLIT_K part, 8-aligned K and N for the producer warp's points.
+        // Elsewhere K is odd: A's rows are 2-byte aligned (register-staged on mma.sync); N odd
+        // or aligned depending on TILE_N.
+        let p = |n: &str| k.point.get(n).unwrap_or(1);
+        let m = (p("GROUP_M") * p("TILE_M")).max(77) + 5;
+        let (n, kk) = if p("THREADS") == 288 {
+            (p("TILE_N") / 2 + 8, 72)
+        } else {
+            (
+                (p("TILE_N") / 2).max(45) + 3,
+                (4 * p("SPLIT_K") * p("TILE_K")).max(64) + 3,
+            )
+        };
+        return vec![("M".into(), m), ("N".into(), n), ("K".into(), kk)];
+    }
     let fixed: &[(&str, &[(&str, i64)])] = &[
         ("examples/gemm.ph", &[("M", 77), ("N", 45), ("K", 67)]),
         ("examples/gemm_typed.ph", &[("M", 77), ("N", 45), ("K", 72)]),

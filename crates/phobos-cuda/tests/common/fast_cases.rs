@@ -59,6 +59,11 @@ fn specs() -> Vec<Spec> {
         // against the interpreter.
         Spec { label: "sm90 f16 128x256x64 s4 persistent -> f16", text: gemm_text(&at(128, 256, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [4000, 2056, 136], expect: "::run_persistent(", interp: false },
         Spec { label: "sm90 bf16 128x256x64 s4 persistent -> f32 (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ", SCHEDULE in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [264, 520, 80], expect: "::run_persistent(", interp: true },
+        // 128x192 tiles (three 64-column slabs of an N-major B; wgmma n192): 264 tiles of
+        // 3000x2000, two per multiprocessor. Ragged here, and a small one against the
+        // interpreter.
+        Spec { label: "sm90 f16 128x192x64 s4 persistent -> f16", text: gemm_text(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [1000, 776, 200], expect: "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4", interp: false },
+        Spec { label: "sm90 bf16 128x192x64 s3 -> f32 (interpreter)", text: gemm_text(&at(128, 192, 64, 3, ""), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [136, 200, 80], expect: "sm90::MainLoop<ph::gemm::BF16, 128, 192, 64", interp: true },
         // Clusters of two blocks sharing B (CLUSTER=2): odd M tile counts (9, 3, 5), so the
         // grid's x is rounded up and the last cluster's second block has no tile; N-major B
         // (slabs split between the blocks) and K-major B (rows split); a producer warp issuing
@@ -81,8 +86,16 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm90 e4m3 128x256x128 s3 dot_t TMA store -> e4m3 (1-byte C)", text: gemm_t_text(&at(128, 256, 128, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f8e4m3", dims: [520, 400, 336], expect: "store_tile_tma<true, 1>(", interp: false },
         Spec { label: "sm90 f16 128x128x64 s4 TMA store scaled -> f16", text: scaled(gemm_text(&at(128, 128, 64, 4, ""), l256)), types: "TA=f16,TB=f16,TC=f16", dims: RAGGED, expect: "store_tile_tma<true, 1>(", interp: false },
         Spec { label: "sm90 f16 128x128x64 s4 TMA store -> f32 (interpreter)", text: gemm_text(&at(128, 128, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [136, 264, 80], expect: "store_tile_tma<true, 1>(", interp: true },
-        // Unaligned problems fall back (N = 45: no 16-byte rows of B).
-        Spec { label: "f16 128x256x64 N = 45 falls back to FFMA (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "ph::FfmaGemm<", interp: true },
+        // Unaligned problems keep mma.sync: narrower cp.async (K = 334, N = 390: 4-byte lines),
+        // or register-staged element loads where a leading dimension is odd (K = 333 for A,
+        // N = 777 or 45 for B), every element outside the operand zero.
+        Spec { label: "sm80 f16 128x256x64 N = 45: B register-staged (interpreter)", text: gemm_text(&at(128, 256, 64, 4, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [77, 45, 72], expect: "sm80::MainLoop<ph::gemm::F16, 128, 256, 64, 2, 4, 4, true, false, 16, 2>", interp: true },
+        Spec { label: "sm80 f16 128x128x32 s3 K = 334, N = 390: 4-byte cp.async", text: gemm_text(&at(128, 128, 32, 3, ""), l256), types: "TA=f16,TB=f16,TC=f32", dims: [520, 390, 334], expect: "sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 3, true, false, 4, 4>", interp: false },
+        Spec { label: "sm80 f16 128x128x32 s4 1000x777x333: both register-staged -> f16", text: gemm_text(&at(128, 128, 32, 4, ""), l256), types: "TA=f16,TB=f16,TC=f16", dims: [1000, 777, 333], expect: "sm80::MainLoop<ph::gemm::F16, 128, 128, 32, 2, 4, 4, true, false, 2, 2>", interp: false },
+        Spec { label: "sm80 bf16 64x64x32 s3 odd K and N (interpreter)", text: gemm_text(&at(64, 64, 32, 3, ""), "@launch(128)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [77, 45, 67], expect: "sm80::MainLoop<ph::gemm::BF16, 64, 64, 32, 2, 2, 3, true, false, 2, 2>", interp: true },
+        Spec { label: "sm80 f16 64x128x32 s2 dot_t odd K: both K-major register-staged (interpreter)", text: gemm_t_text(&at(64, 128, 32, 2, "")).replace("@launch(256)", "@launch(128)"), types: "TA=f16,TB=f16,TC=f32", dims: [136, 200, 75], expect: ", true, true, 2, 2>", interp: true },
+        Spec { label: "sm80 f16 64x64x32 s3 SPLIT_K=4 512x777x1001: register-staged, split", text: gemm_text(&at(64, 64, 32, 3, ", SPLIT_K in [4]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f32", dims: [512, 777, 1001], expect: "ph::atomic_add_tile(", interp: false },
+        Spec { label: "sm80 e4m3 128x128x64 s3 dot_t odd K: 1-byte loads", text: gemm_t_text(&at(128, 128, 64, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: [520, 392, 333], expect: "sm80::MainLoop<ph::gemm::F8E4M3, 128, 128, 64, 2, 4, 3, true, true, 1, 1>", interp: false },
     ]
 }
 

@@ -1,0 +1,71 @@
+//! The SCHEDULE decision: one block per tile, or the persistent schedule (SCHEDULE=2), or why
+//! the persistent schedule was declared and not applied. A typed record in the plan; the notes
+//! render it.
+
+use super::one_gemm_with_producer_warp;
+use crate::gemm_match::GemmMatch;
+use crate::mainloop::MainLoop;
+use phobos_ir::{ExprKind, Kernel};
+
+/// How the kernel's blocks map to its tiles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// One block per tile (SCHEDULE=1, or not declared).
+    OneBlockPerTile,
+    /// SCHEDULE=2 applied: each block loops over the tiles of the logical grid.
+    Persistent,
+    /// SCHEDULE=2 declared, one block per tile run instead, and why.
+    NotApplied(Blocker),
+}
+
+/// Why SCHEDULE=2 does not apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    /// What the main loops need is missing (see [`persistent_blocker`]).
+    Plan(&'static str),
+    /// The code around the main loop synchronizes the block or uses the shared scratch (the
+    /// producer warp, running ahead, would wait for the consumers while they wait for it).
+    Surroundings,
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Schedule::OneBlockPerTile => write!(f, "one block per tile"),
+            Schedule::Persistent => write!(
+                f,
+                "SCHEDULE=2 (persistent): each block loops over the tiles of the grid (the \
+                 launch has as many blocks as are resident at once); the producer warp loads \
+                 the next tile's stages while the consumers store the last"
+            ),
+            Schedule::NotApplied(Blocker::Plan(why)) => {
+                write!(f, "SCHEDULE=2 not applied (one block per tile): {why}")
+            }
+            Schedule::NotApplied(Blocker::Surroundings) => write!(
+                f,
+                "SCHEDULE=2 not applied (one block per tile): the code around the main loop \
+                 synchronizes the block or uses shared memory"
+            ),
+        }
+    }
+}
+
+/// Why the kernel cannot loop over its tiles, or `None`: it needs exactly one recognized GEMM,
+/// on the wgmma main loop with a producer warp, a grid without a z axis, and no SPLIT_K. (The
+/// emitter adds the last condition: no block barrier in the code around the main loop.)
+pub fn persistent_blocker(
+    k: &Kernel,
+    gemms: &[(GemmMatch, MainLoop)],
+    split_k: bool,
+) -> Option<&'static str> {
+    if let Err(why) = one_gemm_with_producer_warp(gemms) {
+        return Some(why);
+    }
+    if split_k {
+        return Some("SPLIT_K uses the grid's z axis");
+    }
+    if !matches!(k.grid[2].kind, ExprKind::Lit(phobos_ir::Lit::Int(1))) {
+        return Some("the kernel's grid has a z axis");
+    }
+    None
+}

@@ -1,0 +1,57 @@
+// C = A B for problems that 128x256 tiles do not fill or that are not aligned: few output tiles
+// (512x512x4096), awkward tile counts (3000x2000x1000: 192 tiles of 128x256 on 132
+// multiprocessors), odd leading dimensions (1000x777x333). The space reaches them three ways:
+//
+// - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
+//   256 wide, one block per tile or persistent (SCHEDULE = 2). 128x192 makes 264 tiles of
+//   3000x2000: exactly two per multiprocessor.
+// - THREADS = 128: one warpgroup on a 64-row tile (wgmma when the operands are 16-byte
+//   aligned, else mma.sync), up to 8 parts of K (SPLIT_K) when the tiles alone leave most of
+//   the GPU idle: 512x512 makes 64 tiles of 64x64, 128 or 256 blocks split.
+// - THREADS = 256: the mma.sync main loop on 64x64 and 128x128 tiles (two warpgroups of wgmma
+//   on 128x128 when aligned), split like the above.
+//
+// Unaligned operands (an odd K or N of a 16-bit type) keep tensor cores: the mma.sync loop
+// copies them with narrower cp.async or register-staged element loads (`phobos emit` says
+// which, per operand). SPLIT_K adds f32 partial tiles with atomics, so it applies only when C
+// is f32; with another C the k loop runs whole (the emitted notes say so). Element types are
+// bound per problem (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
+@autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
+@autotune(THREADS in [128, 256, 288], STAGES in [3, 4], SPLIT_K in [1, 2, 4, 8])
+@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8])
+// The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
+// (TMA); 288 threads have no mma.sync warp grid.
+@where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
+@where(THREADS != 288 || (K % 8 == 0 && N % 8 == 0))
+// One warpgroup takes 64 rows; 256 threads take the square tiles.
+@where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
+@where(THREADS != 256 || TILE_M == TILE_N)
+// Persistent blocks loop over the tiles: the producer warp's schedule, GROUP_M-swizzled.
+@where(SCHEDULE == 1 || (THREADS == 288 && GROUP_M == 8))
+// GROUP_M (1, 2, 4 or 8 declared: two values are bounds) is 1, or 8 where there are rows of
+// tiles to group.
+@where(GROUP_M == 1 || (GROUP_M == 8 && THREADS == 288))
+@where(GROUP_M == 1 || 8 * TILE_M <= M)
+// k step 64 (one 128-byte line) with the producer warp; 32 otherwise: the mma.sync loop's
+// 64-byte lines, which the wgmma loop widens to 64 over the whole K (the same sums).
+@where((THREADS == 288 && TILE_K == 64) || (THREADS != 288 && TILE_K == 32))
+// Split K only when the tiles alone fill under half the GPU, into at most two blocks per
+// multiprocessor, and with at least four k steps per part.
+@where(SPLIT_K == 1 || (cdiv(M, TILE_M) * cdiv(N, TILE_N) < 66 && cdiv(M, TILE_M) * cdiv(N, TILE_N) * SPLIT_K <= 264 && K >= 4 * SPLIT_K * TILE_K))
+// No tile more than twice the problem.
+@where(TILE_M <= 2 * M && TILE_N <= 2 * N)
+@launch(THREADS)
+@flops(2 * M * N * K)
+kernel gemm_small<TA = f16, TB = f16, TC = f32>(
+  A: tensor<TA>[M, K], B: tensor<TB>[K, N], C: tensor<TC>[M, N]
+) {
+  let pm = ctx.block.x
+  let pn = ctx.block.y
+  var acc: tile<f32>[TILE_M, TILE_N] = 0.0
+  for kt in range(0, K, TILE_K) {
+    let a = A[pm * TILE_M :+ TILE_M, kt :+ TILE_K]
+    let b = B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]
+    acc += dot(a, b)
+  }
+  C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)
+}
