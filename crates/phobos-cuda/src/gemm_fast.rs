@@ -16,6 +16,7 @@ pub mod knobs;
 #[path = "gemm_fast_tma.rs"]
 pub mod tma;
 
+use crate::Target;
 pub use cfg::OperandCopy;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
 pub use knobs::Knobs;
@@ -81,8 +82,9 @@ pub struct GemmRequest {
     pub k_whole: bool,
     /// Both operands are whole 2-D tensors (no batch index): required for tensor maps.
     pub plain_2d: bool,
-    /// Target compute capability times ten: 90 means sm_90a (wgmma and TMA), 80 sm_80.
-    pub arch: u32,
+    /// The target: the sm90 loop needs [`Target::wgmma`] and [`Target::tma`], the sm80 loop
+    /// [`Target::mma_sync`].
+    pub target: Target,
 }
 
 /// A chosen main loop and what calling it takes.
@@ -203,7 +205,7 @@ fn main_tile_k(req: &GemmRequest, unit: u32, pref: u32) -> Option<u32> {
 
 fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Sm90;
-    if req.arch < 90 {
+    if !(req.target.wgmma() && req.target.tma()) {
         return Err(rej(s, "needs sm_90a"));
     }
     let dt = match req.dtype {
@@ -327,7 +329,7 @@ fn warp_grid(bm: u32, bn: u32, warps: u32, knobs: &Knobs, quantum: u32) -> Optio
 
 fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Sm80;
-    if req.arch < 80 {
+    if !req.target.mma_sync() {
         return Err(rej(s, "needs sm_80"));
     }
     let tf32 = req.tf32 || req.dtype == DType::Tf32;

@@ -4,8 +4,9 @@
 
 use phobos_ir::DType;
 
-/// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB).
-pub const SM90_SMEM_LIMIT: u32 = 232_448;
+/// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB); every main loop's
+/// stage count is sized against it.
+pub const SM90_SMEM_LIMIT: u32 = crate::Target::sm90a().max_smem_per_block();
 
 /// The `ph::gemm::Dt` enumerator of an operand type as a main loop reads it.
 pub fn dt_cpp(dtype: DType, tf32: bool) -> Option<&'static str> {

@@ -17,7 +17,7 @@ fn req(dtype: DType, a_k: bool, b_k: bool, tile: (u32, u32, u32), threads: u32) 
         align_b: 16,
         k_whole: true,
         plain_2d: true,
-        arch: 90,
+        target: crate::Target::sm90a(),
     }
 }
 

@@ -36,7 +36,9 @@ mod plan;
 pub use mainloop::GemmRecord;
 pub use plan::{Blocker, DotRecord, MmaInstr, NoMma, NoWgmma, Schedule};
 pub mod specialize;
+pub mod target;
 mod visit;
+pub use target::Target;
 
 pub use launch::TmaParam;
 pub use specialize::{assume_aligned, problem_alignment, specialize_alignment};
@@ -78,8 +80,9 @@ pub struct EmitOptions {
     pub source: Option<SourceFile>,
 }
 
-/// The architecture the generated code targets when none is given: sm_90a (wgmma and TMA).
-pub const DEFAULT_ARCH: u32 = 90;
+/// The architecture the generated code targets when none is given, compute capability times
+/// ten: sm_90a (wgmma and TMA), [`Target::default`].
+pub const DEFAULT_ARCH: u32 = Target::sm90a().cc();
 
 /// Which main loops recognized GEMMs may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +149,7 @@ pub enum EmitError {
 
 /// Lowers a checked kernel at one point to CUDA C++ for sm_90a ([`DEFAULT_ARCH`]).
 pub fn emit(kernel: &Kernel, opts: &EmitOptions) -> Result<Emitted, EmitError> {
-    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, DEFAULT_ARCH)
+    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, &Target::default())
 }
 
 /// [`emit`] with a choice of GEMM main loops.
@@ -155,11 +158,21 @@ pub fn emit_with_policy(
     opts: &EmitOptions,
     policy: GemmPolicy,
 ) -> Result<Emitted, EmitError> {
-    emit::emit_kernel(kernel, opts, policy, DEFAULT_ARCH)
+    emit::emit_kernel(kernel, opts, policy, &Target::default())
 }
 
-/// [`emit`] for a target architecture, compute capability times ten (`90` is sm_90a: wgmma and
-/// TMA; below 90 the Hopper main loop is never chosen; below 80 neither is mma.sync).
+/// [`emit`] for a target: the Hopper main loop and wgmma only where [`Target::wgmma`] holds,
+/// mma.sync only where [`Target::mma_sync`] does.
+pub fn emit_for_target(
+    kernel: &Kernel,
+    opts: &EmitOptions,
+    target: &Target,
+) -> Result<Emitted, EmitError> {
+    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, target)
+}
+
+/// [`emit_for_target`] for a compute capability times ten ([`Target::from_cc`]: `90` is
+/// sm_90a; below 90 the Hopper main loop is never chosen; below 80 neither is mma.sync).
 pub fn emit_for_arch(kernel: &Kernel, opts: &EmitOptions, arch: u32) -> Result<Emitted, EmitError> {
-    emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, arch)
+    emit_for_target(kernel, opts, &Target::from_cc(arch))
 }

@@ -9,7 +9,7 @@
 use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, OperandCopy, Strategy};
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::layout::{blocked, FfmaAcc, Layout};
-use crate::GemmPolicy;
+use crate::{GemmPolicy, Target};
 use phobos_ir::{BinOp, DType, Dim, Expr, ExprKind, Kernel, Lit, MemOrder, ParamKind};
 
 /// The rendered arguments of a main-loop call.
@@ -73,7 +73,7 @@ pub struct FfmaLoop {
 /// keeps one layout). With [`crate::GemmPolicy::Fastest`] the rules are:
 ///
 /// - f16, bf16, fp8, i8 and TF32 (a tf32 operand, or an f32 dot allowed to round): the
-///   wgmma and TMA loop (`gemm/sm90.cuh`, `arch >= 90`) when its constraints hold (tiles,
+///   wgmma and TMA loop (`gemm/sm90.cuh`, on a target with wgmma and TMA) when its constraints hold (tiles,
 ///   threads, operand orders, whole-K loop, 16-byte aligned leading dims, no batch index),
 ///   else the mma.sync loop (`gemm/sm80.cuh`), else the generic FFMA loop;
 /// - exact f32: the register-tiled FFMA loop of `gemm/ffma.cuh` when its constraints hold,
@@ -88,7 +88,7 @@ pub fn select(
     m: &GemmMatch,
     fixed: Option<&Layout>,
     policy: GemmPolicy,
-    arch: u32,
+    target: &Target,
 ) -> (MainLoop, Vec<String>) {
     let threads = k.launch.threads;
     let mut notes = Vec::new();
@@ -101,7 +101,7 @@ pub fn select(
         notes.push(format!("GEMM over {loop_name}: FFMA-only policy"));
     } else {
         let knobs = Knobs::from_point(&k.point);
-        let req = request(k, m, arch);
+        let req = request(k, m, target);
         let exact_f32 = matches!(m.a.dtype, DType::F32) && !m.tf32;
         let order: &[Strategy] = if exact_f32 {
             &[Strategy::Ffma]
@@ -195,9 +195,8 @@ fn describe_plan(p: &GemmPlan) -> String {
     )
 }
 
-/// What `gemm_fast` needs to know about a recognized loop, for target `arch` (compute
-/// capability times ten).
-pub fn request(k: &Kernel, m: &GemmMatch, arch: u32) -> GemmRequest {
+/// What `gemm_fast` needs to know about a recognized loop, for `target`.
+pub fn request(k: &Kernel, m: &GemmMatch, target: &Target) -> GemmRequest {
     let k_dim = |o: &GemmOperand| match &k.params[o.tensor].kind {
         ParamKind::Tensor { dims, .. } => Some(dims[o.k_axis]),
         ParamKind::Scalar { .. } => None,
@@ -226,7 +225,7 @@ pub fn request(k: &Kernel, m: &GemmMatch, arch: u32) -> GemmRequest {
         align_b: operand_align(k, &m.b),
         k_whole,
         plain_2d: rank2(&m.a) && rank2(&m.b),
-        arch,
+        target: *target,
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
-    emit, emit_for_arch, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule,
+    emit, emit_for_target, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -202,7 +202,7 @@ fn arch_below_90_never_takes_wgmma() {
         "TA=f16,TB=f16,TC=f32",
         &aligned_dims(),
     );
-    let e = emit_for_arch(&k, &EmitOptions { source: Some(src) }, 80).unwrap();
+    let e = emit_for_target(&k, &EmitOptions { source: Some(src) }, &Target::sm80()).unwrap();
     assert!(e.tma.is_empty());
     assert!(
         e.source.contains("ph::gemm::sm80::MainLoop<"),

@@ -3,7 +3,7 @@
 mod common;
 
 use phobos_cuda::gemm_match::find_gemms;
-use phobos_cuda::{emit, emit_with_policy, EmitOptions, GemmPolicy};
+use phobos_cuda::{emit, emit_with_policy, EmitOptions, GemmPolicy, Target};
 use phobos_ir::{DType, Kernel, MemOrder};
 use phobos_syntax::SourceFile;
 
@@ -159,7 +159,7 @@ fn tensor_core_loops_when_aligned_and_unaligned() {
     assert_eq!(fast.tma.len(), 3);
     assert!(fast.source.contains("ph::gemm::sm90::store_tile_tma<"));
     // For sm_80 the same kernel takes mma.sync.
-    let sm80 = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 80).unwrap();
+    let sm80 = phobos_cuda::emit_for_target(&k, &EmitOptions::default(), &Target::sm80()).unwrap();
     assert!(
         sm80.source.contains("ph::gemm::sm80::MainLoop"),
         "{}",

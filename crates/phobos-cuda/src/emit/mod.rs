@@ -19,7 +19,7 @@ use crate::layout::Layout;
 use crate::mainloop::MainLoop;
 use crate::names::Names;
 use crate::plan::{plan, Plan};
-use crate::{ctype, EmitError, EmitOptions, Emitted};
+use crate::{ctype, EmitError, EmitOptions, Emitted, Target};
 use phobos_ir::{Kernel, ParamId, ParamKind};
 use phobos_syntax::Span;
 use std::collections::BTreeSet;
@@ -86,13 +86,13 @@ pub(crate) fn emit_kernel(
     k: &Kernel,
     opts: &EmitOptions,
     policy: crate::GemmPolicy,
-    arch: u32,
+    target: &Target,
 ) -> Result<Emitted> {
-    let (e, syncs) = emit_with(k, opts, policy, arch, true)?;
+    let (e, syncs) = emit_with(k, opts, policy, target, true)?;
     if e.persistent && syncs {
         // The producer warp runs ahead into the next tile and would wait for the consumers
         // while they wait for it at a block barrier: one block per tile after all.
-        return emit_with(k, opts, policy, arch, false).map(|(e, _)| e);
+        return emit_with(k, opts, policy, target, false).map(|(e, _)| e);
     }
     Ok(e)
 }
@@ -109,10 +109,10 @@ fn emit_with(
     k: &Kernel,
     opts: &EmitOptions,
     policy: crate::GemmPolicy,
-    arch: u32,
+    target: &Target,
     allow_persistent: bool,
 ) -> Result<(Emitted, bool)> {
-    let mut plan = plan(k, policy, arch);
+    let mut plan = plan(k, policy, target);
     if plan.persistent && !allow_persistent {
         plan.persistent = false;
         for (_, ml) in plan.gemms.iter_mut() {

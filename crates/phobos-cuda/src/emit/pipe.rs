@@ -10,6 +10,7 @@
 
 use super::{Emitter, Result};
 use crate::layout::rc;
+use crate::Target;
 use phobos_ir::{Expr, ExprKind, Index, Kernel, LocalId, Stmt, StmtKind};
 use std::collections::BTreeSet;
 
@@ -22,7 +23,7 @@ pub(crate) struct Streamed<'k> {
 /// The loads of `body` (the loop over `var`) that qualify, in order of appearance.
 fn streamed_loads<'k>(
     k: &'k Kernel,
-    arch: u32,
+    target: &Target,
     var: LocalId,
     body: &'k [Stmt],
     assigned: &BTreeSet<LocalId>,
@@ -70,7 +71,7 @@ fn streamed_loads<'k>(
     }
     walk(body, &mut |e| {
         if let ExprKind::Dot { a, b, .. } = &e.kind {
-            if crate::plan::dot_mma(k, arch, e).is_ok() {
+            if crate::plan::dot_mma(k, target, e).is_ok() {
                 for op in [&**a, &**b] {
                     if qualifies(op) && !out.iter().any(|x| std::ptr::eq(*x, op)) {
                         out.push(op);
@@ -109,7 +110,7 @@ impl<'k> Emitter<'k> {
         if assigned.contains(&var) {
             return Ok(Vec::new());
         }
-        let loads = streamed_loads(self.k, self.plan.arch, var, body, assigned);
+        let loads = streamed_loads(self.k, &self.plan.target, var, body, assigned);
         let mut streamed = Vec::new();
         let mut stage = 0;
         for load in loads {

@@ -24,13 +24,15 @@ fn ceil16(x: i64) -> u32 {
 
 impl<'k> Emitter<'k> {
     fn natural_layout(&self, e: &Expr) -> Layout {
-        crate::plan::natural(self.k, self.plan.arch, &self.plan.layouts, e).unwrap_or_else(|| {
-            blocked_capped(
-                e.ty.shape().unwrap_or(&[1]),
-                self.k.launch.threads,
-                self.plan.vec_cap,
-            )
-        })
+        crate::plan::natural(self.k, &self.plan.target, &self.plan.layouts, e).unwrap_or_else(
+            || {
+                blocked_capped(
+                    e.ty.shape().unwrap_or(&[1]),
+                    self.k.launch.threads,
+                    self.plan.vec_cap,
+                )
+            },
+        )
     }
 
     /// Scratch bytes of a tile staged row-major (mirrors `ph::smem_tile_bytes`).
@@ -282,7 +284,7 @@ impl<'k> Emitter<'k> {
                 (false, false) => crate::layout::staged_bytes(k, n),
             };
             self.headers.insert(crate::MMA_HEADER);
-            let wg = crate::plan::dot_instr(self.plan.arch, dot, acc, &self.plan.layouts)
+            let wg = crate::plan::dot_instr(&self.plan.target, dot, acc, &self.plan.layouts)
                 == crate::plan::MmaInstr::Wgmma;
             let from_registers =
                 matches!(&a_lay, Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc));

@@ -7,6 +7,7 @@ use crate::gemm_match::GemmMatch;
 use crate::layout::{blocked, FfmaAcc, Layout, MmaAcc};
 use crate::mainloop::MainLoop;
 use crate::visit::{bodies, stmt_exprs};
+use crate::Target;
 use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -95,7 +96,7 @@ impl std::fmt::Display for NoWgmma {
 /// `layouts` are the plan's (A from registers when A is a local laid out as the accumulator's
 /// rows).
 pub fn dot_instr(
-    arch: u32,
+    target: &Target,
     dot: &Expr,
     acc: &MmaAcc,
     layouts: &BTreeMap<LocalId, Layout>,
@@ -104,8 +105,8 @@ pub fn dot_instr(
         return MmaInstr::MmaSync(NoWgmma::Columns(0));
     };
     let why = || {
-        if arch < 90 {
-            return Some(NoWgmma::Arch(arch));
+        if !target.wgmma() {
+            return Some(NoWgmma::Arch(target.cc()));
         }
         let rows = acc.bm / acc.warps_m;
         if acc.warps_n != 1 || rows != 16 || acc.bm % 64 != 0 {
@@ -176,7 +177,7 @@ impl std::fmt::Display for NoMma {
 
 /// The tensor-core accumulator of a dot expression (f16 or bf16 operands, f32 result, sm_80+,
 /// K a multiple of 16, a warp grid of 16 x 16 multiples), or why not.
-pub fn dot_mma(k: &Kernel, arch: u32, dot: &Expr) -> Result<MmaAcc, NoMma> {
+pub fn dot_mma(k: &Kernel, target: &Target, dot: &Expr) -> Result<MmaAcc, NoMma> {
     let ExprKind::Dot { a, .. } = &dot.kind else {
         return Err(NoMma::OperandType(dot.ty.dtype()));
     };
@@ -184,8 +185,8 @@ pub fn dot_mma(k: &Kernel, arch: u32, dot: &Expr) -> Result<MmaAcc, NoMma> {
     if !matches!(t, DType::F16 | DType::BF16) || dot.ty.dtype() != DType::F32 {
         return Err(NoMma::OperandType(t));
     }
-    if arch < 80 {
-        return Err(NoMma::Arch(arch));
+    if !target.mma_sync() {
+        return Err(NoMma::Arch(target.cc()));
     }
     let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
     if inner % 16 != 0 {
@@ -197,8 +198,8 @@ pub fn dot_mma(k: &Kernel, arch: u32, dot: &Expr) -> Result<MmaAcc, NoMma> {
 
 /// The accumulator layout of a dot: tensor-core fragments where [`dot_mma`] allows, else the
 /// FFMA accumulator, else Blocked.
-pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
-    if let Ok(m) = dot_mma(k, arch, dot) {
+pub fn dot_layout(k: &Kernel, target: &Target, dot: &Expr) -> Layout {
+    if let Ok(m) = dot_mma(k, target, dot) {
         return Layout::Mma(m);
     }
     let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
@@ -212,7 +213,7 @@ pub fn dot_layout(k: &Kernel, arch: u32, dot: &Expr) -> Layout {
 /// tile load of a 16-bit tensor the kernel never writes) and read only as operands of tensor-core dots, at least once inside a
 /// loop (attention's q): they stay in shared memory in the dots' staged form, loaded before
 /// the loop, instead of taking registers and being staged again at every iteration.
-pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
+pub(super) fn resident_operands(k: &Kernel, target: &Target) -> BTreeSet<LocalId> {
     let mut stored = BTreeSet::new();
     crate::visit::stored_tensors(&k.body, &mut stored);
     let mut assigns: Vec<(LocalId, &Expr)> = Vec::new();
@@ -239,7 +240,7 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
         }
         fn uses(
             k: &Kernel,
-            arch: u32,
+            target: &Target,
             stmts: &[Stmt],
             l: LocalId,
             depth: usize,
@@ -247,7 +248,7 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
         ) {
             for s in stmts {
                 for e in stmt_exprs(s) {
-                    operand_uses(k, arch, e, l, depth, found);
+                    operand_uses(k, target, e, l, depth, found);
                 }
                 let inner = depth
                     + usize::from(matches!(
@@ -255,20 +256,20 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
                         StmtKind::For { .. } | StmtKind::While { .. }
                     ));
                 for b in bodies(s) {
-                    uses(k, arch, b, l, inner, found);
+                    uses(k, target, b, l, inner, found);
                 }
             }
         }
         fn operand_uses(
             k: &Kernel,
-            arch: u32,
+            target: &Target,
             e: &Expr,
             l: LocalId,
             depth: usize,
             found: &mut (usize, bool, bool),
         ) {
             if let ExprKind::Dot { a, b, .. } = &e.kind {
-                let mma = dot_mma(k, arch, e).is_ok();
+                let mma = dot_mma(k, target, e).is_ok();
                 for op in [a, b] {
                     if matches!(op.kind, ExprKind::Local(x) if x == l) {
                         if mma {
@@ -278,7 +279,7 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
                             found.1 = true;
                         }
                     } else {
-                        operand_uses(k, arch, op, l, depth, found);
+                        operand_uses(k, target, op, l, depth, found);
                     }
                 }
                 return;
@@ -288,11 +289,11 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
                 return;
             }
             for c in crate::visit::children(e) {
-                operand_uses(k, arch, c, l, depth, found);
+                operand_uses(k, target, c, l, depth, found);
             }
         }
         let mut found = (0, false, false);
-        uses(k, arch, &k.body, l, 0, &mut found);
+        uses(k, target, &k.body, l, 0, &mut found);
         let (in_dots, elsewhere, in_loop) = found;
         if in_dots > 0 && !elsewhere && in_loop {
             out.insert(l);
@@ -307,7 +308,7 @@ pub(super) fn resident_operands(k: &Kernel, arch: u32) -> BTreeSet<LocalId> {
 /// A local used as the A operand of dots that disagree keeps its own layout.
 pub(super) fn a_operand_layouts(
     k: &Kernel,
-    arch: u32,
+    target: &Target,
     fixed: &BTreeMap<LocalId, Layout>,
 ) -> BTreeMap<LocalId, Layout> {
     let mut want: BTreeMap<LocalId, Option<Layout>> = BTreeMap::new();
@@ -315,7 +316,7 @@ pub(super) fn a_operand_layouts(
         if let ExprKind::Dot { a, .. } = &e.kind {
             if let ExprKind::Local(l) = a.kind {
                 let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
-                let lay = dot_mma(k, arch, e).ok().and_then(|acc| {
+                let lay = dot_mma(k, target, e).ok().and_then(|acc| {
                     let op = MmaAcc {
                         bm: acc.bm,
                         bn: inner,
@@ -342,7 +343,7 @@ pub(super) fn a_operand_layouts(
 /// why it runs on FFMA.
 pub(super) fn dot_records(
     k: &Kernel,
-    arch: u32,
+    target: &Target,
     gemms: &[(GemmMatch, MainLoop)],
     layouts: &BTreeMap<LocalId, Layout>,
 ) -> Vec<DotRecord> {
@@ -353,7 +354,7 @@ pub(super) fn dot_records(
             ExprKind::Dot { a, .. } => crate::layout::rc(a.ty.shape().unwrap_or(&[1])).1,
             _ => 0,
         };
-        let lowering = dot_mma(k, arch, d);
+        let lowering = dot_mma(k, target, d);
         DotRecord {
             m,
             n,
@@ -361,7 +362,7 @@ pub(super) fn dot_records(
             instr: lowering
                 .as_ref()
                 .ok()
-                .map(|acc| dot_instr(arch, d, acc, layouts)),
+                .map(|acc| dot_instr(target, d, acc, layouts)),
             lowering,
         }
     };

@@ -10,6 +10,7 @@ use crate::layout::{blocked_capped, kernel_vec_cap, Layout};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
+use crate::Target;
 
 mod dots;
 pub use dots::{
@@ -56,22 +57,22 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The widest vector group of the kernel's Blocked layouts ([`kernel_vec_cap`]).
     pub vec_cap: i64,
-    /// The target architecture (compute capability times ten).
-    pub arch: u32,
+    /// The target GPU.
+    pub target: Target,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
     pub resident: BTreeSet<LocalId>,
     /// Every dot outside the recognized GEMM loops, in program order.
     pub dots: Vec<DotRecord>,
 }
 
-pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
+pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let threads = k.launch.threads;
     let mut layouts = BTreeMap::new();
     // Recognized GEMM loops fix their accumulators' layouts first.
     let mut gemms = Vec::new();
     let mut notes = Vec::new();
     for m in find_gemms(k) {
-        let (ml, why) = select(k, &m, layouts.get(&m.acc), policy, arch);
+        let (ml, why) = select(k, &m, layouts.get(&m.acc), policy, target);
         notes.extend(why);
         layouts.insert(m.acc, ml.acc_layout().clone());
         gemms.push((m, ml));
@@ -173,7 +174,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
             if layouts.get(&l).is_some_and(|x| !x.is_blocked()) {
                 continue;
             }
-            if let Some(lay) = natural(k, arch, &layouts, value).filter(|x| !x.is_blocked()) {
+            if let Some(lay) = natural(k, target, &layouts, value).filter(|x| !x.is_blocked()) {
                 layouts.insert(l, lay);
                 changed = true;
             }
@@ -182,8 +183,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
             break;
         }
     }
-    let resident = resident_operands(k, arch);
-    for (l, lay) in a_operand_layouts(k, arch, &layouts) {
+    let resident = resident_operands(k, target);
+    for (l, lay) in a_operand_layouts(k, target, &layouts) {
         if !resident.contains(&l) {
             layouts.entry(l).or_insert(lay);
         }
@@ -209,9 +210,9 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         split.is_some(),
         &mut tma,
         &mut notes,
-        arch,
+        target,
     );
-    let dots = dot_records(k, arch, &gemms, &layouts);
+    let dots = dot_records(k, target, &gemms, &layouts);
     notes.extend(dots.iter().map(DotRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
@@ -235,7 +236,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, arch: u32) -> Plan {
         decl_inline,
         notes,
         vec_cap,
-        arch,
+        target: *target,
         resident,
         dots,
     }
@@ -272,7 +273,7 @@ fn plan_tma_store(
     split_k: bool,
     tma: &mut Vec<TmaParam>,
     notes: &mut Vec<String>,
-    arch: u32,
+    target: &Target,
 ) -> Option<TmaStore> {
     let [(m, MainLoop::Fast(f))] = gemms else {
         return None;
@@ -302,7 +303,7 @@ fn plan_tma_store(
     if !whole {
         return refuse("the store is not of one whole TILE_M x TILE_N tile of a 2-D tensor");
     }
-    if natural(k, arch, layouts, value).as_ref() != layouts.get(&m.acc) {
+    if natural(k, target, layouts, value).as_ref() != layouts.get(&m.acc) {
         return refuse("the stored value is not elementwise in the accumulator");
     }
     let ParamKind::Tensor { dtype, order, .. } = &k.params[*tensor].kind else {
@@ -540,15 +541,15 @@ fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(LocalId, &'a Expr)>) {
 /// shape.
 pub fn natural(
     k: &Kernel,
-    arch: u32,
+    target: &Target,
     layouts: &BTreeMap<LocalId, Layout>,
     e: &Expr,
 ) -> Option<Layout> {
     let shape = e.ty.shape()?;
-    let nat = |x: &Expr| natural(k, arch, layouts, x).filter(|l| !l.is_blocked());
+    let nat = |x: &Expr| natural(k, target, layouts, x).filter(|l| !l.is_blocked());
     match &e.kind {
         ExprKind::Local(l) => layouts.get(l).cloned(),
-        ExprKind::Dot { .. } => Some(dot_layout(k, arch, e)),
+        ExprKind::Dot { .. } => Some(dot_layout(k, target, e)),
         ExprKind::Reduce {
             axis: Some(1), arg, ..
         } if arg.ty.shape().is_some_and(|s| s.len() == 2) => match nat(arg) {
