@@ -6,7 +6,7 @@
 //! launches exactly what was compiled; zeroing is queued with the launch, inside the timed
 //! region.
 
-use phobos_cuda::{emit_for_arch, EmitError, EmitOptions, Emitted};
+use phobos_cuda::{emit_for_target, EmitError, EmitOptions, Emitted, Target};
 use phobos_gpu::nvrtc::{compile, nvrtc_version, Arch, CompileOptions, Header};
 use phobos_gpu::{Extent, LaunchFacts, TensorMapParam};
 use phobos_ir::{Dim, Kernel};
@@ -34,13 +34,13 @@ struct CachedMeta {
     launch: LaunchFacts,
 }
 
-/// The code generator's target for an NVRTC architecture: 90 (wgmma and TMA) only for the
-/// architecture-specific sm_90a, 80 (mma.sync) for any other sm_80 or later.
-pub fn emit_arch(arch: Arch) -> u32 {
+/// The code generator's target for an NVRTC architecture: sm_90a (wgmma and TMA) only for the
+/// architecture-specific sm_90a, sm_80 (mma.sync) for any other sm_80 or later.
+pub fn emit_target(arch: Arch) -> Target {
     match (arch.major, arch.specific) {
-        (9, true) => 90,
-        (m, _) if m >= 8 => 80,
-        (m, _) => m * 10 + arch.minor,
+        (9, true) => Target::sm90a(),
+        (m, _) if m >= 8 => Target::sm80(),
+        (m, _) => Target::from_cc(m * 10 + arch.minor),
     }
 }
 
@@ -84,7 +84,7 @@ pub fn emit_cuda(kernel: &Kernel, file: &SourceFile, arch: Arch) -> Result<Emitt
     let opts = EmitOptions {
         source: Some(file.clone()),
     };
-    emit_for_arch(kernel, &opts, emit_arch(arch))
+    emit_for_target(kernel, &opts, &emit_target(arch))
 }
 
 /// NVRTC's options for emitted code (its headers, register cap and program name).
@@ -285,11 +285,12 @@ mod tests {
 
     #[test]
     fn only_sm_90a_gets_the_hopper_main_loop() {
-        assert_eq!(emit_arch(Arch::SM_90A), 90);
-        assert_eq!(emit_arch(Arch::SM_90), 80);
-        assert_eq!(emit_arch(Arch::SM_80), 80);
-        assert_eq!(emit_arch(Arch::new(10, 0, true)), 80);
-        assert_eq!(emit_arch(Arch::new(7, 5, false)), 75);
+        assert_eq!(emit_target(Arch::SM_90A), Target::sm90a());
+        assert_eq!(emit_target(Arch::SM_90), Target::sm80());
+        assert_eq!(emit_target(Arch::SM_80), Target::sm80());
+        assert_eq!(emit_target(Arch::new(10, 0, true)), Target::sm80());
+        assert_eq!(emit_target(Arch::new(7, 5, false)), Target::from_cc(75));
+        assert!(!emit_target(Arch::new(7, 5, false)).mma_sync());
     }
 
     /// A wgmma variant's launch facts survive the cache record the worker reads.
@@ -308,7 +309,7 @@ mod tests {
         let mut k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
         let dims = [("M", 512), ("N", 256), ("K", 1024)].map(|(n, v)| (n.to_string(), v));
         phobos_cuda::specialize_alignment(&mut k, &dims);
-        let e = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_90A)).unwrap();
+        let e = emit_for_target(&k, &EmitOptions::default(), &Target::sm90a()).unwrap();
         let facts = launch_facts(&e);
         assert_eq!(facts.tensor_maps.len(), 2);
         assert_eq!(facts.tensor_maps[0].data_type, 9);
@@ -334,7 +335,7 @@ mod tests {
                 .unwrap();
         assert_eq!(old.launch, LaunchFacts::default());
         // Below sm_90a the same kernel has no tensor maps.
-        let e80 = emit_for_arch(&k, &EmitOptions::default(), emit_arch(Arch::SM_80)).unwrap();
+        let e80 = emit_for_target(&k, &EmitOptions::default(), &Target::sm80()).unwrap();
         assert!(launch_facts(&e80).tensor_maps.is_empty());
     }
 
