@@ -61,7 +61,7 @@ pub enum MmaInstr {
 /// Why a tensor-core dot runs on mma.sync rather than wgmma.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoWgmma {
-    /// wgmma needs sm_90a.
+    /// wgmma needs sm_90a; the target's compute capability times ten ([`crate::Target::cc`]).
     Arch(u32),
     /// wgmma gives each warp 16 whole rows of an m64 tile; this accumulator gives each warp
     /// `rows` rows over `warps_n` warp columns.
@@ -151,7 +151,7 @@ pub fn a_from_registers(a: &MmaAcc, acc: &MmaAcc) -> bool {
 pub enum NoMma {
     /// Exact f32 (or f64, integer) operands: FFMA keeps the interpreter's precision.
     OperandType(DType),
-    /// mma.sync needs sm_80.
+    /// mma.sync needs sm_80; the target's compute capability times ten ([`crate::Target::cc`]).
     Arch(u32),
     /// K is not a multiple of 16 (one m16n8k16 step).
     InnerExtent(i64),
