@@ -21,7 +21,7 @@ pub enum Schedule {
 /// Why SCHEDULE=2 does not apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Blocker {
-    /// What the main loops need is missing (see [`persistent_blocker`]).
+    /// What the main loops need is missing (see `plan::persistent_blocker`).
     Plan(&'static str),
     /// The code around the main loop synchronizes the block or uses the shared scratch (the
     /// producer warp, running ahead, would wait for the consumers while they wait for it).
