@@ -2,30 +2,12 @@
 //! offline with NVRTC (`--dry-run`), the argument handling and errors, and (ignored without a
 //! GPU) the examples tuned end to end.
 
+mod kbench_workflow_common;
+
+use kbench_workflow_common::{bin, crate_dir, Scratch};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("PHOBOS_KBENCH_BIN") {
-        return PathBuf::from(p);
-    }
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_phobos-kbench"));
-    if built.exists() {
-        built
-    } else {
-        PathBuf::from(".gpu-bundle/bin/phobos-kbench")
-    }
-}
-
-fn crate_dir() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if built.exists() {
-        built
-    } else {
-        PathBuf::from("crates/phobos-cli")
-    }
-}
 
 fn example(name: &str) -> String {
     crate_dir()
@@ -33,31 +15,6 @@ fn example(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-/// A fresh folder for a test's database, removed at the end.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!(
-            "phobos-kbench-cuda-{tag}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn db(&self) -> String {
-        self.0.join("db.sqlite").display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn kbench(args: &[&str], s: &Scratch) -> Output {

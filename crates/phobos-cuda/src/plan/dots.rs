@@ -101,7 +101,7 @@ pub fn dot_instr(
     acc: &MmaAcc,
     layouts: &BTreeMap<LocalId, Layout>,
 ) -> MmaInstr {
-    let ExprKind::Dot { a, b, trans_b, .. } = &dot.kind else {
+    let ExprKind::Dot { a, b, .. } = &dot.kind else {
         return MmaInstr::MmaSync(NoWgmma::Columns(0));
     };
     let why = || {
@@ -131,7 +131,6 @@ pub fn dot_instr(
                 return Some(e);
             }
         }
-        let _ = trans_b;
         swizzled(b).err()
     };
     match why() {
