@@ -112,6 +112,9 @@ fn first_points_are_measured_first() {
         strategy: Strategy::Model,
         max_points: Some(4),
         first_points: vec![first.clone()],
+        // One compile at a time: with two, the batch's points reach the timing in the order
+        // their compiles finish, not the order they were chosen in.
+        jobs: 1,
         ..settings()
     };
     let (r, seen, _) = run(&spec, &mut ex, None, &problem(256), &[], &s);
