@@ -319,14 +319,15 @@ fn dots_take_wgmma_where_each_warp_holds_16_rows() {
 #[test]
 fn vector_groups_follow_the_rows_alignment() {
     use phobos_cuda::layout::kernel_vec_cap;
-    let cap = |path: &str, dims: &[(&str, i64)]| {
-        let mut k = common::kernels_at(path, "", None).remove(0);
+    let typed_cap = |path: &str, types: Option<&str>, dims: &[(&str, i64)]| {
+        let mut k = common::kernels_at(path, "", types).remove(0);
         if !dims.is_empty() {
             let dims: Vec<_> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
             phobos_cuda::specialize_alignment(&mut k, &dims);
         }
         kernel_vec_cap(&k)
     };
+    let cap = |path: &str, dims: &[(&str, i64)]| typed_cap(path, None, dims);
     let t = "examples/transpose.ph";
     assert_eq!(cap(t, &[]), 4, "unknown: the widest group");
     assert_eq!(cap(t, &[("M", 8192), ("N", 8192)]), 4);
@@ -342,4 +343,8 @@ fn vector_groups_follow_the_rows_alignment() {
     assert_eq!(cap(ce, &[("M", 4096), ("V", 50257)]), 1);
     // M is the extent of the one-axis tensors only: an odd M leaves X's rows aligned.
     assert_eq!(cap(ce, &[("M", 4095), ("V", 50256)]), 4);
+    // 2-byte elements keep 16-byte groups (one element a lane would move half a line).
+    let bf16 = Some("T=bf16");
+    assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50257)]), 8);
+    assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50256)]), 8);
 }
