@@ -127,6 +127,57 @@ fn model_and_anneal_search_the_budget_in_batches() {
         );
         assert!(r.stdout.contains("best: "), "{}", r.stdout);
     }
+    // Random without --max-points: its default budget (16 of 144), sampled then refined in
+    // batches, and not split over shards.
+    let r = kbench(
+        &s,
+        &[
+            &f,
+            INTERP[0],
+            INTERP[1],
+            "--dims",
+            "M=16,N=16,K=16",
+            "--budget-ms",
+            "2",
+            "--strategy",
+            "random",
+            "--retune",
+            "--report",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.stdout
+            .contains("strategy random: 16 of 144 candidate points searched"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr
+            .contains("strategy random: at most 16 of 144 candidate points"),
+        "{}",
+        r.stderr
+    );
+    let r = kbench(
+        &s,
+        &[
+            &f,
+            INTERP[0],
+            INTERP[1],
+            "--dims",
+            "M=16,N=16,K=16",
+            "--strategy",
+            "random",
+            "--shard",
+            "0/2",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stderr.contains("cannot be split over shards"),
+        "{}",
+        r.stderr
+    );
     // An unknown strategy names the known ones.
     let r = kbench(&s, &[&f, INTERP[0], INTERP[1], "--strategy", "genetic"]);
     assert_eq!(r.code, 2, "{}", r.all());

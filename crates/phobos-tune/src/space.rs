@@ -50,6 +50,15 @@ impl Strategy {
     pub fn adaptive(self) -> bool {
         matches!(self, Strategy::Anneal | Strategy::Model)
     }
+
+    /// Whether a run with this `--max-points` picks its points as results come in: the
+    /// adaptive strategies always; `random` without `--max-points` (its default budget, a
+    /// uniform sample then refinement around the best points, `strategy::refine`), while
+    /// `random --max-points N` draws its N points up front (shards split them, on a space
+    /// of any size).
+    pub fn searches_adaptively(self, max_points: Option<usize>) -> bool {
+        self.adaptive() || (self == Strategy::Random && max_points.is_none())
+    }
 }
 
 /// Why no points were picked.
@@ -114,10 +123,7 @@ impl Pinned {
     ) -> Result<Vec<Point>, SelectError> {
         let size = self.size();
         if strategy.adaptive() {
-            if size > MAX_EXHAUSTIVE_POINTS {
-                return Err(SelectError::TooLargeFor { size, strategy });
-            }
-            return Ok(self.space.points().collect());
+            return self.candidates_of(strategy);
         }
         let take = match (strategy, max_points) {
             (Strategy::Random, None) => return Err(SelectError::RandomNeedsMax),
@@ -153,6 +159,17 @@ impl Pinned {
             .into_iter()
             .filter_map(|i| self.space.point_at(i))
             .collect())
+    }
+
+    /// Every point, for a strategy that picks among them as results come in (up to
+    /// [`MAX_EXHAUSTIVE_POINTS`]).
+    pub fn candidates_of(&self, strategy: Strategy) -> Result<Vec<Point>, SelectError> {
+        let size = self.size();
+        match strategy {
+            _ if size <= MAX_EXHAUSTIVE_POINTS => Ok(self.space.points().collect()),
+            Strategy::Random => Err(SelectError::RandomNeedsMax),
+            _ => Err(SelectError::TooLargeFor { size, strategy }),
+        }
     }
 
     /// The point the winner is compared against: each name's default (first) choice, or its
@@ -238,6 +255,27 @@ mod tests {
         assert_eq!(distinct.len(), 16);
         // Drawn from the whole space, not its first corner.
         assert!(a.iter().any(|pt| pt.get("N0") != Some(1)), "{a:?}");
+    }
+
+    #[test]
+    fn random_without_a_bound_searches_adaptively_among_every_point() {
+        assert!(Strategy::Random.searches_adaptively(None));
+        assert!(!Strategy::Random.searches_adaptively(Some(8)));
+        assert!(Strategy::Model.searches_adaptively(Some(8)));
+        assert!(!Strategy::Exhaustive.searches_adaptively(None));
+        let p = Pinned::new(&space(), &[]).unwrap();
+        assert_eq!(p.candidates_of(Strategy::Random).unwrap(), p.points());
+        assert_eq!(
+            huge().candidates_of(Strategy::Random),
+            Err(SelectError::RandomNeedsMax)
+        );
+        assert_eq!(
+            huge().candidates_of(Strategy::Anneal),
+            Err(SelectError::TooLargeFor {
+                size: 8u128.pow(12),
+                strategy: Strategy::Anneal
+            })
+        );
     }
 
     #[test]

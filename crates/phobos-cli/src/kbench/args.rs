@@ -105,9 +105,10 @@ pub struct KbenchArgs {
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// How the searched points are picked: `exhaustive` (every point, in space order),
-    /// `random` (a seeded sample of --max-points points from the whole space), `anneal`
-    /// (simulated annealing over neighbouring points) or `model` (a surrogate model of the
-    /// time that picks the likeliest improvements), the last two in batches as results come.
+    /// `random` (a seeded sample, then refinement around its best points; with --max-points N,
+    /// a sample of N points from the whole space, drawn up front), `anneal` (simulated
+    /// annealing over neighbouring points) or `model` (a surrogate model of the time that
+    /// picks the likeliest improvements), in batches as results come.
     #[arg(long, default_value = "exhaustive", value_parser = strategy)]
     pub strategy: Strategy,
     /// Start no point's check and timing after this many seconds of the run (the final round
@@ -115,11 +116,12 @@ pub struct KbenchArgs {
     #[arg(long, value_name = "SECONDS", value_parser = max_time_s)]
     pub max_time: Option<f64>,
     /// Measure first the best points of the nearest problems recorded in PATH (a results
-    /// database, or a dataset `phobos-kbench record` wrote); with --strategy anneal or model.
+    /// database, or a dataset `phobos-kbench record` wrote); with --strategy anneal, model or
+    /// random without --max-points.
     #[arg(long, value_name = "PATH")]
     pub seed_from: Option<PathBuf>,
-    /// Search at most N points (needed with --strategy random, and for spaces of more than
-    /// 65536 points); with --shard, N in all, split over the shards.
+    /// Search at most N points (needed for spaces of more than 65536 points); with --shard, N
+    /// in all, split over the shards.
     #[arg(long, value_name = "N", value_parser = max_points)]
     pub max_points: Option<usize>,
     /// Parallel compiles (default: all cores; at most 1024).

@@ -130,7 +130,7 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
         Mode::Tune => {
             let shard =
                 shard::resolve(args, &|name| std::env::var(name).ok()).map_err(UserError::new)?;
-            if args.seed_from.is_some() && !args.strategy.adaptive() {
+            if args.seed_from.is_some() && !args.strategy.searches_adaptively(args.max_points) {
                 return Err(UserError::new(format!(
                     "--seed-from says which points an adaptive search measures first; \
                      --strategy {} measures the points it picks up front",
@@ -138,7 +138,7 @@ fn run(args: &KbenchArgs) -> Result<ExitCode, UserError> {
                 ))
                 .hint("add --strategy model (or anneal)"));
             }
-            if shard.is_some() && args.strategy.adaptive() {
+            if shard.is_some() && args.strategy.searches_adaptively(args.max_points) {
                 return Err(UserError::new(format!(
                     "--strategy {} picks its points as results come in: it cannot be split \
                      over shards",

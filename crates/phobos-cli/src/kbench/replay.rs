@@ -50,7 +50,8 @@ pub struct ReplayArgs {
     /// Strategies, comma-separated: exhaustive, random, anneal, model.
     #[arg(long, value_delimiter = ',', value_parser = strategy, default_value = "model")]
     pub strategy: Vec<Strategy>,
-    /// Points per search (default: each strategy's own; random's is the model's).
+    /// Points per search (default: each strategy's own budget; random with it draws its
+    /// points up front, as in a run).
     #[arg(long, value_parser = max_points)]
     pub max_points: Option<usize>,
     /// Device and compile time per search, in seconds.

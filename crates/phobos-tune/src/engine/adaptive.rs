@@ -69,6 +69,7 @@ impl State<'_, '_> {
             self.settings.strategy,
             &candidates,
             self.settings.seed,
+            budget,
             &first,
         );
         let deadline = self.deadline;

@@ -49,9 +49,9 @@ pub struct Settings {
     pub retune: bool,
     /// How the points searched are picked from the space.
     pub strategy: Strategy,
-    /// At most this many points (required for `Strategy::Random` and for spaces above
-    /// `space::MAX_EXHAUSTIVE_POINTS`; an adaptive strategy's default is
-    /// `strategy::default_budget`).
+    /// At most this many points (required for spaces above `space::MAX_EXHAUSTIVE_POINTS`;
+    /// `Strategy::Random` with it draws its points up front, without it searches adaptively;
+    /// an adaptive search's default is `strategy::default_budget`).
     pub max_points: Option<usize>,
     /// No point starts its check and timing after this long from the start of the run (the
     /// final round still runs among the points measured).
@@ -213,10 +213,14 @@ pub fn tune(
     let started = std::time::Instant::now();
     let frontend = tuner.frontend;
     let pinned = Pinned::new(frontend.space(), pins)?;
-    let adaptive = settings.strategy.adaptive();
+    let adaptive = settings.strategy.searches_adaptively(settings.max_points);
     // The points of the search (`strategy`, `max_points`), then of those this process's share
     // (`only_points`, a shard's): the shards of one job split one selection.
-    let mut points = pinned.select(settings.strategy, settings.max_points, settings.seed)?;
+    let mut points = if adaptive {
+        pinned.candidates_of(settings.strategy)?
+    } else {
+        pinned.select(settings.strategy, settings.max_points, settings.seed)?
+    };
     if let Some(only) = &settings.only_points {
         points.retain(|p| only.contains(&p.to_pins()));
     }

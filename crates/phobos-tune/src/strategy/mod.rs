@@ -13,6 +13,7 @@
 pub mod anneal;
 pub mod model;
 pub mod prior;
+pub mod refine;
 pub mod replay;
 
 pub use crate::space::Strategy;
@@ -47,18 +48,23 @@ pub trait Searcher {
     fn propose(&mut self, observed: &[Observation], want: usize) -> Vec<usize>;
 }
 
-/// How many points an adaptive strategy measures when `--max-points` is not given: a twentieth
-/// of the candidates, at least 16 (all of a small space), at most 256.
+/// How many points an adaptive strategy measures when `--max-points` is not given: 8 % of the
+/// candidates (rounded), at least 16 (all of a smaller space), at most 1024.
+///
+/// Compiling dominates a point's cost on a GPU (a second or more against milliseconds of
+/// timing), so the share of the points is close to the share of the exhaustive run's time,
+/// with room below 10 % for points that compile slower than the average.
 pub fn default_budget(candidates: usize) -> usize {
-    (candidates / 20).clamp(16, 256).min(candidates)
+    ((candidates * 2 + 12) / 25).clamp(16, 1024).min(candidates)
 }
 
-/// The searcher of a strategy over these candidates. `first` are tried before anything else
+/// The searcher of a strategy over these candidates, for a search of `budget` points. `first` are tried before anything else
 /// (the best points of the nearest recorded problems, `--seed-from`).
 pub fn searcher(
     strategy: Strategy,
     candidates: &[Candidate],
     seed: u64,
+    budget: usize,
     first: &[usize],
 ) -> Box<dyn Searcher> {
     let inner: Box<dyn Searcher> = match strategy {
@@ -66,17 +72,34 @@ pub fn searcher(
             order: (0..candidates.len()).collect(),
             next: 0,
         }),
-        Strategy::Random => Box::new(InOrder {
-            order: Rng::new(seed).permutation(candidates.len()),
-            next: 0,
-        }),
-        Strategy::Anneal => Box::new(anneal::Anneal::new(candidates, seed)),
-        Strategy::Model => Box::new(model::Model::new(candidates, seed)),
+        Strategy::Random => Box::new(refine::SampleThenRefine::new(candidates, seed, budget)),
+        Strategy::Anneal => Box::new(refine::Polish::new(
+            Box::new(anneal::Anneal::new(candidates, seed)),
+            candidates,
+            seed,
+            budget,
+        )),
+        Strategy::Model => Box::new(refine::Polish::new(
+            Box::new(model::Model::new(candidates, seed)),
+            candidates,
+            seed,
+            budget,
+        )),
     };
     Box::new(Seeded {
         first: first.to_vec(),
         inner,
     })
+}
+
+/// A strategy that picks its points up front (`exhaustive`, `random --max-points N`): every
+/// candidate in order, or in a seeded random order.
+pub fn in_order(strategy: Strategy, candidates: usize, seed: u64) -> Box<dyn Searcher> {
+    let order = match strategy {
+        Strategy::Random => Rng::new(seed).permutation(candidates),
+        _ => (0..candidates).collect(),
+    };
+    Box::new(InOrder { order, next: 0 })
 }
 
 /// Runs a search: proposals until `max_points` are measured, the strategy stops, or

@@ -163,7 +163,12 @@ impl Dataset {
             Strategy::Exhaustive => candidates.len(),
             _ => super::default_budget(candidates.len()),
         });
-        let mut s = searcher(strategy, &candidates, seed, &[]);
+        // `random --max-points N` draws its points up front, as the engine does.
+        let mut s = if strategy.searches_adaptively(max_points) {
+            searcher(strategy, &candidates, seed, budget, &[])
+        } else {
+            super::in_order(strategy, candidates.len(), seed)
+        };
         let (mut gpu_ms, mut compile_ms) = (0.0, 0.0);
         let spent = std::cell::Cell::new(0.0);
         let observed = drive::<()>(

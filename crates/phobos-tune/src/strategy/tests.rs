@@ -56,7 +56,7 @@ fn every_strategy_proposes_each_candidate_once_and_is_seeded() {
     let (candidates, _) = d.candidates();
     for strategy in Strategy::ALL {
         let run = |seed| {
-            let mut s = searcher(strategy, &candidates, seed, &[]);
+            let mut s = searcher(strategy, &candidates, seed, candidates.len(), &[]);
             let mut all = Vec::new();
             drive::<()>(
                 s.as_mut(),
@@ -138,7 +138,7 @@ fn the_adaptive_strategies_beat_chance_on_a_smooth_space() {
 fn seeded_points_come_first() {
     let d = bowl();
     let (candidates, _) = d.candidates();
-    let mut s = searcher(Strategy::Model, &candidates, 0, &[40, 7]);
+    let mut s = searcher(Strategy::Model, &candidates, 0, 16, &[40, 7]);
     let b = s.propose(&[], 4);
     assert_eq!(&b[..2], &[40, 7]);
     assert_eq!(b.len(), 4);
@@ -159,6 +159,106 @@ fn datasets_survive_their_text() {
 fn default_budgets() {
     assert_eq!(default_budget(10), 10);
     assert_eq!(default_budget(100), 16);
-    assert_eq!(default_budget(2000), 100);
-    assert_eq!(default_budget(100_000), 256);
+    assert_eq!(default_budget(304), 24);
+    assert_eq!(default_budget(1280), 102);
+    assert_eq!(default_budget(2000), 160);
+    assert_eq!(default_budget(100_000), 1024);
+}
+
+/// The coordinates of a bowl candidate.
+fn at(d: &Dataset, tm: i64, tn: i64, stages: i64) -> usize {
+    let (c, _) = d.candidates();
+    c.iter()
+        .position(|c| c.point.0.iter().map(|(_, v)| *v).eq([tm, tn, stages]))
+        .unwrap()
+}
+
+#[test]
+fn refinement_measures_the_neighbours_of_the_best_first() {
+    let d = bowl();
+    let (candidates, _) = d.candidates();
+    let grid = refine::Grid::new(&candidates);
+    let best = at(&d, 64, 64, 2);
+    let observed = [
+        Observation {
+            index: at(&d, 16, 16, 1),
+            ms: Some(9.0),
+        },
+        Observation {
+            index: best,
+            ms: Some(2.0),
+        },
+        Observation {
+            index: at(&d, 64, 64, 3),
+            ms: None,
+        },
+    ];
+    let known: HashSet<usize> = observed.iter().map(|o| o.index).collect();
+    let got = grid.around_best(&observed, &known, &mut Rng::new(1), 8);
+    // TM 32/128, TN 32/128, STAGES 1 (3 failed, known): five neighbours, then the ones of
+    // the next fastest and the diagonal ones of the best.
+    let mut first: Vec<usize> = got[..5].to_vec();
+    first.sort_unstable();
+    let mut want = vec![
+        at(&d, 32, 64, 2),
+        at(&d, 128, 64, 2),
+        at(&d, 64, 32, 2),
+        at(&d, 64, 128, 2),
+        at(&d, 64, 64, 1),
+    ];
+    want.sort_unstable();
+    assert_eq!(first, want);
+    assert_eq!(got.len(), 8);
+    assert!(got.iter().all(|i| !known.contains(i)));
+    let diagonal = grid.diagonal(best);
+    assert!(diagonal.contains(&at(&d, 128, 128, 2)) && diagonal.contains(&at(&d, 32, 64, 1)));
+    assert!(!diagonal.contains(&at(&d, 128, 64, 2)));
+}
+
+#[test]
+fn random_samples_then_refines_around_its_best() {
+    let d = bowl();
+    let (candidates, index) = d.candidates();
+    let mut s = searcher(Strategy::Random, &candidates, 4, 20, &[]);
+    let grid = refine::Grid::new(&candidates);
+    let mut observed: Vec<Observation> = Vec::new();
+    let mut batches = Vec::new();
+    while observed.len() < 20 {
+        let b = s.propose(&observed, 4);
+        assert!(!b.is_empty());
+        batches.push(b.clone());
+        observed.extend(b.iter().map(|&i| Observation {
+            index: i,
+            ms: d.points[index[i]].median_ms,
+        }));
+    }
+    // 8 sampled (40 % of 20), then each batch around the points measured before it.
+    let mut seen = 0;
+    for b in &batches {
+        if seen >= 8 {
+            let before: Vec<usize> = observed[..seen]
+                .iter()
+                .filter(|o| o.ms.is_some())
+                .map(|o| o.index)
+                .collect();
+            for i in b {
+                assert!(
+                    before
+                        .iter()
+                        .any(|&j| grid.neighbours(j).contains(i) || grid.diagonal(j).contains(i)),
+                    "{i} of {b:?} is not around a point measured"
+                );
+            }
+        }
+        seen += b.len();
+    }
+    // On the smooth bowl, refinement does better than a plain sample of as many points.
+    let mean = |max: Option<usize>| {
+        (0..8)
+            .map(|seed| d.replay(Strategy::Random, max, None, seed).best_fraction)
+            .sum::<f64>()
+            / 8.0
+    };
+    let (refined, sampled) = (mean(None), mean(Some(default_budget(150))));
+    assert!(refined > sampled, "refined {refined} sampled {sampled}");
 }
