@@ -10,7 +10,7 @@ use phobos_ir::{Kernel, ParamKind};
 use phobos_tune::cache::VariantCache;
 use phobos_tune::worker::LibrarySpec;
 use phobos_tune::{ArgValue, Artifact, Device, DeviceInfo, Failure, Loaded, Problem, RunError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 fn gpu_error(e: GpuError) -> RunError {
     RunError {
@@ -29,7 +29,19 @@ pub struct CudaDevice {
     gpu: Gpu,
     /// cuBLAS, created on first use (a reference check or a baseline timing).
     blas: Option<Arc<Blas>>,
+    /// The timing inputs of the current problem, uploaded once for all its variants.
+    resident: Arc<Mutex<Option<Resident>>>,
 }
+
+/// Uploaded timing inputs and the key of the host tensors they are a copy of.
+struct Resident {
+    key: String,
+    tensors: Arc<Vec<Option<DeviceTensor>>>,
+}
+
+/// Timing inputs stay resident only while they take at most this share of the device's memory:
+/// a correctness check at the full size allocates its own beside them.
+const RESIDENT_SHARE: u64 = 4;
 
 /// Why a variant could not be loaded or launched.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +74,11 @@ impl CudaDevice {
 
     /// A GPU opened already.
     pub fn from_gpu(gpu: Gpu) -> CudaDevice {
-        CudaDevice { gpu, blas: None }
+        CudaDevice {
+            gpu,
+            blas: None,
+            resident: Arc::new(Mutex::new(None)),
+        }
     }
 
     pub fn gpu(&self) -> &Gpu {
@@ -107,8 +123,9 @@ impl CudaDevice {
             function,
             smem: a.dynamic_smem_bytes as u32,
             facts: meta.launch,
-            tensors: Vec::new(),
+            tensors: Arc::new(Vec::new()),
             prepared: None,
+            resident: self.resident.clone(),
         })
     }
 }
@@ -158,22 +175,64 @@ pub struct CudaLoaded {
     function: Function,
     smem: u32,
     facts: LaunchFacts,
-    tensors: Vec<Option<DeviceTensor>>,
+    tensors: Arc<Vec<Option<DeviceTensor>>>,
     prepared: Option<PreparedLaunch>,
+    /// The device's resident timing inputs ([`Loaded::prepare_reused`]).
+    resident: Arc<Mutex<Option<Resident>>>,
 }
 
 impl CudaLoaded {
-    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
-        self.tensors.clear();
+    /// The tensors of `args` on the device, in parameter order (`None` for scalars).
+    fn upload_all(&self, args: &[ArgValue]) -> Result<Vec<Option<DeviceTensor>>, RunError> {
+        let mut out = Vec::with_capacity(args.len());
         for (p, a) in self.kernel.params.iter().zip(args) {
-            let t = match (&p.kind, a) {
+            out.push(match (&p.kind, a) {
                 (ParamKind::Tensor { order, .. }, ArgValue::Tensor(h)) => {
                     Some(DeviceTensor::upload(&self.gpu, h, *order).map_err(gpu_error)?)
                 }
                 _ => None,
-            };
-            self.tensors.push(t);
+            });
         }
+        Ok(out)
+    }
+
+    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.tensors = Arc::new(Vec::new());
+        self.tensors = Arc::new(self.upload_all(args)?);
+        self.bind(args)
+    }
+
+    /// Uploads `args` unless the device holds them under `key` already; keeps them there
+    /// when they are small enough ([`RESIDENT_SHARE`]).
+    fn upload_reused(&mut self, key: &str, args: &[ArgValue]) -> Result<(), RunError> {
+        let mut resident = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        match resident.as_ref() {
+            Some(r) if r.key == key => self.tensors = r.tensors.clone(),
+            _ => {
+                // The previous problem's copies go first: both need not fit at once.
+                *resident = None;
+                self.tensors = Arc::new(Vec::new());
+                self.tensors = Arc::new(self.upload_all(args)?);
+                let bytes: u64 = self
+                    .tensors
+                    .iter()
+                    .flatten()
+                    .map(|t| t.buf.len() as u64)
+                    .sum();
+                if bytes <= self.gpu.info().total_mem_bytes / RESIDENT_SHARE {
+                    *resident = Some(Resident {
+                        key: key.to_string(),
+                        tensors: self.tensors.clone(),
+                    });
+                }
+            }
+        }
+        drop(resident);
+        self.bind(args)
+    }
+
+    /// The prepared launch on the current tensors and the scalars of `args`.
+    fn bind(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
         let refs: Vec<phobos_gpu::Arg<'_>> = self
             .tensors
             .iter()
@@ -251,6 +310,10 @@ impl Loaded for CudaLoaded {
 
     fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
         self.upload(args)
+    }
+
+    fn prepare_reused(&mut self, key: &str, args: &[ArgValue]) -> Result<(), RunError> {
+        self.upload_reused(key, args)
     }
 
     fn launch_timed(&mut self) -> Result<f64, RunError> {
