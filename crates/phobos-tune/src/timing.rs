@@ -218,7 +218,11 @@ mod tests {
             early_stop_factor: None,
             ..TimeSettings::default()
         };
-        assert!(!measure::<()>(&off, Some(1.0), || Ok(5.0)).unwrap().stopped_early);
+        assert!(
+            !measure::<()>(&off, Some(1.0), || Ok(5.0))
+                .unwrap()
+                .stopped_early
+        );
     }
 
     #[test]
@@ -234,11 +238,17 @@ mod tests {
         let stats = interleave::<()>(2, &s, |i| Ok(if i == 0 { 1.0 } else { 4.0 })).unwrap();
         assert_eq!((stats[0].reps, stats[1].reps), (100, 100));
         // No budget: the minimum number of rounds.
-        let rounds_only = FinalSettings { budget_ms: 0.0, ..s.clone() };
+        let rounds_only = FinalSettings {
+            budget_ms: 0.0,
+            ..s.clone()
+        };
         let stats = interleave::<()>(2, &rounds_only, |_| Ok(1.0)).unwrap();
         assert_eq!(stats[0].reps, 3);
         // The cap holds.
-        let capped = FinalSettings { max_rounds: 10, ..s };
+        let capped = FinalSettings {
+            max_rounds: 10,
+            ..s
+        };
         let stats = interleave::<()>(2, &capped, |_| Ok(1.0)).unwrap();
         assert_eq!(stats[1].reps, 10);
     }

@@ -59,7 +59,10 @@ fn the_search_times_at_its_budget_and_the_leaders_at_the_full_one() {
     assert_eq!(reps, [1, 2, 4, 2]);
     // The final round: the two leaders, each until 40 ms (U=4's 40 launches, U=2 alongside).
     assert_eq!(seen.finals, 1);
-    assert_eq!((stats_of(&r, "U=4").reps, stats_of(&r, "U=2").reps), (40, 40));
+    assert_eq!(
+        (stats_of(&r, "U=4").reps, stats_of(&r, "U=2").reps),
+        (40, 40)
+    );
     // The others keep their search times.
     assert_eq!(stats_of(&r, "U=8").reps, 2);
     let w = r.winner.unwrap();
@@ -178,7 +181,14 @@ fn a_stored_point_stopped_early_never_wins_even_with_the_lowest_median() {
         .unwrap();
     let mut s = budgets(10.0, 10.0);
     s.finalists = 1;
-    let (r, seen, _) = run(&spec, &mut in_process(&spec), Some(&mut store), &problem(64), &[], &s);
+    let (r, seen, _) = run(
+        &spec,
+        &mut in_process(&spec),
+        Some(&mut store),
+        &problem(64),
+        &[],
+        &s,
+    );
     let r = r.unwrap();
     assert_eq!(seen.search, Some((3, 1)), "U=2 reused, the others timed");
     assert_eq!(seen.finals, 0);

@@ -9,6 +9,7 @@ use phobos_gpu::{LaunchFacts, PreparedLaunch};
 use phobos_ir::{Kernel, ParamKind};
 use phobos_tune::cache::VariantCache;
 use phobos_tune::worker::LibrarySpec;
+use phobos_tune::OPEN_FAILED;
 use phobos_tune::{ArgValue, Artifact, Device, DeviceInfo, Failure, Loaded, Problem, RunError};
 use std::sync::{Arc, Mutex};
 
@@ -19,9 +20,80 @@ fn gpu_error(e: GpuError) -> RunError {
     }
 }
 
-/// Opens the GPU in the worker.
+/// Opens the GPU in the worker: the driver describes the device at once, and its context (the
+/// slow part of opening it) is created on a thread meanwhile, so the worker reports ready and
+/// the main process starts compiling while it is; the first job waits for it.
 pub fn open_device(ordinal: u32) -> Result<Box<dyn Device>, Failure> {
-    Ok(Box::new(CudaDevice::open(ordinal)?))
+    let info =
+        phobos_gpu::probe_device(ordinal as usize).map_err(|e| Failure::from_log(e.to_string()))?;
+    let opening = std::thread::spawn(move || CudaDevice::open(ordinal));
+    Ok(Box::new(OpeningDevice {
+        info: DeviceInfo::of_gpu(&info),
+        state: Opening::Pending(opening),
+    }))
+}
+
+/// A [`CudaDevice`] whose context is still being created.
+struct OpeningDevice {
+    info: DeviceInfo,
+    state: Opening,
+}
+
+enum Opening {
+    Pending(std::thread::JoinHandle<Result<CudaDevice, Failure>>),
+    Open(CudaDevice),
+    /// Why the context could not be created (every job is answered with it).
+    Failed(Failure),
+    /// Only while a pending open is being joined.
+    Taken,
+}
+
+impl OpeningDevice {
+    fn device(&mut self) -> Result<&mut CudaDevice, RunError> {
+        if let Opening::Pending(_) = self.state {
+            let Opening::Pending(handle) = std::mem::replace(&mut self.state, Opening::Taken)
+            else {
+                unreachable!("matched above")
+            };
+            self.state = match handle.join() {
+                Ok(Ok(d)) => Opening::Open(d),
+                Ok(Err(f)) => Opening::Failed(f),
+                Err(_) => Opening::Failed(Failure::from_log("opening the GPU panicked")),
+            };
+        }
+        match &mut self.state {
+            Opening::Open(d) => Ok(d),
+            Opening::Failed(f) => Err(RunError {
+                fatal: true,
+                failure: Failure::from_log(format!("{OPEN_FAILED}: {}", f.log)),
+            }),
+            Opening::Pending(_) | Opening::Taken => unreachable!("joined above"),
+        }
+    }
+}
+
+impl Device for OpeningDevice {
+    fn info(&self) -> DeviceInfo {
+        self.info.clone()
+    }
+
+    fn load(
+        &mut self,
+        kernel: &Kernel,
+        artifact: Option<&Artifact>,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        self.device()?.load(kernel, artifact, problem)
+    }
+
+    fn library(
+        &mut self,
+        kernel: &Kernel,
+        spec: &LibrarySpec,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        self.device()?.library(kernel, spec, problem)
+    }
 }
 
 /// A GPU as the tuner's [`Device`], and the runtime's.
@@ -126,6 +198,7 @@ impl CudaDevice {
             tensors: Arc::new(Vec::new()),
             prepared: None,
             resident: self.resident.clone(),
+            events: None,
         })
     }
 }
@@ -179,6 +252,8 @@ pub struct CudaLoaded {
     prepared: Option<PreparedLaunch>,
     /// The device's resident timing inputs ([`Loaded::prepare_reused`]).
     resident: Arc<Mutex<Option<Resident>>>,
+    /// The two events around a timed launch, made on the first and reused.
+    events: Option<(phobos_gpu::Event, phobos_gpu::Event)>,
 }
 
 impl CudaLoaded {
@@ -323,16 +398,19 @@ impl Loaded for CudaLoaded {
             .ok_or_else(|| RunError::refused("not prepared"))?;
         // The L2 is flushed before each launch so no variant is timed on a warm cache.
         self.gpu.flush_l2().map_err(gpu_error)?;
-        let (a, b) = (
-            self.gpu.event().map_err(gpu_error)?,
-            self.gpu.event().map_err(gpu_error)?,
-        );
+        if self.events.is_none() {
+            self.events = Some((
+                self.gpu.event().map_err(gpu_error)?,
+                self.gpu.event().map_err(gpu_error)?,
+            ));
+        }
+        let (a, b) = self.events.as_ref().expect("made above");
         a.record().map_err(gpu_error)?;
         // SPLIT_K outputs are zeroed here, between the events: part of the variant's cost.
         self.gpu
             .launch_prepared(&self.function, prepared, self.smem)
             .map_err(gpu_error)?;
         b.record().map_err(gpu_error)?;
-        Ok(a.elapsed_ms(&b).map_err(gpu_error)? as f64)
+        Ok(a.elapsed_ms(b).map_err(gpu_error)? as f64)
     }
 }
