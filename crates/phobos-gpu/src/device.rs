@@ -188,23 +188,37 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// Loads and initializes the driver and checks that device `ordinal` exists.
+fn device_handle(ordinal: usize) -> Result<sys::CUdevice, GpuError> {
+    init_driver()?;
+    let count = result::device::get_count()
+        .map_err(|e| GpuError::Cuda(call_error("cuDeviceGetCount", e)))?
+        .max(0) as usize;
+    if count == 0 {
+        return Err(GpuError::NoDevice("the driver reports 0 devices".into()));
+    }
+    if ordinal >= count {
+        return Err(GpuError::BadOrdinal { ordinal, count });
+    }
+    result::device::get(ordinal as i32).map_err(|e| GpuError::Cuda(call_error("cuDeviceGet", e)))
+}
+
+/// What device `ordinal` is, from the driver alone: no context is created (that is what
+/// [`Gpu::new`] spends its time on), so a worker can describe its device at once and create
+/// the context while the caller goes on.
+pub fn probe_device(ordinal: usize) -> Result<DeviceInfo, GpuError> {
+    let dev = device_handle(ordinal)?;
+    query_info(dev, ordinal).map_err(GpuError::Cuda)
+}
+
 impl Gpu {
     /// Opens device `ordinal`: loads the driver, retains its primary context and creates a
     /// stream.
     pub fn new(ordinal: usize) -> Result<Gpu, GpuError> {
-        init_driver()?;
-        let count = result::device::get_count()
-            .map_err(|e| GpuError::Cuda(call_error("cuDeviceGetCount", e)))?
-            .max(0) as usize;
-        if count == 0 {
-            return Err(GpuError::NoDevice("the driver reports 0 devices".into()));
-        }
-        if ordinal >= count {
-            return Err(GpuError::BadOrdinal { ordinal, count });
-        }
+        let dev = device_handle(ordinal)?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| GpuError::Cuda(call_error("cuDevicePrimaryCtxRetain", e)))?;
-        let info = query_info(&ctx, ordinal).map_err(GpuError::Cuda)?;
+        let info = query_info(dev, ordinal).map_err(GpuError::Cuda)?;
         let stream = result::stream::create(result::stream::StreamKind::Default)
             .map_err(|e| GpuError::Cuda(call_error("cuStreamCreate", e)))?;
         Ok(Gpu {
@@ -286,18 +300,21 @@ impl Gpu {
     }
 }
 
-fn query_info(ctx: &CudaContext, ordinal: usize) -> Result<DeviceInfo, CallError> {
+fn query_info(dev: sys::CUdevice, ordinal: usize) -> Result<DeviceInfo, CallError> {
+    // SAFETY: `dev` is a device handle of the initialized driver; attribute queries need no
+    // context.
+    let attribute = |a: A| unsafe { result::device::get_attribute(dev, a) };
     let get = |a: A| -> Result<u32, CallError> {
-        ctx.attribute(a)
+        attribute(a)
             .map(|v| v.max(0) as u32)
             .map_err(|e| call_error("cuDeviceGetAttribute", e))
     };
     // Informational attributes: a driver that does not answer them reads as 0.
-    let optional = |a: A| ctx.attribute(a).map(|v| v.max(0) as u32).unwrap_or(0);
-    let name = ctx.name().map_err(|e| call_error("cuDeviceGetName", e))?;
-    let total = ctx
-        .total_mem()
-        .map_err(|e| call_error("cuDeviceTotalMem", e))?;
+    let optional = |a: A| attribute(a).map(|v| v.max(0) as u32).unwrap_or(0);
+    let name = result::device::get_name(dev).map_err(|e| call_error("cuDeviceGetName", e))?;
+    // SAFETY: as above.
+    let total =
+        unsafe { result::device::total_mem(dev) }.map_err(|e| call_error("cuDeviceTotalMem", e))?;
     let mut driver_version = 0;
     unsafe { sys::cuDriverGetVersion(&mut driver_version).result() }
         .map_err(|e| call_error("cuDriverGetVersion", e))?;

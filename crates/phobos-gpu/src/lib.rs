@@ -33,7 +33,7 @@ pub mod tma;
 pub use abi::{bind_args, Arg, BindError, BoundArgs, TensorRef};
 pub use args::KernelArgs;
 pub use blas::Blas;
-pub use device::{device_count, DeviceInfo, Gpu};
+pub use device::{device_count, probe_device, DeviceInfo, Gpu};
 pub use error::{CallError, GpuError};
 pub use launch::LaunchConfig;
 pub use memory::{DeviceBuffer, DeviceTensor};

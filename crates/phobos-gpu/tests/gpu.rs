@@ -93,6 +93,13 @@ fn device_query_is_sane() {
         phobos_gpu::Gpu::new(d.ordinal + 64),
         Err(GpuError::BadOrdinal { .. })
     ));
+    // The driver alone (no context) describes the same device: what a worker reports before
+    // its context exists.
+    assert_eq!(&phobos_gpu::probe_device(d.ordinal).unwrap(), d);
+    assert!(matches!(
+        phobos_gpu::probe_device(d.ordinal + 64),
+        Err(GpuError::BadOrdinal { .. })
+    ));
 }
 
 #[test]

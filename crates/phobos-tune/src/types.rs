@@ -382,12 +382,18 @@ impl Outcome {
 /// Starts the reason of a crash that happened again when it was retried: it is kept.
 pub const CRASHED_AGAIN: &str = "again after a retry: ";
 
+/// Starts the failure of a job whose worker could not create the GPU's context (after it had
+/// described the device): nothing the point did.
+pub const OPEN_FAILED: &str = "could not open the GPU";
+
 /// Whether a crash may not recur: a signal from outside the worker (the OOM killer's or a
 /// user's SIGKILL, SIGTERM, SIGINT, SIGHUP), a timeout, the device out of memory, or a worker
-/// that could not start. Such a crash is retried once on the next run; any other (a fault, a
-/// panic, SIGSEGV) is deterministic and its stored row is reused with its reason.
+/// that could not start or open its GPU. Such a crash is retried once on the next run; any
+/// other (a fault, a panic, SIGSEGV) is deterministic and its stored row is reused with its
+/// reason.
 pub fn crash_is_transient(what: &str) -> bool {
-    const TRANSIENT: [&str; 9] = [
+    const TRANSIENT: [&str; 10] = [
+        OPEN_FAILED,
         "SIGKILL",
         "SIGTERM",
         "SIGINT",

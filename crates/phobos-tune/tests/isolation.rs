@@ -124,6 +124,15 @@ fn result<'a>(r: &'a Report, pins: &str) -> &'a PointResult {
 }
 
 #[test]
+fn a_gpu_the_worker_could_not_open_is_no_fault_of_the_point() {
+    // How a job answers when the worker's context could not be created (the GPU back end's
+    // worker describes its device first, then creates the context while the search compiles).
+    let what = format!("fault: {OPEN_FAILED}: CUDA_ERROR_DEVICE_BUSY");
+    assert!(crash_is_transient(&what));
+    assert!(!crash_is_transient(&format!("{CRASHED_AGAIN}{what}")));
+}
+
+#[test]
 fn a_transient_crash_is_retried_once_on_the_next_run() {
     let spec = MockSpec::default();
     let dir = tempfile::tempdir().unwrap();

@@ -151,7 +151,7 @@ fn the_library_is_timed_like_a_variant() {
             min_reps: 3,
             max_reps: 5,
             budget_ms: 1.0,
-            early_stop_factor: 3.0,
+            early_stop_factor: Some(3.0),
         },
         seed: 1,
     };

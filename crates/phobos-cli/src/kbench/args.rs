@@ -145,9 +145,21 @@ pub struct KbenchArgs {
     /// One JSON object per problem on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Timing budget per variant in milliseconds of measured time (at most an hour).
-    #[arg(long, default_value_t = 100.0, value_parser = budget_ms)]
+    /// The full timing budget, in milliseconds of measured time (at most an hour): what each
+    /// leader gets in the final round, and a single configuration (`--config`).
+    #[arg(long, default_value_t = phobos_tune::timing::FULL_BUDGET_MS, value_parser = budget_ms)]
     pub budget_ms: f64,
+    /// The search's timing budget per point, in milliseconds of measured time (never more
+    /// than --budget-ms): enough to rank the points, the leaders are re-timed at --budget-ms.
+    #[arg(long, default_value_t = phobos_tune::timing::SEARCH_BUDGET_MS, value_parser = budget_ms)]
+    pub search_budget_ms: f64,
+    /// Stop timing a point after 3 launches when its fastest is more than FACTOR times the
+    /// best median so far (at least 1); it is kept as stopped early and never wins.
+    #[arg(long, value_name = "FACTOR", default_value_t = phobos_tune::timing::EARLY_STOP_FACTOR, value_parser = early_stop)]
+    pub early_stop: f64,
+    /// Time every point at its full search budget, however slow.
+    #[arg(long, conflicts_with = "early_stop")]
+    pub no_early_stop: bool,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -210,6 +222,18 @@ fn bounded_f64(s: &str, max: f64, unit: &str) -> Result<f64, String> {
 /// `--budget-ms`: a timing budget of at most an hour.
 fn budget_ms(s: &str) -> Result<f64, String> {
     bounded_f64(s, 3_600_000.0, "ms (an hour)")
+}
+
+/// `--early-stop`: a factor of at least 1, at most a million.
+fn early_stop(s: &str) -> Result<f64, String> {
+    let v = bounded_f64(s, 1e6, "")?;
+    if v < 1.0 {
+        return Err(format!(
+            "`{s}` is below 1: a point as fast as the best would stop (--no-early-stop turns \
+             it off)"
+        ));
+    }
+    Ok(v)
 }
 
 /// `--job-timeout-s`: at most a day.
@@ -453,6 +477,23 @@ mod tests {
             "16",
         ]);
         assert_eq!((a.budget_ms, a.peak, a.jobs), (2.5, Some(989.0), Some(16)));
+    }
+
+    #[test]
+    fn search_budget_and_early_stop() {
+        let a = parse(&["g.ph"]);
+        assert_eq!((a.budget_ms, a.search_budget_ms), (100.0, 10.0));
+        assert_eq!((a.early_stop, a.no_early_stop), (1.5, false));
+        let a = parse(&["g.ph", "--search-budget-ms", "2", "--early-stop", "2.5"]);
+        assert_eq!((a.search_budget_ms, a.early_stop), (2.0, 2.5));
+        assert!(parse(&["g.ph", "--no-early-stop"]).no_early_stop);
+        for bad in ["0.5", "0", "nan", "x"] {
+            let e = refused(&["g.ph", &format!("--early-stop={bad}")]);
+            assert!(e.contains("--early-stop"), "{bad}: {e}");
+        }
+        assert!(refused(&["g.ph", "--search-budget-ms=0"]).contains("--search-budget-ms"));
+        let e = refused(&["g.ph", "--early-stop", "2", "--no-early-stop"]);
+        assert!(e.contains("cannot be used with"), "{e}");
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn name(t: Option<DType>) -> &'static str {
 
 fn settings(session: &Session) -> TimeSettings {
     if session.backend == Backend::Interp {
-        return session.settings.time.clone();
+        return super::session::full_budget(&session.settings);
     }
     gpu_settings(session.args.budget_ms)
 }

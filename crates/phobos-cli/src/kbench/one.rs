@@ -70,7 +70,7 @@ pub fn run(session: &Session, job: Job) -> Result<ExitCode, UserError> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let settings = session.settings.time.clone();
+    let settings = super::session::full_budget(&session.settings);
     match runner.time(&job, &prepared, &settings) {
         Ok(s) => {
             let clock = if session.backend == Backend::Interp {

@@ -49,7 +49,11 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
     if let Some(j) = args.jobs {
         s.jobs = j.max(1);
     }
-    s.time.budget_ms = args.budget_ms.max(0.0);
+    // The search times each point at its own budget, never above the full one; the final
+    // round re-times the leaders at the full budget.
+    s.time.budget_ms = args.search_budget_ms.min(args.budget_ms).max(0.0);
+    s.time.early_stop_factor = (!args.no_early_stop).then_some(args.early_stop);
+    s.final_round.budget_ms = args.budget_ms.max(0.0);
     if backend == Backend::Interp {
         // The interpreter is slow and its wall clock is a stand-in: fewer repeats suffice.
         s.time.warmup = 1;
@@ -57,10 +61,22 @@ fn settings(args: &KbenchArgs, backend: Backend) -> Settings {
         s.time.max_reps = 50;
         s.final_round.warmup = 1;
         s.final_round.rounds = 5;
+        s.final_round.max_rounds = 20;
         s.verify_max_elements = 1 << 16;
         s.verify_max_flops = (1u64 << 22) as f64;
     }
     s
+}
+
+/// The timing of one variant on its own (`--config`, `--benchmark` on the interpreter): the
+/// search's repeats at the full budget, `--budget-ms`, and no early stop (there is nothing to
+/// compare with).
+pub fn full_budget(settings: &Settings) -> phobos_tune::timing::TimeSettings {
+    phobos_tune::timing::TimeSettings {
+        budget_ms: settings.final_round.budget_ms,
+        early_stop_factor: None,
+        ..settings.time.clone()
+    }
 }
 
 /// Opens the results database, saying on stderr whenever a write waits more than a second

@@ -90,12 +90,14 @@ impl State<'_, '_> {
             .enumerate()
             .filter_map(|(i, s)| Some((i, s.result.take()?)))
             .collect();
-        // After a final round the winner is the fastest finalist in that round.
+        // After a final round the winner is the fastest finalist in that round. A point
+        // stopped early was timed only until it was far slower than the best: never a winner.
         let candidate = |i: usize| self.finalists.is_empty() || self.finalists.contains(&i);
         let best = ended
             .iter()
             .filter(|(i, _)| candidate(*i))
             .filter_map(|(i, p)| Some((*i, p, p.outcome.stats()?)))
+            .filter(|(_, _, s)| !s.stopped_early)
             .min_by(|a, b| a.2.median_ms.total_cmp(&b.2.median_ms));
         let default_index = ended
             .iter()

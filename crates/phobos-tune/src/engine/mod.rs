@@ -475,7 +475,8 @@ pub fn tune(
     }
     for (i, p) in points.iter().enumerate() {
         if let Some(r) = stored.remove(&p.to_pins()) {
-            if let Some(s) = r.outcome.stats() {
+            // A point stopped early sets no best: its few launches only showed it slow.
+            if let Some(s) = r.outcome.stats().filter(|s| !s.stopped_early) {
                 state.best_ms = Some(
                     state
                         .best_ms

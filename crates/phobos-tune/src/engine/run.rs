@@ -394,7 +394,11 @@ impl State<'_, '_> {
 
     pub fn final_round(&mut self, observer: &mut dyn FnMut(Event<'_>)) -> Result<(), TuneError> {
         let nothing_new = self.new_measurements == 0 && !self.settings.final_round_always;
-        if self.settings.dry_run || nothing_new || self.settings.finalists < 2 {
+        // A search timed at less than the full budget re-times even a lone leader at the full
+        // budget; otherwise a round needs two to compare.
+        let reduced = self.settings.time.budget_ms < self.settings.final_round.budget_ms;
+        let min_leaders = if reduced { 1 } else { 2 };
+        if self.settings.dry_run || nothing_new || self.settings.finalists < min_leaders {
             return Ok(());
         }
         let mut timed: Vec<(usize, f64)> = self
@@ -416,7 +420,7 @@ impl State<'_, '_> {
                 specs.push(s);
             }
         }
-        if leaders.len() < 2 {
+        if leaders.len() < min_leaders {
             return Ok(());
         }
         let names: Vec<Point> = leaders.iter().map(|&i| self.points[i].clone()).collect();

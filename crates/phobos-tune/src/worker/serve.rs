@@ -29,15 +29,16 @@ pub struct WorkerState {
     pub oracle: Box<dyn Device>,
 }
 
-/// Runs `f` on the inputs of a timing job. They are made once per problem and kept for the
-/// following timing jobs of the same problem and kernel signature: generating a large
-/// problem's random tensors on the host takes longer than timing a variant, and timing needs no
-/// fresh values. Correctness checks never use them (each check gets fresh inputs).
+/// Runs `f` on the inputs of a timing job and their key. They are made once per problem and
+/// kept for the following timing jobs of the same problem and kernel signature: generating a
+/// large problem's random tensors on the host takes longer than timing a variant, and timing
+/// needs no fresh values. The key names them for [`Loaded::prepare_reused`], which lets the
+/// device keep its copy too. Correctness checks never use them (each check gets fresh inputs).
 fn with_timing_args<T>(
     kernel: &phobos_ir::Kernel,
     problem: &Problem,
     seed: u64,
-    f: impl FnOnce(&[ArgValue]) -> Result<T, RunError>,
+    f: impl FnOnce(&str, &[ArgValue]) -> Result<T, RunError>,
 ) -> Result<T, RunError> {
     type Cached = Option<(String, Vec<ArgValue>)>;
     static CACHE: std::sync::Mutex<Cached> = std::sync::Mutex::new(None);
@@ -48,8 +49,8 @@ fn with_timing_args<T>(
         let args = make_args(kernel, problem, seed, false).map_err(bad_args)?;
         *cache = Some((key, args));
     }
-    let (_, args) = cache.as_ref().expect("filled above");
-    f(args)
+    let (key, args) = cache.as_ref().expect("filled above");
+    f(key, args)
 }
 
 fn failed(id: Option<u64>, index: Option<usize>, e: RunError) -> Reply {
@@ -223,7 +224,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
         } => {
             let mut run = || -> Result<Reply, RunError> {
                 let (kernel, mut loaded) = load(state, variant, problem, false)?;
-                with_timing_args(&kernel, problem, *seed, |args| loaded.prepare(args))?;
+                with_timing_args(&kernel, problem, *seed, |key, args| {
+                    loaded.prepare_reused(key, args)
+                })?;
                 let stats = measure(settings, *best_ms, || loaded.launch_timed())?;
                 Ok(Reply::Timed { id: *id, stats })
             };
@@ -239,7 +242,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
             let mut loaded: Vec<Box<dyn Loaded>> = Vec::new();
             for (i, v) in variants.iter().enumerate() {
                 let prepared = load(state, v, problem, false).and_then(|(kernel, mut l)| {
-                    with_timing_args(&kernel, problem, *seed, |args| l.prepare(args))?;
+                    with_timing_args(&kernel, problem, *seed, |key, args| {
+                        l.prepare_reused(key, args)
+                    })?;
                     Ok(l)
                 });
                 match prepared {
@@ -273,7 +278,7 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     })?;
                 let mut loaded = state.device.library(&kernel, library, problem)?;
                 // The same inputs as the kernel's timing jobs of this problem.
-                with_timing_args(&kernel, problem, *seed, |args| loaded.prepare(args))?;
+                with_timing_args(&kernel, problem, *seed, |_, args| loaded.prepare(args))?;
                 let stats = measure(settings, None, || loaded.launch_timed())?;
                 Ok(Reply::Timed { id: *id, stats })
             };
@@ -429,7 +434,7 @@ mod tests {
     #[test]
     fn a_message_that_is_no_request_gets_a_reason() {
         // JSON has no infinity: serde writes `null`, which no f64 field reads back.
-        let line = r#"{"time":{"id":1,"settings":{"early_stop_factor":null}}}"#;
+        let line = r#"{"time":{"id":1,"settings":{"budget_ms":null}}}"#;
         let why = unreadable_request(line).expect("looks like a message");
         assert!(
             why.starts_with("the worker could not read a request: "),

@@ -38,6 +38,10 @@ pub struct MockSpec {
     /// longer, as on a GPU that throttles under sustained load (in-process runs only).
     #[serde(skip)]
     pub throttle: Option<(Arc<AtomicUsize>, usize, f64)>,
+    /// Every key timing inputs were prepared under (`Loaded::prepare_reused`), in order
+    /// (in-process runs only).
+    #[serde(skip)]
+    pub prepared_keys: Option<Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl Default for MockSpec {
@@ -51,6 +55,7 @@ impl Default for MockSpec {
             all_same_binary: false,
             generator: String::new(),
             throttle: None,
+            prepared_keys: None,
         }
     }
 }
@@ -243,6 +248,7 @@ struct MockLoaded {
     wrong: bool,
     ms: f64,
     throttle: Option<(Arc<AtomicUsize>, usize, f64)>,
+    prepared_keys: Option<Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl Device for MockDevice {
@@ -269,6 +275,7 @@ impl Device for MockDevice {
             wrong: !self.oracle && matches(&kernel.point, &self.spec.wrong_at),
             ms,
             throttle: self.spec.throttle.clone(),
+            prepared_keys: self.spec.prepared_keys.clone(),
         }))
     }
 }
@@ -285,6 +292,12 @@ impl Loaded for MockLoaded {
     }
     fn prepare(&mut self, _args: &[ArgValue]) -> Result<(), RunError> {
         Ok(())
+    }
+    fn prepare_reused(&mut self, key: &str, args: &[ArgValue]) -> Result<(), RunError> {
+        if let Some(keys) = &self.prepared_keys {
+            keys.lock().unwrap().push(key.to_string());
+        }
+        self.prepare(args)
     }
     /// As if the launch had two blocks, each writing half of `O`, and the sample ran the
     /// first: the first half of `O` is written, the rest keeps its poison.
@@ -384,11 +397,13 @@ pub fn settings() -> Settings {
             min_reps: 3,
             max_reps: 5,
             budget_ms: 1.0,
-            early_stop_factor: 3.0,
+            early_stop_factor: Some(3.0),
         },
         final_round: phobos_tune::timing::FinalSettings {
             warmup: 1,
             rounds: 3,
+            budget_ms: 0.0,
+            max_rounds: 3,
         },
         ..Settings::default()
     }

@@ -9,8 +9,9 @@ use phobos_gpu::{LaunchFacts, PreparedLaunch};
 use phobos_ir::{Kernel, ParamKind};
 use phobos_tune::cache::VariantCache;
 use phobos_tune::worker::LibrarySpec;
+use phobos_tune::OPEN_FAILED;
 use phobos_tune::{ArgValue, Artifact, Device, DeviceInfo, Failure, Loaded, Problem, RunError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 fn gpu_error(e: GpuError) -> RunError {
     RunError {
@@ -19,9 +20,80 @@ fn gpu_error(e: GpuError) -> RunError {
     }
 }
 
-/// Opens the GPU in the worker.
+/// Opens the GPU in the worker: the driver describes the device at once, and its context (the
+/// slow part of opening it) is created on a thread meanwhile, so the worker reports ready and
+/// the main process starts compiling while it is; the first job waits for it.
 pub fn open_device(ordinal: u32) -> Result<Box<dyn Device>, Failure> {
-    Ok(Box::new(CudaDevice::open(ordinal)?))
+    let info =
+        phobos_gpu::probe_device(ordinal as usize).map_err(|e| Failure::from_log(e.to_string()))?;
+    let opening = std::thread::spawn(move || CudaDevice::open(ordinal));
+    Ok(Box::new(OpeningDevice {
+        info: DeviceInfo::of_gpu(&info),
+        state: Opening::Pending(opening),
+    }))
+}
+
+/// A [`CudaDevice`] whose context is still being created.
+struct OpeningDevice {
+    info: DeviceInfo,
+    state: Opening,
+}
+
+enum Opening {
+    Pending(std::thread::JoinHandle<Result<CudaDevice, Failure>>),
+    Open(CudaDevice),
+    /// Why the context could not be created (every job is answered with it).
+    Failed(Failure),
+    /// Only while a pending open is being joined.
+    Taken,
+}
+
+impl OpeningDevice {
+    fn device(&mut self) -> Result<&mut CudaDevice, RunError> {
+        if let Opening::Pending(_) = self.state {
+            let Opening::Pending(handle) = std::mem::replace(&mut self.state, Opening::Taken)
+            else {
+                unreachable!("matched above")
+            };
+            self.state = match handle.join() {
+                Ok(Ok(d)) => Opening::Open(d),
+                Ok(Err(f)) => Opening::Failed(f),
+                Err(_) => Opening::Failed(Failure::from_log("opening the GPU panicked")),
+            };
+        }
+        match &mut self.state {
+            Opening::Open(d) => Ok(d),
+            Opening::Failed(f) => Err(RunError {
+                fatal: true,
+                failure: Failure::from_log(format!("{OPEN_FAILED}: {}", f.log)),
+            }),
+            Opening::Pending(_) | Opening::Taken => unreachable!("joined above"),
+        }
+    }
+}
+
+impl Device for OpeningDevice {
+    fn info(&self) -> DeviceInfo {
+        self.info.clone()
+    }
+
+    fn load(
+        &mut self,
+        kernel: &Kernel,
+        artifact: Option<&Artifact>,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        self.device()?.load(kernel, artifact, problem)
+    }
+
+    fn library(
+        &mut self,
+        kernel: &Kernel,
+        spec: &LibrarySpec,
+        problem: &Problem,
+    ) -> Result<Box<dyn Loaded>, RunError> {
+        self.device()?.library(kernel, spec, problem)
+    }
 }
 
 /// A GPU as the tuner's [`Device`], and the runtime's.
@@ -29,7 +101,19 @@ pub struct CudaDevice {
     gpu: Gpu,
     /// cuBLAS, created on first use (a reference check or a baseline timing).
     blas: Option<Arc<Blas>>,
+    /// The timing inputs of the current problem, uploaded once for all its variants.
+    resident: Arc<Mutex<Option<Resident>>>,
 }
+
+/// Uploaded timing inputs and the key of the host tensors they are a copy of.
+struct Resident {
+    key: String,
+    tensors: Arc<Vec<Option<DeviceTensor>>>,
+}
+
+/// Timing inputs stay resident only while they take at most this share of the device's memory:
+/// a correctness check at the full size allocates its own beside them.
+const RESIDENT_SHARE: u64 = 4;
 
 /// Why a variant could not be loaded or launched.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +146,11 @@ impl CudaDevice {
 
     /// A GPU opened already.
     pub fn from_gpu(gpu: Gpu) -> CudaDevice {
-        CudaDevice { gpu, blas: None }
+        CudaDevice {
+            gpu,
+            blas: None,
+            resident: Arc::new(Mutex::new(None)),
+        }
     }
 
     pub fn gpu(&self) -> &Gpu {
@@ -107,8 +195,10 @@ impl CudaDevice {
             function,
             smem: a.dynamic_smem_bytes as u32,
             facts: meta.launch,
-            tensors: Vec::new(),
+            tensors: Arc::new(Vec::new()),
             prepared: None,
+            resident: self.resident.clone(),
+            events: None,
         })
     }
 }
@@ -158,22 +248,66 @@ pub struct CudaLoaded {
     function: Function,
     smem: u32,
     facts: LaunchFacts,
-    tensors: Vec<Option<DeviceTensor>>,
+    tensors: Arc<Vec<Option<DeviceTensor>>>,
     prepared: Option<PreparedLaunch>,
+    /// The device's resident timing inputs ([`Loaded::prepare_reused`]).
+    resident: Arc<Mutex<Option<Resident>>>,
+    /// The two events around a timed launch, made on the first and reused.
+    events: Option<(phobos_gpu::Event, phobos_gpu::Event)>,
 }
 
 impl CudaLoaded {
-    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
-        self.tensors.clear();
+    /// The tensors of `args` on the device, in parameter order (`None` for scalars).
+    fn upload_all(&self, args: &[ArgValue]) -> Result<Vec<Option<DeviceTensor>>, RunError> {
+        let mut out = Vec::with_capacity(args.len());
         for (p, a) in self.kernel.params.iter().zip(args) {
-            let t = match (&p.kind, a) {
+            out.push(match (&p.kind, a) {
                 (ParamKind::Tensor { order, .. }, ArgValue::Tensor(h)) => {
                     Some(DeviceTensor::upload(&self.gpu, h, *order).map_err(gpu_error)?)
                 }
                 _ => None,
-            };
-            self.tensors.push(t);
+            });
         }
+        Ok(out)
+    }
+
+    fn upload(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
+        self.tensors = Arc::new(Vec::new());
+        self.tensors = Arc::new(self.upload_all(args)?);
+        self.bind(args)
+    }
+
+    /// Uploads `args` unless the device holds them under `key` already; keeps them there
+    /// when they are small enough ([`RESIDENT_SHARE`]).
+    fn upload_reused(&mut self, key: &str, args: &[ArgValue]) -> Result<(), RunError> {
+        let mut resident = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        match resident.as_ref() {
+            Some(r) if r.key == key => self.tensors = r.tensors.clone(),
+            _ => {
+                // The previous problem's copies go first: both need not fit at once.
+                *resident = None;
+                self.tensors = Arc::new(Vec::new());
+                self.tensors = Arc::new(self.upload_all(args)?);
+                let bytes: u64 = self
+                    .tensors
+                    .iter()
+                    .flatten()
+                    .map(|t| t.buf.len() as u64)
+                    .sum();
+                if bytes <= self.gpu.info().total_mem_bytes / RESIDENT_SHARE {
+                    *resident = Some(Resident {
+                        key: key.to_string(),
+                        tensors: self.tensors.clone(),
+                    });
+                }
+            }
+        }
+        drop(resident);
+        self.bind(args)
+    }
+
+    /// The prepared launch on the current tensors and the scalars of `args`.
+    fn bind(&mut self, args: &[ArgValue]) -> Result<(), RunError> {
         let refs: Vec<phobos_gpu::Arg<'_>> = self
             .tensors
             .iter()
@@ -253,6 +387,10 @@ impl Loaded for CudaLoaded {
         self.upload(args)
     }
 
+    fn prepare_reused(&mut self, key: &str, args: &[ArgValue]) -> Result<(), RunError> {
+        self.upload_reused(key, args)
+    }
+
     fn launch_timed(&mut self) -> Result<f64, RunError> {
         let prepared = self
             .prepared
@@ -260,16 +398,19 @@ impl Loaded for CudaLoaded {
             .ok_or_else(|| RunError::refused("not prepared"))?;
         // The L2 is flushed before each launch so no variant is timed on a warm cache.
         self.gpu.flush_l2().map_err(gpu_error)?;
-        let (a, b) = (
-            self.gpu.event().map_err(gpu_error)?,
-            self.gpu.event().map_err(gpu_error)?,
-        );
+        if self.events.is_none() {
+            self.events = Some((
+                self.gpu.event().map_err(gpu_error)?,
+                self.gpu.event().map_err(gpu_error)?,
+            ));
+        }
+        let (a, b) = self.events.as_ref().expect("made above");
         a.record().map_err(gpu_error)?;
         // SPLIT_K outputs are zeroed here, between the events: part of the variant's cost.
         self.gpu
             .launch_prepared(&self.function, prepared, self.smem)
             .map_err(gpu_error)?;
         b.record().map_err(gpu_error)?;
-        Ok(a.elapsed_ms(&b).map_err(gpu_error)? as f64)
+        Ok(a.elapsed_ms(b).map_err(gpu_error)? as f64)
     }
 }
