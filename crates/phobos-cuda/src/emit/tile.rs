@@ -526,7 +526,7 @@ impl<'k> Emitter<'k> {
             .collect::<Vec<_>>()
             .join(" * ");
         let ws = super::SPLIT_WS;
-        self.line("{  // SPLIT_K: partial tiles through the f32 workspace".to_string());
+        self.line("{  // SPLIT_K: partial tiles through the f32 workspace");
         self.indent += 1;
         self.line(format!("const auto ph_split_c = {region};"));
         self.line(format!("const long long ph_split_n = {n};"));
@@ -543,9 +543,9 @@ impl<'k> Emitter<'k> {
         ));
         self.store_tile(tensor, index, value)?;
         self.indent -= 1;
-        self.line("}".to_string());
+        self.line("}");
         self.indent -= 1;
-        self.line("}".to_string());
+        self.line("}");
         Ok(())
     }
 }
