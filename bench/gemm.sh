@@ -17,7 +17,8 @@
 #
 # Two more dtypes run f16 operands on examples/gemm_small.ph (SMALL_KERNEL), whose space reaches
 # problems that 128x256 tiles do not fill or that are not aligned (bench/gemm_sizes_odd.yaml):
-# fp16s with an f16 C, fp16s32 with an f32 C (where SPLIT_K applies); cuBLAS gets the same C.
+# fp16s with an f16 C (SPLIT_K through an f32 workspace), fp16s32 with an f32 C (SPLIT_K with
+# atomics into C); cuBLAS gets the same C.
 #
 # Environment: ONLY="fp16 bf16" (dtypes), SIZES=bench/gemm_sizes.yaml, NO_TRITON=1, FAST_KERNEL
 # (the kernel of every tensor-core dtype, instead of the defaults above), SGEMM_KERNEL (fp32's),

@@ -13,12 +13,14 @@
 //
 // Unaligned operands (an odd K or N of a 16-bit type) keep tensor cores: the mma.sync loop
 // copies them with narrower cp.async or register-staged element loads (`phobos emit` says
-// which, per operand). SPLIT_K adds f32 partial tiles with atomics, so it applies only when C
-// is f32; with another C the k loop runs whole (the emitted notes say so). Element types are
-// bound per problem (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
+// which, per operand). SPLIT_K adds f32 partial tiles into an f32 C with atomics; into an f16
+// or bf16 C, the parts store f32 partial tiles into a workspace and the last part of each tile
+// sums them and stores C (`phobos emit` says which); SPLIT_REDUCE=2 takes the workspace for an
+// f32 C too (no zeroing of C in the launch). Element types are bound per problem
+// (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 256, 288], STAGES in [3, 4], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8])
+@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid.
 @where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
@@ -35,6 +37,8 @@
 // k step 64 (one 128-byte line) with the producer warp; 32 otherwise: the mma.sync loop's
 // 64-byte lines, which the wgmma loop widens to 64 over the whole K (the same sums).
 @where((THREADS == 288 && TILE_K == 64) || (THREADS != 288 && TILE_K == 32))
+// How split parts combine matters only when K is split.
+@where(SPLIT_REDUCE == 1 || SPLIT_K > 1)
 // Split K only when the tiles alone fill under half the GPU, into at most two blocks per
 // multiprocessor, and with at least four k steps per part.
 @where(SPLIT_K == 1 || (cdiv(M, TILE_M) * cdiv(N, TILE_N) < 66 && cdiv(M, TILE_M) * cdiv(N, TILE_N) * SPLIT_K <= 264 && K >= 4 * SPLIT_K * TILE_K))

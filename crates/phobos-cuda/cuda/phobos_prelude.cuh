@@ -589,6 +589,66 @@ template <class L, class T> __device__ void atomic_add_tile(const Region<float>&
   }
 }
 
+// SPLIT_K through an f32 workspace (a C that is not f32; phobos_cuda::SplitWorkspace): `ws`
+// holds `parts` slices of C's `n` elements, each element at C's own offset, then one counter
+// per block of the x-y grid (zero before the launch; left zero after it). Each part stores its
+// partial tile into its slice and arrives at its tile's counter; the last to arrive sums the
+// slices in slice order (the same sum whatever the arrival order) and stores C once.
+
+__device__ __forceinline__ void split_st_cg(float* p, float v) {
+  asm volatile("st.global.cg.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ float split_ld_cg(const float* p) {
+  float v;
+  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));  // volatile: after the fence
+  return v;
+}
+// The region of slice `z` that holds what `c` (a region of C, whose base is `base`) would.
+template <class S> __device__ __forceinline__ Region<float> split_slice(const Region<S>& c, const S* base, float* ws, long long n, int z) {
+  return Region<float>{ws + (long long)z * n + (c.p - base), c.r0, c.c0, c.rn, c.cn, c.rs, c.cs, c.ok};
+}
+// This part's partial tile into its slice, to L2 (only the last part reads it, from L2).
+template <class L> __device__ void split_store_partial(const Region<float>& g, const Tile<float, L>& t) {
+  const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) split_st_cg(elem_ptr(g, r, c), t.v[i]);
+  }
+}
+// After the partial stores: this part's ticket on its tile's counter. True, in every thread,
+// for the part that arrives last (`parts` - 1 arrived before it), which then sees every part's
+// stores and resets the counter for the next launch. A block barrier: every thread calls it.
+__device__ __forceinline__ bool split_arrive(unsigned* counter, int parts) {
+  __threadfence();  // this thread's partial stores, before the ticket
+  __syncthreads();
+  bool mine = false;
+  if (threadIdx.x == 0) {
+    mine = atomicAdd(counter, 1u) == (unsigned)(parts - 1);
+    if (mine) *counter = 0u;  // every part has arrived: nothing else touches it this launch
+  }
+  // The barrier broadcasts thread 0's answer (no shared memory beside the kernel's own).
+  const bool last = __syncthreads_or(mine) != 0;
+  if (last) __threadfence();  // the other parts' stores, before the reads
+  return last;
+}
+// The whole sum into `t`: slice 0 (the region `g`) + slice 1 + ... in order, read from L2.
+template <class L> __device__ void split_sum(const Region<float>& g, long long n, int parts, Tile<float, L>& t) {
+  const int tid = opaque_tid();
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && in_bounds(g, r, c)) {
+      const float* p = elem_ptr(g, r, c);
+      float s = split_ld_cg(p);
+      for (int z = 1; z < parts; ++z) s += split_ld_cg(p + (long long)z * n);
+      t.v[i] = s;
+    }
+  }
+}
+
 // Element access of tensors by logical index; out of bounds reads 0 and stores nothing.
 // ROW is true for row-major memory order, false for the reversed (column-major) order.
 template <bool ROW, class S> __device__ __forceinline__ typename Reg<S>::T load1(const S* p, int i0, int d0) {

@@ -10,7 +10,8 @@ use phobos_ir::Point;
 /// read here only to cross-check. WARP_M/WARP_N: the warp tile (sm80, FFMA) or, on sm90,
 /// WARP_N < TILE_N splits N across consumer warpgroups. TILE_TM/TILE_TN: the FFMA thread tile.
 /// STAGES: shared-memory pipeline depth. GROUP_M: block swizzle group (1 = none). SPLIT_K: k
-/// range split across blockIdx.z (1 = none). On sm90 the kernel's thread count picks the copy
+/// range split across blockIdx.z (1 = none). SPLIT_REDUCE: 2 makes the parts meet in an f32
+/// workspace even when C is f32 (1, the default: atomics into an f32 C). On sm90 the kernel's thread count picks the copy
 /// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
 /// SCHEDULE: 1 (the default) runs one block per tile; 2 makes each block loop over tiles, the
 /// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
@@ -29,6 +30,7 @@ pub struct Knobs {
     pub stages: Option<u32>,
     pub group_m: Option<u32>,
     pub split_k: Option<u32>,
+    pub split_reduce: Option<u32>,
     pub schedule: Option<u32>,
     pub cluster: Option<u32>,
 }
@@ -53,6 +55,7 @@ impl Knobs {
             stages: get(Knob::Stages),
             group_m: get(Knob::GroupM),
             split_k: get(Knob::SplitK),
+            split_reduce: get(Knob::SplitReduce),
             schedule: get(Knob::Schedule),
             cluster: get(Knob::Cluster),
         }
@@ -76,6 +79,11 @@ impl Knobs {
     /// SPLIT_K, 1 when absent.
     pub fn split_k(&self) -> u32 {
         self.split_k.unwrap_or(1)
+    }
+
+    /// SPLIT_REDUCE=2: split parts meet in the f32 workspace whatever C's type.
+    pub fn split_workspace(&self) -> bool {
+        self.split_reduce == Some(2)
     }
 }
 
@@ -103,6 +111,8 @@ mod tests {
         assert_eq!(k.tile_n, None);
         assert_eq!(k.cluster(), 2);
         assert_eq!(Knobs::default().cluster(), 1);
+        assert!(!k.split_workspace());
+        assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());
     }
 
     #[test]

@@ -2,14 +2,24 @@
 //!
 //! With SPLIT_K = S the launch has S blocks along z; block z runs the main loop over its part
 //! of the k range (`ph::gemm::split_k_range`: whole tiles of the main loop's step, so the parts'
-//! iterations are exactly the unsplit loop's) and adds its partial tile into C with atomics;
-//! the host zeroes C right before the launch. The sum is the unsplit one grouped in S parts:
-//! the same function up to the f32 summation order. That holds only when
+//! iterations are exactly the unsplit loop's). The parts' partial tiles meet in one of two
+//! ways ([`SplitReduce`]):
+//!
+//! - an f32 C: each part adds its partial tile into C with atomics; the host zeroes C right
+//!   before the launch ([`SplitReduce::AtomicAdd`]);
+//! - any other floating-point C (f16, bf16, ...), or any with SPLIT_REDUCE=2: each part stores its partial tile into its own f32 slice of
+//!   a workspace the host allocates with the launch, then takes a ticket on its tile's
+//!   counter; the part that arrives last sums the S slices in slice order, resets the counter,
+//!   and runs the epilogue store (its cast included) once ([`SplitReduce::Workspace`]).
+//!
+//! The sum is the unsplit one grouped in S parts: the same function up to the f32 summation
+//! order. That holds only when
 //!
 //! - the kernel has one recognized GEMM, at the top level of its body, accumulating in f32
 //!   from zero (every other assignment of the accumulator is a literal 0);
-//! - its epilogue is one tile store into an f32 tensor C, linear in the accumulator: `acc`,
-//!   `s * acc` or `acc * s` with `s` a uniform scalar (identity casts allowed);
+//! - its epilogue is one tile store into C, linear in the accumulator: `acc`, `s * acc` or
+//!   `acc * s` with `s` a uniform scalar, through identity casts (into an f32 C) or any casts
+//!   (through the workspace, where the store runs once on the whole sum);
 //! - C is read nowhere and that store is the kernel's only store (anything else would run S
 //!   times, or read a C the other parts are still adding to);
 //! - the kernel's own grid has z = 1 and nothing reads `ctx.block.z` or `ctx.grid.z`.
@@ -23,19 +33,73 @@ use phobos_ir::{
 };
 use std::collections::BTreeSet;
 
+/// How the parts of a split k loop combine their partial tiles (`GemmRecord::split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitReduce {
+    /// f32 atomic adds into C, which the host zeroes before every launch.
+    AtomicAdd,
+    /// Plain stores into per-part f32 slices of a workspace the host allocates with the
+    /// launch; the last part to arrive at its tile's counter sums the slices in slice order
+    /// and stores C once (CUTLASS's "serial split-K", reduced in the last block).
+    Workspace,
+}
+
+/// A split k loop as the plan records it: how many parts, and how they combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitRecord {
+    pub parts: u32,
+    pub reduce: SplitReduce,
+}
+
 /// A GEMM whose k loop is split.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitK {
     /// SPLIT_K: blocks along z.
     pub parts: u32,
+    /// How the parts combine.
+    pub reduce: SplitReduce,
     /// The epilogue store (a top-level statement index of the kernel body).
     pub store: usize,
-    /// The f32 output the parts add into.
+    /// The output C.
     pub c: ParamId,
 }
 
-/// The split of `gemms[0]` into `parts`, or why the loop must stay whole.
-pub fn plan_split(k: &Kernel, gemms: &[&GemmMatch], parts: u32) -> Result<SplitK, String> {
+impl SplitK {
+    /// The typed record of the split.
+    pub fn record(&self) -> SplitRecord {
+        SplitRecord {
+            parts: self.parts,
+            reduce: self.reduce,
+        }
+    }
+}
+
+impl SplitK {
+    /// The plan's note (`phobos emit` prints it); `c` is C's name.
+    pub fn note(&self, c: &str) -> String {
+        let parts = self.parts;
+        match self.reduce {
+            SplitReduce::AtomicAdd => format!(
+                "SPLIT_K={parts}: grid z = {parts} parts of the k range, partial tiles added into \
+                 `{c}` with f32 atomics; the host zeroes it before the launch"
+            ),
+            SplitReduce::Workspace => format!(
+                "SPLIT_K={parts}: grid z = {parts} parts of the k range, partial tiles stored into \
+                 {parts} f32 workspace slices; the last part of each tile sums them in order and \
+                 stores `{c}` (serial split-K; the host allocates the workspace with the launch)"
+            ),
+        }
+    }
+}
+
+/// The split of `gemms[0]` into `parts`, or why the loop must stay whole. `workspace`
+/// (SPLIT_REDUCE=2): through the f32 workspace even when C is f32.
+pub fn plan_split(
+    k: &Kernel,
+    gemms: &[&GemmMatch],
+    parts: u32,
+    workspace: bool,
+) -> Result<SplitK, String> {
     let [m] = gemms else {
         return Err(format!(
             "SPLIT_K needs exactly one recognized GEMM, the kernel has {}",
@@ -65,24 +129,26 @@ pub fn plan_split(k: &Kernel, gemms: &[&GemmMatch], parts: u32) -> Result<SplitK
     let StmtKind::Store { tensor, value, .. } = &k.body[*store].kind else {
         return Err("SPLIT_K needs the epilogue to be a store of the accumulator".into());
     };
-    if !linear_in(value, m.acc) {
-        return Err(
-            "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
-             `acc`): a bias, an activation or a narrowing cast cannot be split"
-                .into(),
-        );
-    }
-    match &k.params[*tensor].kind {
+    let reduce = match &k.params[*tensor].kind {
         ParamKind::Tensor {
             dtype: DType::F32, ..
-        } => {}
+        } if !workspace => SplitReduce::AtomicAdd,
+        ParamKind::Tensor { dtype, .. } if dtype.is_float() => SplitReduce::Workspace,
         ParamKind::Tensor { dtype, .. } => {
             return Err(format!(
-                "SPLIT_K adds into C with f32 atomics; `{}` holds {dtype}",
+                "SPLIT_K reduces f32 partial sums; `{}` holds {dtype}",
                 k.params[*tensor].name
             ))
         }
         ParamKind::Scalar { .. } => return Err("the store target is not a tensor".into()),
+    };
+    let any_cast = reduce == SplitReduce::Workspace;
+    if !linear_in(value, m.acc, any_cast) {
+        return Err(
+            "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
+             `acc`): a bias or an activation cannot be split"
+                .into(),
+        );
     }
     let mut loaded = BTreeSet::new();
     any_in_stmts(&k.body, &mut |e| {
@@ -111,6 +177,7 @@ pub fn plan_split(k: &Kernel, gemms: &[&GemmMatch], parts: u32) -> Result<SplitK
     }
     Ok(SplitK {
         parts,
+        reduce,
         store: *store,
         c: *tensor,
     })
@@ -142,8 +209,9 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-/// `acc`, `s * acc`, `acc * s` (s a uniform scalar not reading acc), through identity casts.
-fn linear_in(e: &Expr, acc: LocalId) -> bool {
+/// `acc`, `s * acc`, `acc * s` (s a uniform scalar not reading acc), through identity casts
+/// (any casts with `any_cast`).
+fn linear_in(e: &Expr, acc: LocalId, any_cast: bool) -> bool {
     let scalar = |x: &Expr| {
         let x = match &x.kind {
             ExprKind::Broadcast(inner) => inner,
@@ -153,9 +221,9 @@ fn linear_in(e: &Expr, acc: LocalId) -> bool {
     };
     match &e.kind {
         ExprKind::Local(l) => *l == acc,
-        ExprKind::Cast(a) => a.ty == e.ty && linear_in(a, acc),
+        ExprKind::Cast(a) => (any_cast || a.ty == e.ty) && linear_in(a, acc, any_cast),
         ExprKind::Binary(BinOp::Mul, a, b) => {
-            (scalar(a) && linear_in(b, acc)) || (scalar(b) && linear_in(a, acc))
+            (scalar(a) && linear_in(b, acc, any_cast)) || (scalar(b) && linear_in(a, acc, any_cast))
         }
         _ => false,
     }

@@ -33,6 +33,7 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
+pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{Blocker, DotRecord, MmaInstr, NoMma, NoWgmma, Schedule};
 pub mod specialize;
@@ -125,6 +126,10 @@ pub struct Emitted {
     /// Tensors the host must zero right before every launch (SPLIT_K outputs: the parts add
     /// into them with atomics), inside any timed region.
     pub zero_before_launch: Vec<ParamId>,
+    /// SPLIT_K through an f32 workspace ([`SplitReduce::Workspace`]): the kernel takes one more
+    /// parameter, `float*`, after the tensor maps, pointing at [`SplitWorkspace::bytes`] the
+    /// host allocates (and zeroes once) with the launch.
+    pub split_workspace: Option<SplitWorkspace>,
     /// Blocks along the grid's z axis (SPLIT_K parts): 1 means the kernel's own grid. Above 1
     /// the kernel's grid has z = 1 and the launch uses this instead.
     pub grid_z: u32,
@@ -136,6 +141,28 @@ pub struct Emitted {
     /// host rounds the grid's x up to a multiple of it (the extra blocks' tiles are past M and
     /// store nothing). 1: no cluster.
     pub cluster: u32,
+}
+
+/// The f32 workspace of a split k loop whose C is not f32: `parts` slices of C's elements (at
+/// C's own element offsets), then one `unsigned` counter per block of the launch's x-y grid.
+/// The counters must be zero before the first launch; every launch leaves them zero (the part
+/// that arrives last resets its tile's), so the workspace is allocated and zeroed once and
+/// reused by every launch of one problem (one launch at a time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitWorkspace {
+    /// The output C (whose element count sizes the slices).
+    pub c: ParamId,
+    /// SPLIT_K.
+    pub parts: u32,
+}
+
+impl SplitWorkspace {
+    /// Bytes for a C of `c_elems` elements and an x-y grid of `tiles` blocks, and the byte
+    /// offset of the counters.
+    pub fn bytes(&self, c_elems: usize, tiles: usize) -> (usize, usize) {
+        let counters = self.parts as usize * c_elems * 4;
+        (counters + tiles * 4, counters)
+    }
 }
 
 /// Why a kernel could not be lowered.

@@ -8,6 +8,7 @@
 
 use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, OperandCopy, Strategy};
 use crate::gemm_match::{GemmMatch, GemmOperand};
+use crate::gemm_split::SplitRecord;
 use crate::layout::{blocked, FfmaAcc, Layout};
 use crate::{GemmPolicy, Target};
 use phobos_ir::{BinOp, DType, Dim, Expr, ExprKind, Kernel, Lit, MemOrder, ParamKind};
@@ -54,6 +55,8 @@ pub struct GemmRecord {
     pub strategy: Option<Strategy>,
     /// How the fast main loops move A and B into shared memory, and at which width.
     pub copies: Option<[OperandCopy; 2]>,
+    /// SPLIT_K applied to this loop: the parts, and how their partial tiles combine.
+    pub split: Option<SplitRecord>,
 }
 
 /// The FFMA strategy's parameters.
@@ -338,16 +341,18 @@ pub fn dot_ld(mn: i64) -> i64 {
 }
 
 impl MainLoop {
-    /// The typed record of the choice.
+    /// The typed record of the choice (`split` is the plan's: [`crate::plan::Plan::split`]).
     pub fn record(&self) -> GemmRecord {
         match self {
             MainLoop::Ffma(_) => GemmRecord {
                 strategy: None,
                 copies: None,
+                split: None,
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
                 copies: Some(f.plan.copies),
+                split: None,
             },
         }
     }

@@ -30,6 +30,8 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm90 e4m3 128x256x128 s4 CLUSTER=2 (dot_t)", gemm_t_text(&at(128, 256, 128, 4, ", CLUSTER in [2]")).replace("@launch(256)", "@launch(288)"), "TA=f8e4m3,TB=f8e4m3,TC=bf16", ", true, true, true, 2>::run("),
         ("sm90 f16 128x128x64 s3 GROUP_M=8", plain(&at(128, 128, 64, 3, ", GROUP_M in [8]"), "@launch(256)"), "TA=f16,TB=f16,TC=f32", "sm90::MainLoop<ph::gemm::F16, 128, 128, 64, 2, 1, 3"),
         ("sm90 bf16 128x128x64 s3 SPLIT_K=4", plain(&at(128, 128, 64, 3, ", SPLIT_K in [4]"), "@launch(256)"), "TA=bf16,TB=bf16,TC=f32", "ph::atomic_add_tile("),
+        ("sm90 f16 64x128x64 s4 SPLIT_K=4 -> f16 (workspace)", plain(&at(64, 128, 64, 4, ", SPLIT_K in [4]"), "@launch(128)"), "TA=f16,TB=f16,TC=f16", "ph::split_arrive("),
+        ("sm80 bf16 64x64x32 s3 SPLIT_K=4 -> bf16 (1000x777x333: workspace)", plain(&at(64, 64, 32, 3, ", SPLIT_K in [4]"), "@launch(128)"), "TA=bf16,TB=bf16,TC=bf16", "ph::split_arrive("),
         ("sm90 tf32 128x128x32 s3 (dot_t)", gemm_t_text(&at(128, 128, 32, 3, "")), "TA=tf32,TB=tf32,TC=f32", "sm90::MainLoop<ph::gemm::TF32, 128, 128, 32"),
         ("sm90 e4m3 128x256x128 s4 (dot_t)", gemm_t_text(&at(128, 256, 128, 4, "")), "TA=f8e4m3,TB=f8e4m3,TC=f32", "sm90::MainLoop<ph::gemm::F8E4M3, 128, 256, 128"),
         ("sm90 e5m2 128x128x128 s3 (dot_t)", gemm_t_text(&at(128, 128, 128, 3, "")), "TA=f8e5m2,TB=f8e5m2,TC=f16", "sm90::MainLoop<ph::gemm::F8E5M2, 128, 128, 128"),

@@ -7,7 +7,8 @@ mod common;
 use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
-    emit, emit_for_target, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule, Target,
+    emit, emit_for_target, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule,
+    SplitRecord, SplitReduce, SplitWorkspace, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -123,7 +124,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
         e.gemms,
         [GemmRecord {
             strategy: Some(Strategy::Sm90),
-            copies: Some([OperandCopy::Tma; 2])
+            copies: Some([OperandCopy::Tma; 2]),
+            split: None
         }]
     );
     // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
@@ -142,7 +144,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             copies: Some([
                 OperandCopy::CpAsync { bytes: 16 },
                 OperandCopy::RegisterStaged { align_bytes: 2 }
-            ])
+            ]),
+            split: None
         }]
     );
     let notes = e.notes.join("\n");
@@ -177,7 +180,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
         e.gemms,
         [GemmRecord {
             strategy: None,
-            copies: None
+            copies: None,
+            split: None
         }]
     );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
@@ -311,44 +315,77 @@ fn exact_f32_takes_the_register_tiled_ffma_loop() {
 }
 
 #[test]
-fn split_k_needs_a_linear_f32_epilogue() {
+fn split_k_needs_a_linear_epilogue() {
     let at = "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3], SPLIT_K in [2])";
-    // A narrowing cast (C is f16): not split.
-    let e = emitted(at, "TA=f16,TB=f16,TC=f16", &aligned_dims());
-    assert_eq!(e.grid_z, 1);
-    assert!(e.zero_before_launch.is_empty());
-    assert!(
-        e.notes.iter().any(|n| n.contains("SPLIT_K=2 not applied")),
-        "{}",
-        e.notes.join("\n")
-    );
-    // A scaled store splits; a bias does not.
-    for (epilogue, splits) in [
+    // A scaled store splits; a bias or an activation does not (f32 C: atomics; f16 C: the
+    // workspace, the cast applied once by the last part).
+    for (types, reduce, call) in [
         (
-            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc * 0.5)",
-            true,
+            "TA=f16,TB=f16,TC=f32",
+            SplitReduce::AtomicAdd,
+            "ph::atomic_add_tile(",
         ),
         (
-            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc + 1.0)",
-            false,
-        ),
-        (
-            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(max(acc, 0.0))",
-            false,
+            "TA=f16,TB=f16,TC=f16",
+            SplitReduce::Workspace,
+            "ph::split_arrive(",
         ),
     ] {
-        let text = gemm_text(at, "@launch(256)").replace(
-            "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
-            epilogue,
-        );
-        let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
-        assert_eq!(e.grid_z > 1, splits, "{epilogue}: {}", e.notes.join("\n"));
-        assert_eq!(
-            e.source.contains("ph::atomic_add_tile("),
-            splits,
-            "{epilogue}"
-        );
+        for (epilogue, splits) in [
+            ("TC(acc)", true),
+            ("TC(acc * 0.5)", true),
+            ("TC(acc + 1.0)", false),
+            ("TC(max(acc, 0.0))", false),
+        ] {
+            let text = gemm_text(at, "@launch(256)").replace(
+                "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
+                &format!("C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = {epilogue}"),
+            );
+            let e = emit_text(&text, types);
+            let why = format!("{types} {epilogue}: {}", e.notes.join("\n"));
+            assert_eq!(e.grid_z > 1, splits, "{why}");
+            assert_eq!(e.source.contains(call), splits, "{why}");
+            let split = splits.then_some(SplitRecord { parts: 2, reduce });
+            assert_eq!(e.gemms[0].split, split, "{why}");
+            if !splits {
+                assert!(has_note(&e, "SPLIT_K=2 not applied", "linear"), "{why}");
+            }
+            // Atomics zero C before each launch; the workspace is the launch's own.
+            let atomics = splits && reduce == SplitReduce::AtomicAdd;
+            assert_eq!(e.zero_before_launch == vec![2], atomics, "{why}");
+            assert_eq!(
+                e.split_workspace,
+                (splits && !atomics).then_some(SplitWorkspace { c: 2, parts: 2 }),
+                "{why}"
+            );
+        }
     }
+    // An integer C is not split.
+    let e = emit_text(&gemm_text(at, "@launch(256)"), "TA=f16,TB=f16,TC=i32");
+    assert_eq!(e.grid_z, 1);
+    assert!(has_note(&e, "SPLIT_K=2 not applied", "`C` holds i32"));
+}
+
+#[test]
+fn split_k_into_a_16_bit_c_goes_through_the_workspace() {
+    let e = emitted(
+        "@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [64], STAGES in [3], GROUP_M in [8], SPLIT_K in [3])",
+        "TA=f16,TB=f16,TC=f16",
+        &aligned_dims(),
+    );
+    assert_eq!(e.grid_z, 3);
+    assert!(e.zero_before_launch.is_empty());
+    assert!(has_note(&e, "SPLIT_K=3: ", "f32 workspace slices"));
+    // The workspace pointer is the last parameter, after the tensor maps.
+    assert!(e
+        .source
+        .contains("ph::gemm::sm90::TmaDesc ph_tma1, float* __restrict__ ph_split_ws)"));
+    let facts = phobos::backend::cuda::launch_facts(&e);
+    assert_eq!(
+        facts.split_workspace,
+        Some(phobos_gpu::SplitWorkspace { c: 2, parts: 3 })
+    );
+    insta::assert_snapshot!(render(&e));
 }
 
 #[test]

@@ -80,8 +80,12 @@ fn dry_run(c: &Case) -> Result<(), String> {
         zero,
         grid,
         logical,
+        workspace,
     } = plan_launch(&facts, &c.kernel, &bound, &args).map_err(|e| format!("plan: {e}"))?;
-    if maps.len() != c.emitted.tma.len() || zero.len() != c.emitted.zero_before_launch.len() {
+    if maps.len() != c.emitted.tma.len()
+        || zero.len() != c.emitted.zero_before_launch.len()
+        || workspace.is_some() != c.emitted.split_workspace.is_some()
+    {
         return Err("launch plan disagrees with the emitted facts".into());
     }
     if c.emitted.persistent {

@@ -45,6 +45,6 @@ pub use occupancy::{occupancy, Limiter, Occupancy, OccupancyInput};
 pub use resources::{ResourceError, Resources};
 pub use timing::{Event, Stats};
 pub use tma::{
-    encode_args, plan_launch, Extent, LaunchFacts, LaunchPlan, PreparedLaunch, TensorMap,
-    TensorMapArgs, TensorMapParam, TmaError,
+    encode_args, plan_launch, Extent, LaunchFacts, LaunchPlan, PreparedLaunch, SplitWorkspace,
+    TensorMap, TensorMapArgs, TensorMapParam, TmaError, WorkspacePlan,
 };

@@ -12,7 +12,8 @@
 //! ```text
 //!  bind_args(kernel, args) ──▶ BoundArgs ─┐
 //!  LaunchFacts (from the emitter) ────────┼─▶ Gpu::prepare_launch ─▶ PreparedLaunch
-//!  (tensor maps, outputs to zero, grid z) ┘     (maps encoded and appended, grid z set)
+//!  (tensor maps, outputs to zero, grid z, ┘     (maps encoded and appended, grid z set,
+//!   split-K workspace)                           workspace allocated and appended)
 //!                                    Gpu::launch_prepared: zero the outputs, launch (one stream)
 //! ```
 
@@ -231,6 +232,8 @@ pub fn encode_args(
 /// two more `int` parameters after the tensor maps; the launch has as many blocks as fit on the
 /// device at once, at most one per tile. `cluster_x` above 1: the kernel is compiled with
 /// `__cluster_dims__(cluster_x, 1, 1)`, so the grid's x is rounded up to a multiple of it.
+/// `split_workspace`: the kernel takes one more parameter, a `float*` to a workspace the
+/// prepared launch owns ([`SplitWorkspace`]), after everything above.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchFacts {
     pub tensor_maps: Vec<TensorMapParam>,
@@ -240,17 +243,40 @@ pub struct LaunchFacts {
     pub persistent: bool,
     #[serde(default)]
     pub cluster_x: u32,
+    #[serde(default)]
+    pub split_workspace: Option<SplitWorkspace>,
+}
+
+/// The f32 workspace of a split-K GEMM whose C is not f32 (`phobos_cuda::SplitWorkspace`):
+/// `parts` slices of tensor `c`'s elements, then one 4-byte counter per block of the x-y grid.
+/// The counters start at zero and every launch leaves them zero, so the workspace is
+/// allocated and zeroed once per prepared launch, not before each launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SplitWorkspace {
+    pub c: usize,
+    pub parts: u32,
+}
+
+/// Where a prepared launch's split-K workspace lies: its size, and the byte range of the
+/// counters (to zero once, when allocated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkspacePlan {
+    pub bytes: usize,
+    pub counters_at: usize,
 }
 
 /// A launch ready to go: bound arguments with the tensor maps appended, and the device ranges
 /// (address, bytes) to zero right before it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct PreparedLaunch {
     pub bound: BoundArgs,
     pub zero: Vec<(u64, usize)>,
     /// A persistent kernel: `bound.grid.x` is its tile count, clamped at launch to the blocks
     /// that fit on the device at once.
     pub persistent: bool,
+    /// The split-K workspace the launch passes (kept alive as long as the prepared launch;
+    /// launches of one prepared launch must not overlap, as on one stream they do not).
+    pub workspace: Option<std::sync::Arc<crate::memory::DeviceBuffer>>,
 }
 
 /// What [`plan_launch`] computes without a GPU.
@@ -265,6 +291,8 @@ pub struct LaunchPlan {
     pub grid: [u32; 3],
     /// A persistent kernel's logical grid (x, y), passed after the tensor maps.
     pub logical: Option<[u32; 2]>,
+    /// The split-K workspace to allocate and pass last.
+    pub workspace: Option<WorkspacePlan>,
 }
 
 /// The pure part of [`Gpu::prepare_launch`]: the encode arguments of every map, the ranges to
@@ -352,11 +380,38 @@ pub fn plan_launch(
         logical = Some([grid[0], grid[1]]);
         grid = [tiles as u32, 1, 1];
     }
+    let workspace = match facts.split_workspace {
+        None => None,
+        Some(w) => {
+            let c = tensor(w.c)?;
+            let elems: usize = c.shape.iter().product();
+            let tiles = grid[0] as usize * grid[1] as usize;
+            let counters_at = (w.parts as usize)
+                .checked_mul(elems)
+                .and_then(|n| n.checked_mul(4));
+            let bytes = counters_at.and_then(|b| b.checked_add(tiles * 4));
+            match (counters_at, bytes) {
+                (Some(counters_at), Some(bytes)) if w.parts > 1 && logical.is_none() => {
+                    Some(WorkspacePlan { bytes, counters_at })
+                }
+                _ => {
+                    return Err(TmaError::Invalid {
+                        param: "the split-K workspace".into(),
+                        what: format!(
+                            "{} parts of {elems} elements over a grid of {grid:?}",
+                            w.parts
+                        ),
+                    })
+                }
+            }
+        }
+    };
     Ok(LaunchPlan {
         maps,
         zero,
         grid,
         logical,
+        workspace,
     })
 }
 
@@ -430,6 +485,7 @@ impl Gpu {
             zero,
             grid,
             logical,
+            workspace,
         } = plan_launch(facts, kernel, &bound, args)
             .map_err(|e| GpuError::Invalid(format!("`{}`: {e}", bound.kernel)))?;
         for a in &maps {
@@ -439,11 +495,22 @@ impl Gpu {
         if let Some([gx, gy]) = logical {
             bound.args.i32(gx as i32).i32(gy as i32);
         }
+        let workspace = match workspace {
+            None => None,
+            Some(w) => {
+                let buf = self.alloc(w.bytes)?;
+                // Queued before any launch on this stream; the kernel leaves the counters zero.
+                self.memset_raw(buf.ptr() + w.counters_at as u64, w.bytes - w.counters_at, 0)?;
+                bound.args.ptr(buf.ptr());
+                Some(std::sync::Arc::new(buf))
+            }
+        };
         bound.grid = grid;
         Ok(PreparedLaunch {
             bound,
             zero,
             persistent: logical.is_some(),
+            workspace,
         })
     }
 

@@ -230,14 +230,16 @@ fn plan_appends_maps_zeroes_outputs_and_sets_grid_z() {
         grid_z: 4,
         persistent: false,
         cluster_x: 1,
+        split_workspace: None,
     };
     let LaunchPlan {
         maps,
         zero,
         grid,
         logical,
+        workspace,
     } = plan_launch(&facts, &k, &bound, &args).unwrap();
-    assert_eq!(logical, None);
+    assert_eq!((logical, workspace), (None, None));
     assert_eq!(maps.len(), 2);
     assert_eq!(maps[0].global_address, 0x10000);
     assert_eq!(maps[0].global_dim, [336, 520]);
@@ -305,7 +307,9 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
         zero,
         grid,
         logical,
+        workspace,
     } = plan_launch(&facts, &k, &bound, &args).unwrap();
+    assert_eq!(workspace, None);
     assert_eq!(maps[0].global_dim, [128, 72]);
     assert_eq!(maps[0].global_strides, [256]);
     assert!(zero.is_empty());
@@ -351,6 +355,55 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
         ..LaunchFacts::default()
     };
     assert!(plan_launch(&facts, &k, &b2, &args).is_err());
+}
+
+#[test]
+fn split_workspace_holds_every_part_then_one_counter_per_tile() {
+    let k = gemm();
+    let (sa, sb, sc) = ([520, 336], [336, 392], [520, 392]);
+    let t = |ptr, dtype, shape| {
+        Arg::Tensor(TensorRef {
+            ptr,
+            dtype,
+            shape,
+            order: MemOrder::RowMajor,
+        })
+    };
+    let args = [
+        t(0x10000, DType::F16, &sa[..]),
+        t(0x20000, DType::F16, &sb[..]),
+        t(0x30000, DType::F32, &sc[..]),
+    ];
+    let bound = bind_args(&k, &args).unwrap();
+    let facts = LaunchFacts {
+        grid_z: 3,
+        split_workspace: Some(SplitWorkspace { c: 2, parts: 3 }),
+        ..LaunchFacts::default()
+    };
+    let p = plan_launch(&facts, &k, &bound, &args).unwrap();
+    // Nothing to zero per launch; 3 slices of C's 520 x 392 floats, then a counter per block
+    // of the 4 x 2 grid.
+    assert!(p.zero.is_empty());
+    assert_eq!(p.grid, [4, 2, 3]);
+    let slices = 3 * 520 * 392 * 4;
+    assert_eq!(
+        p.workspace,
+        Some(WorkspacePlan {
+            bytes: slices + 8 * 4,
+            counters_at: slices
+        })
+    );
+    // The workspace sizes itself from a tensor; a scalar there is refused, so is one part.
+    for bad in [
+        SplitWorkspace { c: 3, parts: 3 },
+        SplitWorkspace { c: 2, parts: 1 },
+    ] {
+        let facts = LaunchFacts {
+            split_workspace: Some(bad),
+            ..facts.clone()
+        };
+        assert!(plan_launch(&facts, &k, &bound, &args).is_err(), "{bad:?}");
+    }
 }
 
 #[test]

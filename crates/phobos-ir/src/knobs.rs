@@ -20,13 +20,14 @@ pub enum Knob {
     Stages,
     GroupM,
     SplitK,
+    SplitReduce,
     Schedule,
     Cluster,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 12] = [
+    pub const ALL: [Knob; 13] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -37,6 +38,7 @@ impl Knob {
         Knob::Stages,
         Knob::GroupM,
         Knob::SplitK,
+        Knob::SplitReduce,
         Knob::Schedule,
         Knob::Cluster,
     ];
@@ -54,6 +56,7 @@ impl Knob {
             Knob::Stages => "STAGES",
             Knob::GroupM => "GROUP_M",
             Knob::SplitK => "SPLIT_K",
+            Knob::SplitReduce => "SPLIT_REDUCE",
             Knob::Schedule => "SCHEDULE",
             Knob::Cluster => "CLUSTER",
         }
@@ -68,6 +71,7 @@ impl Knob {
             Knob::Stages => "shared-memory pipeline depth",
             Knob::GroupM => "the block swizzle group, for L2 reuse",
             Knob::SplitK => "the k range split over SPLIT_K blocks along z",
+            Knob::SplitReduce => "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace",
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
         }

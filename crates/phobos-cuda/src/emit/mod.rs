@@ -19,7 +19,7 @@ use crate::layout::Layout;
 use crate::mainloop::MainLoop;
 use crate::names::Names;
 use crate::plan::{plan, Plan};
-use crate::{ctype, EmitError, EmitOptions, Emitted, Target};
+use crate::{ctype, EmitError, EmitOptions, Emitted, SplitReduce, Target};
 use phobos_ir::{Kernel, ParamId, ParamKind};
 use phobos_syntax::Span;
 use std::collections::BTreeSet;
@@ -100,6 +100,8 @@ pub(crate) fn emit_kernel(
 /// The persistent tile loop's names: the logical grid's extents (kernel parameters) and the
 /// tile index.
 const GX: &str = "ph_gx";
+/// The SPLIT_K workspace parameter ([`crate::SplitWorkspace`]).
+pub(crate) const SPLIT_WS: &str = "ph_split_ws";
 const GY: &str = "ph_gy";
 const TILE: &str = "ph_tile";
 
@@ -378,6 +380,9 @@ impl<'k> Emitter<'k> {
             params.push(format!("int {GX}"));
             params.push(format!("int {GY}"));
         }
+        if (self.plan.split.as_ref()).is_some_and(|s| s.reduce == SplitReduce::Workspace) {
+            params.push(format!("float* __restrict__ {SPLIT_WS}"));
+        }
         let bounds = match k.launch.min_blocks_per_sm {
             Some(m) => format!("{}, {m}", k.launch.threads),
             None => k.launch.threads.to_string(),
@@ -453,8 +458,13 @@ impl<'k> Emitter<'k> {
             out.push(format!("#include \"{h}\""));
         }
         out.push(String::new());
+        // Two layouts may render alike (the same alias and type): declare each alias once.
+        let mut aliases = BTreeSet::new();
         for l in &self.layouts_used {
-            out.push(format!("using {} = {};", l.alias(), l.cpp()));
+            let line = format!("using {} = {};", l.alias(), l.cpp());
+            if aliases.insert(line.clone()) {
+                out.push(line);
+            }
         }
         if !self.layouts_used.is_empty() {
             out.push(String::new());
@@ -527,10 +537,30 @@ impl<'k> Emitter<'k> {
             max_regs: k.launch.max_regs,
             notes,
             dots,
-            gemms: self.plan.gemms.iter().map(|(_, l)| l.record()).collect(),
+            gemms: (self.plan.gemms.iter().enumerate())
+                .map(|(i, (_, l))| crate::GemmRecord {
+                    // SPLIT_K applies to the kernel's only GEMM.
+                    split: self
+                        .plan
+                        .split
+                        .as_ref()
+                        .filter(|_| i == 0)
+                        .map(|s| s.record()),
+                    ..l.record()
+                })
+                .collect(),
             schedule: self.plan.schedule.clone(),
             tma: self.plan.tma.clone(),
-            zero_before_launch: self.plan.split.iter().map(|s| s.c).collect(),
+            zero_before_launch: (self.plan.split.iter())
+                .filter(|s| s.reduce == SplitReduce::AtomicAdd)
+                .map(|s| s.c)
+                .collect(),
+            split_workspace: (self.plan.split.as_ref())
+                .filter(|s| s.reduce == SplitReduce::Workspace)
+                .map(|s| crate::SplitWorkspace {
+                    c: s.c,
+                    parts: s.parts,
+                }),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
             persistent: self.plan.persistent,
             cluster: self.plan.cluster,

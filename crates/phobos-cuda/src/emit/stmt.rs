@@ -2,10 +2,10 @@
 
 use super::ops::Code;
 use super::{unsupported, Emitter, Result};
-use crate::ctype;
 use crate::gemm_fast::Strategy;
 use crate::mainloop::{LoopArgs, MainLoop};
 use crate::visit::{assigned_locals, has_tile_work, stored_tensors};
+use crate::{ctype, SplitReduce};
 use phobos_ir::{Expr, ExprKind, Lit, Stmt, StmtKind, Ty};
 use std::collections::BTreeSet;
 
@@ -54,7 +54,12 @@ impl<'k> Emitter<'k> {
                     self.store_tile_tma(&ts, *tensor, index, value)?;
                     self.pending.insert(*tensor);
                 } else if split_store {
-                    self.atomic_add_tile(*tensor, index, value)?;
+                    match self.plan.split.as_ref().map(|sk| (sk.reduce, sk.parts)) {
+                        Some((SplitReduce::Workspace, parts)) => {
+                            self.split_workspace_store(*tensor, index, value, parts)?
+                        }
+                        _ => self.atomic_add_tile(*tensor, index, value)?,
+                    }
                     self.pending.insert(*tensor);
                 } else if value.ty.is_tile() {
                     self.store_tile(*tensor, index, value)?;

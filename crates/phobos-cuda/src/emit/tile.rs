@@ -506,4 +506,46 @@ impl<'k> Emitter<'k> {
         self.line(format!("ph::atomic_add_tile({region}, {name});"));
         Ok(())
     }
+
+    /// The SPLIT_K epilogue through the f32 workspace (a C that is not f32): the accumulator
+    /// into this part's slice; the part that arrives last at the tile's counter sums the
+    /// slices into the accumulator and runs the store itself, once (`ph::split_*`).
+    pub(crate) fn split_workspace_store(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+        parts: u32,
+    ) -> Result<()> {
+        let acc = self.plan.gemms[0].0.acc;
+        let acc = self.names.locals[acc].clone();
+        let region = self.region(tensor, index, true)?;
+        let c = self.names.params[tensor].clone();
+        let n = (self.dim_strings(tensor).iter())
+            .map(|d| format!("(long long){d}"))
+            .collect::<Vec<_>>()
+            .join(" * ");
+        let ws = super::SPLIT_WS;
+        self.line("{  // SPLIT_K: partial tiles through the f32 workspace");
+        self.indent += 1;
+        self.line(format!("const auto ph_split_c = {region};"));
+        self.line(format!("const long long ph_split_n = {n};"));
+        self.line(format!(
+            "ph::split_store_partial(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, (int)blockIdx.z), {acc});"
+        ));
+        self.line(format!(
+            "unsigned* ph_split_count = reinterpret_cast<unsigned*>({ws} + {parts} * ph_split_n) + (blockIdx.y * gridDim.x + blockIdx.x);"
+        ));
+        self.line(format!("if (ph::split_arrive(ph_split_count, {parts})) {{"));
+        self.indent += 1;
+        self.line(format!(
+            "ph::split_sum(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {acc});"
+        ));
+        self.store_tile(tensor, index, value)?;
+        self.indent -= 1;
+        self.line("}");
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
 }

@@ -4,7 +4,7 @@
 use crate::gemm_fast::cfg::SM90_SMEM_LIMIT;
 use crate::gemm_fast::{Knobs, Strategy, TmaSpec};
 use crate::gemm_match::{find_gemms, GemmMatch};
-use crate::gemm_split::{plan_split, reads_block_xy, SplitK};
+use crate::gemm_split::{plan_split, reads_block_xy, SplitK, SplitReduce};
 use crate::launch::TmaParam;
 use crate::layout::{blocked_capped, kernel_vec_cap, Layout};
 use crate::mainloop::{select, MainLoop};
@@ -92,13 +92,9 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let split = match knobs.split_k() {
         parts if parts > 1 && !gemms.is_empty() => {
             let ms: Vec<&GemmMatch> = gemms.iter().map(|(m, _)| m).collect();
-            match plan_split(k, &ms, parts) {
+            match plan_split(k, &ms, parts, knobs.split_workspace()) {
                 Ok(s) => {
-                    notes.push(format!(
-                        "SPLIT_K={parts}: grid z = {parts} parts of the k range, partial tiles \
-                         added into `{}` with f32 atomics; the host zeroes it before the launch",
-                        k.params[s.c].name
-                    ));
+                    notes.push(s.note(&k.params[s.c].name));
                     Some(s)
                 }
                 Err(why) => {
@@ -207,7 +203,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         k,
         &gemms,
         &layouts,
-        split.is_some(),
+        split.as_ref().map(|s| s.reduce),
         &mut tma,
         &mut notes,
         target,
@@ -262,7 +258,7 @@ pub struct TmaStore {
 /// main loop. It does when the kernel has one GEMM, on the wgmma main loop, whose tile the
 /// body's last statement stores whole (`C[r :+ TILE_M, c :+ TILE_N] = f(acc)`, f elementwise:
 /// the value keeps the accumulator's layout) into an unbatched row-major C of a type TMA
-/// copies, with 16-byte aligned rows; without SPLIT_K (whose store adds), and when a staging
+/// copies, with 16-byte aligned rows; without SPLIT_K (whose parts combine first), and when a staging
 /// buffer (the whole tile, else a half, a quarter, ..., staged in as many rounds) fits in shared
 /// memory beside the main loop's stages without lowering the number of blocks a multiprocessor
 /// holds. Being last, nothing after it reuses the staging buffer while the copies read it.
@@ -270,7 +266,7 @@ fn plan_tma_store(
     k: &Kernel,
     gemms: &[(GemmMatch, MainLoop)],
     layouts: &BTreeMap<LocalId, Layout>,
-    split_k: bool,
+    split_k: Option<SplitReduce>,
     tma: &mut Vec<TmaParam>,
     notes: &mut Vec<String>,
     target: &Target,
@@ -285,8 +281,12 @@ fn plan_tma_store(
         notes.push(format!("C store: registers to global memory ({why})"));
         None
     };
-    if split_k {
-        return refuse("SPLIT_K adds partial tiles with atomics");
+    match split_k {
+        Some(SplitReduce::AtomicAdd) => return refuse("SPLIT_K adds partial tiles with atomics"),
+        Some(SplitReduce::Workspace) => {
+            return refuse("SPLIT_K: the last part of each tile stores it, after the others")
+        }
+        None => {}
     }
     let last = k.body.len().checked_sub(1)?;
     let StmtKind::Store {

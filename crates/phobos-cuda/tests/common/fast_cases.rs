@@ -95,6 +95,12 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm80 bf16 64x64x32 s3 odd K and N (interpreter)", text: gemm_text(&at(64, 64, 32, 3, ""), "@launch(128)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [77, 45, 67], expect: "sm80::MainLoop<ph::gemm::BF16, 64, 64, 32, 2, 2, 3, true, false, 2, 2>", interp: true },
         Spec { label: "sm80 f16 64x128x32 s2 dot_t odd K: both K-major register-staged (interpreter)", text: gemm_t_text(&at(64, 128, 32, 2, "")).replace("@launch(256)", "@launch(128)"), types: "TA=f16,TB=f16,TC=f32", dims: [136, 200, 75], expect: ", true, true, 2, 2>", interp: true },
         Spec { label: "sm80 f16 64x64x32 s3 SPLIT_K=4 512x777x1001: register-staged, split", text: gemm_text(&at(64, 64, 32, 3, ", SPLIT_K in [4]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f32", dims: [512, 777, 1001], expect: "ph::atomic_add_tile(", interp: false },
+        // SPLIT_K into a 16-bit C: partial tiles through the f32 workspace, the last part of
+        // each tile sums them and stores C once (ragged tiles, an uneven last part, GROUP_M).
+        Spec { label: "sm90 f16 128x128x64 s3 SPLIT_K=3 -> f16: workspace", text: gemm_text(&at(128, 128, 64, 3, ", SPLIT_K in [3]"), l256), types: "TA=f16,TB=f16,TC=f16", dims: RAGGED, expect: "ph::split_arrive(", interp: false },
+        Spec { label: "sm90 bf16 64x128x64 s4 SPLIT_K=4 GROUP_M=8 scaled -> bf16: workspace", text: scaled(gemm_text(&at(64, 128, 64, 4, ", GROUP_M in [8], SPLIT_K in [4]"), "@launch(128)")), types: "TA=bf16,TB=bf16,TC=bf16", dims: [520, 392, 4000], expect: "ph::split_arrive(", interp: false },
+        Spec { label: "sm80 f16 64x64x32 s3 SPLIT_K=4 512x777x1001 -> f16: register-staged, workspace", text: gemm_text(&at(64, 64, 32, 3, ", SPLIT_K in [4]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f16", dims: [512, 777, 1001], expect: "ph::split_arrive(", interp: false },
+        Spec { label: "sm80 f16 64x64x32 s2 SPLIT_K=2 odd K -> f16: workspace (interpreter)", text: gemm_text(&at(64, 64, 32, 2, ", SPLIT_K in [2]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f16", dims: [77, 45, 267], expect: "ph::split_arrive(", interp: true },
         Spec { label: "sm80 e4m3 128x128x64 s3 dot_t odd K: 1-byte loads", text: gemm_t_text(&at(128, 128, 64, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: [520, 392, 333], expect: "sm80::MainLoop<ph::gemm::F8E4M3, 128, 128, 64, 2, 4, 3, true, true, 1, 1>", interp: false },
     ]
 }

@@ -75,6 +75,10 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
         grid_z: e.grid_z,
         persistent: e.persistent,
         cluster_x: e.cluster,
+        split_workspace: e.split_workspace.map(|w| phobos_gpu::SplitWorkspace {
+            c: w.c,
+            parts: w.parts,
+        }),
     }
 }
 

@@ -36,6 +36,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         schedule: phobos_cuda::Schedule::OneBlockPerTile,
         tma: Vec::new(),
         zero_before_launch: Vec::new(),
+        split_workspace: None,
         grid_z: 1,
         persistent: false,
         cluster: 1,
