@@ -11,7 +11,7 @@ compiles it), then assembled by ptxas for sm_90a with the point's register cap; 
 registers, spill bytes, and the blocks a multiprocessor holds by registers (64K registers). Points
 outside the space's @where are skipped. `--rowwise` runs the row-wise examples at the shapes of
 bench/rowwise.py (BLOCK pinned to the smallest choice that holds the row). `--sass DIR` writes each
-point's SASS there, and beside it (.live) the registers live at each instruction (nvdisasm; PHOBOS_NVDISASM or `nvdisasm` on PATH).
+point's SASS, cubin and CUDA source there, and beside them (.live) the registers live at each instruction (nvdisasm; PHOBOS_NVDISASM or `nvdisasm` on PATH).
 
 Needs the phobos binary (target/debug or PHOBOS_BIN_DIR) and the CUDA tools
 (`eval "$(bash scripts/cuda-tools.sh)"`, which also sets PHOBOS_PTXAS).
@@ -99,6 +99,7 @@ def one(file, kernel, dims, types, pins, ptxas, sass_dir, nvdisasm):
                                       text=True).stdout
                 with open(os.path.join(sass_dir, name + ext), "w") as f:
                     f.write(sass)
+            shutil.copy(cubin, os.path.join(sass_dir, name + ".cubin"))
             with open(os.path.join(sass_dir, name + ".cu"), "w") as f:
                 f.write(src.stdout)
     regs = int(re.search(r"Used (\d+) registers", log).group(1))
