@@ -3,10 +3,13 @@
 // registers between its statistics and its normalization, so X is read once; the statistics
 // are block-wide sums, uniform scalars every thread holds. The variance is the mean of squared
 // deviations (two reductions, no cancellation). Each block takes RPB consecutive rows and loads
-// the next row before reducing the current one; W and B are read once a block, first.
-@autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 2], RPB in [1, 4])
+// the next row before reducing the current one. W and B are read after each row's statistics
+// (from L2), so only the row is held in registers across its reductions: 32 values a thread fit
+// in 64 registers, and MIN_BLOCKS=4 keeps four 256-thread blocks on a multiprocessor.
+@autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@where(THREADS * MIN_BLOCKS <= 1024)
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(M, RPB))
 @bytes(8 * M * N + 8 * N + 8 * M)
@@ -15,8 +18,6 @@ kernel layer_norm<T = f32>(
   Mean: tensor<f32>[M], Rstd: tensor<f32>[M], eps: f32
 ) {
   let r0 = ctx.block.x * RPB
-  let w = f32(W[0 :+ BLOCK])
-  let b = f32(B[0 :+ BLOCK])
   var next = X[r0, 0 :+ BLOCK]
   for i in range(0, RPB) {
     let x = f32(next)
@@ -26,7 +27,7 @@ kernel layer_norm<T = f32>(
     let mean = sum(x) / f32(N)
     let d = where(arange(BLOCK) < N, x - mean, 0.0)
     let rstd = rsqrt(sum(d * d) / f32(N) + eps)
-    Y[r0 + i, 0 :+ BLOCK] = T(d * rstd * w + b)
+    Y[r0 + i, 0 :+ BLOCK] = T(d * rstd * f32(W[0 :+ BLOCK]) + f32(B[0 :+ BLOCK]))
     if ctx.thread == 0 {
       Mean[r0 + i] = mean
       Rstd[r0 + i] = rstd

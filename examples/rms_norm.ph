@@ -1,10 +1,12 @@
 // RMSNorm over the rows of an M x N matrix (N <= BLOCK): Y = X * rsqrt(mean(X²) + eps) * W.
 // A row is kept in registers between the reduction and the scaling, so X is read once. Each
 // block takes RPB consecutive rows and loads the next row before reducing the current one, so
-// a row's load is in flight during the previous row's reduction and store.
-@autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 2], RPB in [1, 4])
+// a row's load is in flight during the previous row's reduction and store. MIN_BLOCKS=4 asks for
+// four 256-thread blocks a multiprocessor (64 registers).
+@autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@where(THREADS * MIN_BLOCKS <= 1024)
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(M, RPB))
 @bytes(8 * M * N + 4 * N)

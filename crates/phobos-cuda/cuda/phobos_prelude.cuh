@@ -226,10 +226,29 @@ template <int R_, int C_, int THREADS_, int VEC_> struct Blocked {
   static_assert(C % VEC == 0, "VEC must divide C");
   static constexpr int GROUPS = R * C / VEC;
   static constexpr int N = (GROUPS + THREADS - 1) / THREADS * VEC;
+  // THREADS is the block's thread count, so 0 <= tid < THREADS. When a register step (B =
+  // THREADS * VEC elements) divides a row, or a row divides it, the row and column of register i
+  // are a constant of the unrolled i plus a term of tid alone: every element address is one
+  // base plus an immediate, where `e / C` and `e % C` per register cost a division and a 64-bit
+  // address each (bench/NOTES.md r5). `tid % THREADS` (tid itself) bounds that term for the
+  // compiler, so `c < C` folds to true and no column is kept per register for the tile masks.
+  // The three forms agree for every tid < THREADS.
   __device__ static void coord(int tid, int i, int& r, int& c) {
-    const int e = ((i / VEC) * THREADS + tid) * VEC + i % VEC;
-    r = e / C;  // e >= R * C gives r >= R: padding
-    c = e % C;
+    constexpr int B = THREADS * VEC;
+    const int k = i / VEC, v = i % VEC;
+    const unsigned t = (unsigned)tid % (unsigned)THREADS;
+    if constexpr (C % B == 0) {
+      r = k * B / C;  // >= R: padding
+      c = k * B % C + (int)t * VEC + v;
+    } else if constexpr (B % C == 0) {
+      constexpr unsigned TPR = C / VEC;  // threads a row
+      r = k * (B / C) + (int)(t / TPR);
+      c = (int)(t % TPR) * VEC + v;
+    } else {
+      const int e = (k * THREADS + tid) * VEC + v;
+      r = e / C;  // e >= R * C gives r >= R: padding
+      c = e % C;
+    }
   }
 };
 

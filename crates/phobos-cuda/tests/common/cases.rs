@@ -470,6 +470,28 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "M=9,N=1000",
         ),
         ("rms_norm.ph", "BLOCK=512 THREADS=128 RPB=4", "M=9,N=504"),
+        // Four 256-thread blocks a multiprocessor (64 registers): a row narrower than the tile
+        // (masked vector groups), an odd width (the element path), two rows a block.
+        (
+            "rms_norm.ph",
+            "BLOCK=8192 THREADS=256 MIN_BLOCKS=4",
+            "M=5,N=8000",
+        ),
+        (
+            "rms_norm.ph",
+            "BLOCK=8192 THREADS=256 MIN_BLOCKS=4 RPB=2",
+            "M=5,N=8191",
+        ),
+        (
+            "layer_norm.ph",
+            "BLOCK=4096 THREADS=256 MIN_BLOCKS=4",
+            "M=5,N=4095",
+        ),
+        (
+            "layer_norm.ph",
+            "BLOCK=8192 THREADS=256 MIN_BLOCKS=4",
+            "M=3,N=8184",
+        ),
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
     ] {
