@@ -8,8 +8,9 @@
 //! point. The first batch is the model's (`model::spread`): the point the prior scores best,
 //! then points spread over the space.
 
-use super::{coordinates, Candidate, Observation, Rng, Searcher};
-use std::collections::{HashMap, HashSet};
+use super::refine::Grid;
+use super::{Candidate, Observation, Rng, Searcher};
+use std::collections::HashSet;
 
 /// Starting temperature, in log-time units (0.2 ≈ accepting a 20 % loss with probability 1/e).
 const T0: f64 = 0.2;
@@ -17,11 +18,10 @@ const T0: f64 = 0.2;
 const COOLING: f64 = 0.8;
 
 pub struct Anneal {
-    coords: Vec<Vec<usize>>,
+    grid: Grid,
     /// The model's scaled features and prior scores, for the first batch.
     x: Vec<Vec<f64>>,
     prior: Vec<f64>,
-    at: HashMap<Vec<usize>, usize>,
     rng: Rng,
     proposed: HashSet<usize>,
     current: Option<(usize, f64)>,
@@ -32,16 +32,8 @@ pub struct Anneal {
 
 impl Anneal {
     pub fn new(candidates: &[Candidate], seed: u64) -> Anneal {
-        let coords = coordinates(candidates);
-        let at = coords
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, c)| (c, i))
-            .collect();
         Anneal {
-            coords,
-            at,
+            grid: Grid::new(candidates),
             x: super::model::features(candidates),
             prior: candidates.iter().map(|c| c.prior.score()).collect(),
             rng: Rng::new(seed ^ 0x616e_6e65_616c_0000),
@@ -50,27 +42,6 @@ impl Anneal {
             temperature: T0,
             seen: 0,
         }
-    }
-
-    fn neighbours(&self, i: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        let c = &self.coords[i];
-        for k in 0..c.len() {
-            for up in [false, true] {
-                let mut n = c.clone();
-                if up {
-                    n[k] += 1;
-                } else if n[k] > 0 {
-                    n[k] -= 1;
-                } else {
-                    continue;
-                }
-                if let Some(&j) = self.at.get(&n) {
-                    out.push(j);
-                }
-            }
-        }
-        out
     }
 
     /// Moves the walk with the observations it has not looked at yet (one batch).
@@ -104,10 +75,11 @@ impl Searcher for Anneal {
         self.step(observed);
         let mut known: HashSet<usize> = observed.iter().map(|o| o.index).collect();
         known.extend(self.proposed.iter().copied());
-        let n = self.coords.len();
+        let n = self.x.len();
         let mut out = Vec::new();
         if let Some((cur, _)) = self.current {
             let mut near: Vec<usize> = self
+                .grid
                 .neighbours(cur)
                 .into_iter()
                 .filter(|j| !known.contains(j))
