@@ -3,12 +3,13 @@
 // uses to recompute the softmax. As in Triton, the online softmax runs in base 2 (scores scaled
 // by log2(e), exp2), and L converts the base-2 max and sum back: (m + log2(l)) * ln(2).
 // CAUSAL=1 masks the keys after each query and stops at the block's last row.
+// T is the element type of Q, K, V and O: f16 by default, `--types T=bf16` for bf16.
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in {0, 1})
 @launch(128)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
-kernel attention_lse(
-  Q: tensor<f16>[BH, N, D], K: tensor<f16>[BH, N, D], V: tensor<f16>[BH, N, D],
-  O: tensor<f16>[BH, N, D], L: tensor<f32>[BH, N], scale: f32
+kernel attention_lse<T = f16>(
+  Q: tensor<T>[BH, N, D], K: tensor<T>[BH, N, D], V: tensor<T>[BH, N, D],
+  O: tensor<T>[BH, N, D], L: tensor<f32>[BH, N], scale: f32
 ) {
   let bh = ctx.block.y
   let r = ctx.block.x * BR
@@ -31,7 +32,7 @@ kernel attention_lse(
     let p = exp2(s - m_new)
     let alpha = exp2(m - m_new)
     l = l * alpha + rowsum(p)
-    acc = acc * alpha + dot(f16(p), V[bh, c :+ BC, :])
+    acc = acc * alpha + dot(T(p), V[bh, c :+ BC, :])
     m = m_new
   }
   O[bh, r :+ BR, :] = acc / l

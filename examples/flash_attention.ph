@@ -2,13 +2,14 @@
 // head dimension D fixed at 64. Each block computes BR rows of one batch-head, streaming K and V
 // in BC-row tiles with the online softmax (running row max m and row sum l). Pin CAUSAL=1 for
 // causal masking (a key column attends only to rows at or after it).
+// T is the element type of Q, K, V and O: f16 by default, `--types T=bf16` for bf16.
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256})
 @launch(THREADS)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)
-kernel flash_attention(
-  Q: tensor<f16>[BH, N, D], K: tensor<f16>[BH, N, D], V: tensor<f16>[BH, N, D],
-  O: tensor<f16>[BH, N, D], scale: f32
+kernel flash_attention<T = f16>(
+  Q: tensor<T>[BH, N, D], K: tensor<T>[BH, N, D], V: tensor<T>[BH, N, D],
+  O: tensor<T>[BH, N, D], scale: f32
 ) {
   let bh = ctx.block.y
   let r = ctx.block.x * BR
@@ -33,7 +34,7 @@ kernel flash_attention(
     let p = exp(s - m_new)
     let alpha = exp(m - m_new)
     l = l * alpha + rowsum(p)
-    acc = acc * alpha + dot(f16(p), V[bh, c :+ BC, :])
+    acc = acc * alpha + dot(T(p), V[bh, c :+ BC, :])
     m = m_new
   }
   O[bh, r :+ BR, :] = acc / l

@@ -241,6 +241,28 @@ fn operand_align(k: &Kernel, o: &GemmOperand) -> u32 {
     a
 }
 
+/// The largest power of two (at most 16) dividing the element stride of `axis` where every
+/// runtime dim it multiplies has a fact (`@aligned`, `@where` divisibility, or the host's
+/// specialization, whose fact is 1 for a dim of no power-of-two factor); `None` where one has
+/// none, so nothing is known about the stride.
+pub(crate) fn stride_align_if_known(k: &Kernel, tensor: usize, axis: usize) -> Option<u32> {
+    let ParamKind::Tensor { dims, order, .. } = &k.params[tensor].kind else {
+        return Some(1);
+    };
+    let factors = match order {
+        MemOrder::RowMajor => &dims[axis + 1..],
+        MemOrder::ColMajor => &dims[..axis],
+    };
+    let has_fact = |d: usize| {
+        k.aligned.iter().any(|(dim, _)| *dim == d)
+            || k.wheres.iter().any(|w| divisibility(w, d).is_some())
+    };
+    factors
+        .iter()
+        .all(|d| !matches!(d, Dim::Dyn(id) if !has_fact(*id)))
+        .then(|| stride_align(k, tensor, axis))
+}
+
 /// The largest power of two (at most 16) known to divide the element stride of `axis`.
 pub(crate) fn stride_align(k: &Kernel, tensor: usize, axis: usize) -> u32 {
     let ParamKind::Tensor { dims, order, .. } = &k.params[tensor].kind else {

@@ -26,7 +26,10 @@ pub fn pow2_divisor(v: i64) -> i64 {
 }
 
 /// The alignment facts of a problem: for each runtime dim of `kernel` that `dims` (name,
-/// value) gives a positive value, `(dim, pow2_divisor(value))` when that is above 1.
+/// value) gives a positive value, `(dim, pow2_divisor(value))`. A fact of 1 (an odd value)
+/// holds for every problem; it says the dim is known to be unaligned, where a dim without a
+/// fact is unknown (the Blocked layouts then choose element-wide accesses,
+/// `layout::kernel_vec_cap`).
 pub fn problem_alignment(kernel: &Kernel, dims: &[(String, i64)]) -> Vec<(DimId, i64)> {
     kernel
         .dims
@@ -34,8 +37,7 @@ pub fn problem_alignment(kernel: &Kernel, dims: &[(String, i64)]) -> Vec<(DimId,
         .enumerate()
         .filter_map(|(id, d)| {
             let (_, v) = dims.iter().find(|(n, _)| *n == d.name)?;
-            let a = pow2_divisor(*v);
-            (*v > 0 && a > 1).then_some((id, a))
+            (*v > 0).then_some((id, pow2_divisor(*v)))
         })
         .collect()
 }
@@ -43,7 +45,7 @@ pub fn problem_alignment(kernel: &Kernel, dims: &[(String, i64)]) -> Vec<(DimId,
 /// Adds `@aligned` facts to `kernel`, skipping those a declared fact already implies.
 pub fn assume_aligned(kernel: &mut Kernel, facts: &[(DimId, i64)]) {
     for &(dim, multiple) in facts {
-        if dim >= kernel.dims.len() || multiple <= 1 {
+        if dim >= kernel.dims.len() || multiple < 1 {
             continue;
         }
         let implied = kernel
@@ -113,22 +115,22 @@ mod tests {
         ];
         let facts = problem_alignment(&k, &dims);
         assert_eq!(facts, {
-            let mut f = vec![(kk, 16), (n, 8)];
+            let mut f = vec![(kk, 16), (n, 8), (m, 1)];
             f.sort();
             f
         });
-        assert!(!facts.iter().any(|&(d, _)| d == m), "77 is odd");
         specialize_alignment(&mut k, &dims);
         assert!(k.aligned.contains(&(kk, 8)), "declared facts stay");
         assert!(k.aligned.contains(&(kk, 16)));
         assert!(k.aligned.contains(&(n, 8)));
+        assert!(k.aligned.contains(&(m, 1)), "77 is odd: known unaligned");
         // Adding them again changes nothing.
         let before = k.aligned.clone();
         specialize_alignment(&mut k, &dims);
         assert_eq!(k.aligned, before);
         // A declared fact that implies the problem's is not repeated.
         let mut k2 = kernel(GEMM);
-        assume_aligned(&mut k2, &[(kk, 8), (kk, 4), (n, 1)]);
-        assert_eq!(k2.aligned, vec![(kk, 8)]);
+        assume_aligned(&mut k2, &[(kk, 8), (kk, 4), (n, 1), (m, 0)]);
+        assert_eq!(k2.aligned, vec![(kk, 8), (n, 1)]);
     }
 }

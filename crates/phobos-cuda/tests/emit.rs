@@ -313,3 +313,39 @@ fn dots_take_wgmma_where_each_warp_holds_16_rows() {
         "{src}"
     );
 }
+
+/// The Blocked vector group follows what the host knows of the rows' alignment: element
+/// groups (coalesced lanes) for rows known to be unaligned, the widest group where the rows
+/// are aligned or nothing is known (accesses then check alignment at run time).
+#[test]
+fn vector_groups_follow_the_rows_alignment() {
+    use phobos_cuda::layout::kernel_vec_cap;
+    let typed_cap = |path: &str, types: Option<&str>, dims: &[(&str, i64)]| {
+        let mut k = common::kernels_at(path, "", types).remove(0);
+        if !dims.is_empty() {
+            let dims: Vec<_> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+            phobos_cuda::specialize_alignment(&mut k, &dims);
+        }
+        kernel_vec_cap(&k)
+    };
+    let cap = |path: &str, dims: &[(&str, i64)]| typed_cap(path, None, dims);
+    let t = "examples/transpose.ph";
+    assert_eq!(cap(t, &[]), 4, "unknown: the widest group");
+    assert_eq!(cap(t, &[("M", 8192), ("N", 8192)]), 4);
+    assert_eq!(
+        cap(t, &[("M", 8192), ("N", 8194)]),
+        2,
+        "rows of X 2-aligned"
+    );
+    assert_eq!(cap(t, &[("M", 8191), ("N", 8192)]), 1, "rows of Y odd");
+    assert_eq!(cap(t, &[("M", 8191), ("N", 8193)]), 1);
+    let ce = "examples/cross_entropy.ph";
+    assert_eq!(cap(ce, &[("M", 4096), ("V", 50256)]), 4);
+    assert_eq!(cap(ce, &[("M", 4096), ("V", 50257)]), 1);
+    // M is the extent of the one-axis tensors only: an odd M leaves X's rows aligned.
+    assert_eq!(cap(ce, &[("M", 4095), ("V", 50256)]), 4);
+    // 2-byte elements keep 16-byte groups (one element a lane would move half a line).
+    let bf16 = Some("T=bf16");
+    assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50257)]), 8);
+    assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50256)]), 8);
+}
