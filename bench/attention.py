@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Attention forward: Phobos tuned against torch's scaled_dot_product_attention, in one process.
 
-    python3 bench/attention.py [--quick] [--dtype f16,bf16] [--json out.json]
+    python3 bench/attention.py [--quick] [--only-d128] [--dtype f16,bf16] [--json out.json]
 
 For every case (batch-heads, tokens, head dim, causal or not, element type): phobos-kbench tunes
-the example kernel for that problem (its own process, the results database under $OUT), then this
+the example kernel for that problem — flash_attention.ph and attention_lse.ph at head dim 64,
+flash_attention_d128.ph at 128 — in its own process (the results database under $OUT), then this
 process loads the winner's PTX through the CUDA driver (bench/rowwise.py's loader) and times it
 beside the baselines with `triton.testing.do_bench` (CUDA events, L2 flushed, median):
 
@@ -76,6 +77,7 @@ def triton_time(q, k, v, causal, scale, ref):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only-d128", action="store_true", help="only the head-dim-128 cases")
     ap.add_argument("--dtype", default="f16", help="element types, comma-separated: f16, bf16")
     ap.add_argument("--json", default=os.path.join(OUT, "attention.json"))
     a = ap.parse_args()
@@ -85,7 +87,10 @@ def main():
     # log-sum-exp and runs its online softmax in base 2 (exp2).
     cases = [(32, 4096, 64, 0, "flash_attention.ph"), (64, 4096, 64, 0, "flash_attention.ph"),
              (64, 4096, 64, 1, "flash_attention.ph"), (16, 8192, 64, 0, "flash_attention.ph"),
-             (32, 4096, 64, 0, "attention_lse.ph"), (64, 4096, 64, 1, "attention_lse.ph")]
+             (32, 4096, 64, 0, "attention_lse.ph"), (64, 4096, 64, 1, "attention_lse.ph"),
+             (32, 4096, 128, 0, "flash_attention_d128.ph"), (32, 4096, 128, 1, "flash_attention_d128.ph")]
+    if a.only_d128:
+        cases = [c for c in cases if c[2] == 128]
     if a.quick:
         cases = cases[:1]
     dtypes = a.dtype.split(",")

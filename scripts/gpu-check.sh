@@ -153,6 +153,7 @@ examples=(
   "cross_entropy.ph M=7,V=5003"
   "dropout.ph N=1000 --arg p=0.25 --arg seed=7"
   "flash_attention.ph BH=3,N=45 --arg scale=0.125"
+  "flash_attention_d128.ph BH=2,N=45 --arg scale=0.125"
   "gemm.ph M=77,N=45,K=67"
   "gemm_fast.ph M=77,N=45,K=67"
   "gemm_persistent.ph M=77,N=45,K=67"

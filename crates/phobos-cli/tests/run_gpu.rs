@@ -22,6 +22,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("cross_entropy.ph", "M=7,V=5003", &[]),
     ("dropout.ph", "N=1000", &["p=0.25", "seed=7"]),
     ("flash_attention.ph", "BH=3,N=45", &["scale=0.125"]),
+    ("flash_attention_d128.ph", "BH=2,N=45", &["scale=0.125"]),
     ("gemm.ph", "M=77,N=45,K=67", &[]),
     ("gemm_fast.ph", "M=77,N=45,K=67", &[]),
     ("gemm_persistent.ph", "M=77,N=45,K=67", &[]),
@@ -55,6 +56,11 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "flash_attention.ph",
         "BR=128 BC=128 THREADS=256",
         "BH=3,N=45",
+    ),
+    (
+        "flash_attention_d128.ph",
+        "BR=128 BC=128 THREADS=256",
+        "BH=2,N=45",
     ),
     (
         "gemm.ph",

@@ -256,6 +256,12 @@ template <int R, int C, int THREADS, class S> __device__ __forceinline__ void mm
   }
 }
 
+// Zeroes BYTES bytes (a multiple of 16) at dst, 16 bytes a store, by the block's THREADS
+// threads. The caller publishes (mma_publish) and synchronizes before the tensor cores read them.
+template <int THREADS> __device__ __forceinline__ void mma_zero(unsigned char* dst, int bytes) {
+  for (int q = threadIdx.x; q < bytes / 16; q += THREADS) reinterpret_cast<uint4*>(dst)[q] = make_uint4(0, 0, 0, 0);
+}
+
 // A tile read back from its staged form into registers of layout L (a shared-memory resident
 // operand used where no dot reads it in place).
 template <class L, int DT, int R, int C> __device__ Tile<float, L> mma_unstage(const STile<R, C>& t) {
@@ -340,7 +346,10 @@ __device__ __forceinline__ void mma_smem(Tile<float, gemm::sm80::AccLayout<BM, B
 // 64 * (w / 4) on (register i: n8 block i / 4, row + 8 * ((i / 2) % 2), column + i % 2), and
 // every staged operand is in the swizzled form. A warpgroup multiplies its 64 rows with both
 // operands read from shared memory through descriptors, or with A from registers (the P·V of
-// attention); the dot waits for its wgmma before returning.
+// attention). The dot waits for its wgmma before returning, unless ASYNC: then it only issues
+// the wgmma (not even committed: the caller commits, so that a skipped issue still commits an
+// empty group and the group counts stay uniform), and the caller waits for it with wg_wait
+// before reading the accumulator (the plan's overlapped loops, plan/overlap.rs).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Descriptor of the 64-row (A) or whole (B, K-major) slab of a K-major staged [R, KD] tile:
 // k step kk starts kk * 32 bytes into the 128-byte lines of slab kk / 4.
@@ -363,25 +372,49 @@ template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long
     return wg_desc_nmajor<K, N>(base, kk);
   }
 }
-template <int DT, bool B_NK, int K, int BM, int BN, int WARPS_M>
+// The accumulator's registers pinned: no read or write of them moves across this point.
+template <class L> __device__ __forceinline__ void wg_fence_tile(Tile<float, L>& t) {
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) gemm::reg_fence(t.v[i]);
+}
+template <int DT, bool B_NK, int K, bool ASYNC = false, int BM, int BN, int WARPS_M>
 __device__ __forceinline__ void wg_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, 1>>& acc, unsigned sa, unsigned sb) {
   static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
   const int row0 = (threadIdx.x / 128) * 64;
+  wg_fence_tile(acc);
   gemm::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     gemm::sm90::Wgmma<DT, BN, 0, B_NK ? 0 : 1>::run(acc.v, wg_desc_kmajor<BM, K>(sa, row0, kk), wg_desc_b<B_NK, K, BN>(sb, kk));
   }
-  gemm::wgmma_commit();
-  gemm::wgmma_wait<0>();
+  if constexpr (!ASYNC) {
+    gemm::wgmma_commit();
+    gemm::wgmma_wait<0>();
+  }
+  wg_fence_tile(acc);
 }
 #endif
 
-template <int DT, bool B_NK, bool WG, int K, int RB, int CB, int BM, int BN, int WARPS_M, int WARPS_N>
+// Waits until at most N of this warpgroup's committed wgmma groups are pending (the groups
+// complete in order), then pins acc's registers so that no read of them moves above the wait.
+template <int N, class L> __device__ __forceinline__ void wg_wait(Tile<float, L>& acc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  gemm::wgmma_wait<N>();
+  wg_fence_tile(acc);
+#endif
+}
+// Commits the wgmma issued since the last commit as one group (an empty group when none).
+__device__ __forceinline__ void wg_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  gemm::wgmma_commit();
+#endif
+}
+
+template <int DT, bool B_NK, bool WG, int K, int RB, int CB, bool ASYNC = false, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (WG) {
-    wg_smem<DT, B_NK, K>(acc, sa, sb);
+    wg_smem<DT, B_NK, K, ASYNC>(acc, sa, sb);
     return;
   }
 #endif
@@ -390,8 +423,8 @@ __device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<B
 
 // acc += a @ b (TRANS_B: a @ bᵀ) with a [M, K] and b [K, N] (or [N, K]) of type DT, each a
 // register tile in any layout, a GTile or an STile: what is not staged yet is staged in the
-// scratch area, then multiplied on tensor cores (WG: by wgmma).
-template <bool TRANS_B, int DT, bool WG = false, class Acc, class A, class B, int BYTES>
+// scratch area, then multiplied on tensor cores (WG: by wgmma; ASYNC: issued, not waited for).
+template <bool TRANS_B, int DT, bool WG = false, bool ASYNC = false, class Acc, class A, class B, int BYTES>
 __device__ void mma_dot(Tile<float, Acc>& acc, const A& a, const B& b, Scratch<BYTES> s) {
   constexpr int M = Ext<A>::R, K = Ext<A>::C, N = TRANS_B ? Ext<B>::R : Ext<B>::C;
   static_assert((TRANS_B ? Ext<B>::C : Ext<B>::R) == K, "dot: inner extents differ");
@@ -404,7 +437,8 @@ __device__ void mma_dot(Tile<float, Acc>& acc, const A& a, const B& b, Scratch<B
     mma_publish();
     __syncthreads();
   }
-  mma_smem_any<DT, TRANS_B, WG, K, Ext<B>::R, Ext<B>::C>(acc, gemm::smem_u32(As), gemm::smem_u32(Bs));
+  static_assert(!ASYNC || WG, "only wgmma runs asynchronously");
+  mma_smem_any<DT, TRANS_B, WG, K, Ext<B>::R, Ext<B>::C, ASYNC>(acc, gemm::smem_u32(As), gemm::smem_u32(Bs));
 }
 
 // acc += a @ b where a is an accumulator-layout tile [M, K] whose warps hold whole rows
@@ -412,7 +446,7 @@ __device__ void mma_dot(Tile<float, Acc>& acc, const A& a, const B& b, Scratch<B
 // the A fragment of k step kk (a0 a1: rows g and g + 8 of block 2kk, a2 a3: of block 2kk + 1),
 // so a never leaves registers (for wgmma too: a warp's A fragment of m64nNk16 is that of
 // mma.sync m16n8k16 for its 16 rows). Only b is staged (a register tile, a GTile or an STile).
-template <bool TRANS_B, int DT, bool WG = false, int BM, int BN, int WARPS_M, int WARPS_N, int KA, class B, int BYTES>
+template <bool TRANS_B, int DT, bool WG = false, bool ASYNC = false, int BM, int BN, int WARPS_M, int WARPS_N, int KA, class B, int BYTES>
 __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc,
                            const Tile<float, gemm::sm80::AccLayout<BM, KA, WARPS_M, 1>>& a,
                            const B& b, Scratch<BYTES> s) {
@@ -429,20 +463,33 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
     __syncthreads();
   }
   const unsigned sb = gemm::smem_u32(Bs);
+  static_assert(!ASYNC || WG, "only wgmma runs asynchronously");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (WG) {
     static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
-    gemm::wgmma_fence();
+    // Every A fragment packed before the fence: registers a wgmma reads may not be written
+    // between the fence and the wgmma (ptxas would insert its own fence and serialize).
+    unsigned af[K / 16][4];
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const float* c0 = a.v + (2 * kk) * 4;
       const float* c1 = c0 + 4;
-      const unsigned af[4] = {mma_pack<DT>(c0[0], c0[1]), mma_pack<DT>(c0[2], c0[3]),
-                              mma_pack<DT>(c1[0], c1[1]), mma_pack<DT>(c1[2], c1[3])};
-      gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, af, wg_desc_b<TRANS_B, K, N>(sb, kk));
+      af[kk][0] = mma_pack<DT>(c0[0], c0[1]);
+      af[kk][1] = mma_pack<DT>(c0[2], c0[3]);
+      af[kk][2] = mma_pack<DT>(c1[0], c1[1]);
+      af[kk][3] = mma_pack<DT>(c1[2], c1[3]);
     }
-    gemm::wgmma_commit();
-    gemm::wgmma_wait<0>();
+    wg_fence_tile(acc);
+    gemm::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, af[kk], wg_desc_b<TRANS_B, K, N>(sb, kk));
+    }
+    if constexpr (!ASYNC) {
+      gemm::wgmma_commit();
+      gemm::wgmma_wait<0>();
+    }
+    wg_fence_tile(acc);
     return;
   }
 #endif

@@ -35,7 +35,9 @@ pub mod names;
 mod plan;
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
-pub use plan::{Blocker, DotRecord, MmaInstr, NoMma, NoWgmma, Schedule};
+pub use plan::{
+    Blocker, DotRecord, LoopRecord, MmaInstr, NoMma, NoOverlap, NoWgmma, Overlap, Schedule,
+};
 pub mod specialize;
 pub mod target;
 mod visit;
@@ -114,6 +116,9 @@ pub struct Emitted {
     pub notes: Vec<String>,
     /// How each dot outside the recognized GEMM loops is lowered (typed; `notes` renders it).
     pub dots: Vec<DotRecord>,
+    /// Each loop with a wgmma dot outside the recognized GEMM loops: whether its dots overlap
+    /// the rest of the iteration, or why not (typed; `notes` renders it).
+    pub loops: Vec<LoopRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;

@@ -289,12 +289,13 @@ fn dots_take_wgmma_where_each_warp_holds_16_rows() {
     for pins in ["BR=128 BC=64 THREADS=256", "BR=64 BC=128 THREADS=128"] {
         let (got, src) = instrs(pins, 90);
         assert_eq!(got, [Some(MmaInstr::Wgmma); 2], "{pins}");
+        // The loop overlaps its dots (tests/overlap.rs): both are issued without waiting.
         assert!(
-            src.contains("ph::mma_dot<true, ph::gemm::F16, true>"),
+            src.contains("ph::mma_dot<true, ph::gemm::F16, true, true>"),
             "{src}"
         );
         assert!(
-            src.contains("ph::mma_dot_ra<false, ph::gemm::F16, true>"),
+            src.contains("ph::mma_dot_ra<false, ph::gemm::F16, true, true>"),
             "{src}"
         );
         assert!(src.contains("__align__(1024)"), "{src}");

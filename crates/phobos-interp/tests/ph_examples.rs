@@ -184,6 +184,39 @@ fn flash_attention_matches_the_host() {
 }
 
 #[test]
+fn flash_attention_d128_matches_the_host_in_f16_and_bf16() {
+    let src = example("flash_attention_d128.ph");
+    for (dt, pins, causal, (bh, n)) in [
+        (DType::F16, None, false, (2, 80)),
+        (DType::F16, Some("BR=128 BC=64 CAUSAL=1"), true, (1, 150)),
+        (DType::BF16, Some("BR=64 BC=128"), false, (2, 33)),
+        (DType::BF16, Some("CAUSAL=1"), true, (2, 70)),
+    ] {
+        let types = format!("T={}", if dt == DType::F16 { "f16" } else { "bf16" });
+        let k = kernel(&src, None, pins, Some(&types));
+        let shape = [bh, n, 128];
+        let q = random_tensor(dt, &shape, 15);
+        let kk = random_tensor(dt, &shape, 16);
+        let v = random_tensor(dt, &shape, 17);
+        let scale = 0.088;
+        let out = run_ok(
+            &k,
+            Args::new()
+                .set("Q", q.clone())
+                .set("K", kk.clone())
+                .set("V", v.clone())
+                .set("O", sentinel(dt, &shape))
+                .set("scale", scale),
+        );
+        let err = relative_error(
+            &out.get("O").unwrap().data,
+            &host_attention(&q, &kk, &v, scale, causal),
+        );
+        assert!(err < dt.tolerance(), "{types} {pins:?} {bh}x{n}: {err}");
+    }
+}
+
+#[test]
 fn gemm_typed_accumulates_in_f32_for_every_input_type() {
     let src = example("gemm_typed.ph");
     let (m, n, kk) = (70, 40, 48);

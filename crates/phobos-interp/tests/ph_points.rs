@@ -105,6 +105,14 @@ const CASES: &[Case] = &[
         tolerance: Some(5e-3),
         cases: 6,
     },
+    Case {
+        file: "flash_attention_d128.ph",
+        types: Some("T=bf16"),
+        dims: &[("BH", 1, 2, 1), ("N", 1, 70, 1)],
+        scalars: &[("scale", 0.088)],
+        tolerance: Some(2e-2),
+        cases: 2,
+    },
 ];
 
 /// Inputs of small integers (outputs too, so a skipped store shows) for a kernel and dims.

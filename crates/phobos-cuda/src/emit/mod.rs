@@ -7,6 +7,7 @@
 //! memory, so a tile load of a tensor stored to since the last barrier gets one first, and a
 //! tile store to a tensor that element loads read gets one after it.
 
+mod ahead;
 mod atomic;
 mod columns;
 mod expr;
@@ -69,6 +70,15 @@ pub(crate) struct Emitter<'k> {
     /// Bytes of one buffer of the loops' streamed dot operands (two buffers, after the C
     /// store's staging buffer; see [`pipe`]).
     pipe_stage: u32,
+    /// How many such buffers: two, or four when a loop's dots overlap (plan/overlap.rs).
+    pipe_buffers: u32,
+    /// The overlapped loop being emitted (see [`ahead`]).
+    ahead: Option<ahead::Ahead<'k>>,
+    /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
+    dot_async: bool,
+    /// A dot operand (by address) read from this register tile instead (an overlapped loop's
+    /// deferred dot reads its kept A operand).
+    operand_override: Option<(usize, String, Layout)>,
     /// Bytes of the shared-memory resident dot operands (`Plan::resident`), before the
     /// streamed buffers; each local's offset in it.
     resident_smem: u32,
@@ -159,6 +169,10 @@ fn emit_with(
         gemm_smem: 0,
         c_smem: 0,
         pipe_stage: 0,
+        pipe_buffers: 2,
+        ahead: None,
+        dot_async: false,
+        operand_override: None,
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),
@@ -417,7 +431,7 @@ impl<'k> Emitter<'k> {
             resident_region
         };
         let pipe_region = resident_region + self.resident_smem;
-        let gemm_region = pipe_region + 2 * self.pipe_stage;
+        let gemm_region = pipe_region + self.pipe_buffers * self.pipe_stage;
         let smem = gemm_region + scratch;
         let mut out = Vec::new();
         out.push(format!(
@@ -482,8 +496,12 @@ impl<'k> Emitter<'k> {
             ));
         }
         if self.pipe_stage > 0 {
+            let n = match self.pipe_buffers {
+                2 => "two".to_string(),
+                n => n.to_string(),
+            };
             out.push(format!(
-                "  constexpr int PH_PIPE_STAGE = {};  // streamed dot operands: two buffers",
+                "  constexpr int PH_PIPE_STAGE = {};  // streamed dot operands: {n} buffers",
                 self.pipe_stage
             ));
             out.push(format!(
@@ -510,6 +528,7 @@ impl<'k> Emitter<'k> {
         out.push("}".into());
         let notes = self.notes.clone();
         let dots = self.plan.dots.clone();
+        let loops = self.plan.loops.clone();
         let mut headers: Vec<(String, String)> = self
             .headers
             .iter()
@@ -537,6 +556,7 @@ impl<'k> Emitter<'k> {
             max_regs: k.launch.max_regs,
             notes,
             dots,
+            loops,
             gemms: (self.plan.gemms.iter().enumerate())
                 .map(|(i, (_, l))| crate::GemmRecord {
                     // SPLIT_K applies to the kernel's only GEMM.

@@ -7,88 +7,20 @@
 //! ([`crate::plan::dot_mma`]), lies in the loop's own body (not a nested loop's), its indices
 //! read only the loop variable and locals the loop does not assign, and its tensor is never
 //! written by the kernel: then reading it one iteration early reads the same values.
+//!
+//! In a loop whose wgmma dots overlap the iteration (`Plan::loops`, plan/overlap.rs) there are
+//! three buffers: the previous iteration's is still read by the product deferred to this one.
 
 use super::{Emitter, Result};
 use crate::layout::rc;
-use crate::Target;
-use phobos_ir::{Expr, ExprKind, Index, Kernel, LocalId, Stmt, StmtKind};
+use crate::plan::streamed_loads;
+use phobos_ir::{Expr, ExprKind, LocalId, Stmt};
 use std::collections::BTreeSet;
 
 /// One streamed operand: its load and its offset in a buffer.
 pub(crate) struct Streamed<'k> {
     load: &'k Expr,
     offset: u32,
-}
-
-/// The loads of `body` (the loop over `var`) that qualify, in order of appearance.
-fn streamed_loads<'k>(
-    k: &'k Kernel,
-    target: &Target,
-    var: LocalId,
-    body: &'k [Stmt],
-    assigned: &BTreeSet<LocalId>,
-) -> Vec<&'k Expr> {
-    let mut stored = BTreeSet::new();
-    crate::visit::stored_tensors(&k.body, &mut stored);
-    let invariant = |e: &Expr| {
-        !crate::visit::any_expr(e, &mut |x| match &x.kind {
-            ExprKind::Local(l) => *l != var && assigned.contains(l),
-            ExprKind::Load { .. } | ExprKind::TileGet { .. } | ExprKind::Reduce { .. } => true,
-            _ => false,
-        })
-    };
-    let qualifies = |op: &Expr| match &op.kind {
-        ExprKind::Load { tensor, index } => {
-            !stored.contains(tensor)
-                && crate::ctype::register_bytes(op.ty.dtype()) == 4
-                && matches!(
-                    op.ty.dtype(),
-                    phobos_ir::DType::F16 | phobos_ir::DType::BF16
-                )
-                && index.iter().all(|i| match i {
-                    Index::At(e) => invariant(e),
-                    Index::Span { start, .. } => invariant(start),
-                })
-        }
-        _ => false,
-    };
-    let mut out: Vec<&'k Expr> = Vec::new();
-    fn walk<'k>(stmts: &'k [Stmt], f: &mut dyn FnMut(&'k Expr)) {
-        for s in stmts {
-            for e in crate::visit::stmt_exprs(s) {
-                visit_ref(e, f);
-            }
-            if let StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } = &s.kind
-            {
-                walk(then_body, f);
-                walk(else_body, f);
-            }
-        }
-    }
-    walk(body, &mut |e| {
-        if let ExprKind::Dot { a, b, .. } = &e.kind {
-            if crate::plan::dot_mma(k, target, e).is_ok() {
-                for op in [&**a, &**b] {
-                    if qualifies(op) && !out.iter().any(|x| std::ptr::eq(*x, op)) {
-                        out.push(op);
-                    }
-                }
-            }
-        }
-    });
-    out
-}
-
-/// Calls `f` on `e` and every subexpression, with the lifetime of the IR.
-fn visit_ref<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
-    f(e);
-    crate::visit::children(e)
-        .into_iter()
-        .for_each(|c| visit_ref(c, f));
 }
 
 /// Bytes of one staged tile (`ph::mma_staged_bytes`).
@@ -98,14 +30,15 @@ fn staged_bytes(e: &Expr) -> u32 {
 }
 
 impl<'k> Emitter<'k> {
-    /// Before the loop over `var` (from `start`, by `step`): the qualifying loads, the first
-    /// iteration's copies issued. Empty when nothing streams.
+    /// Before the loop over `var` (from `start`), with `buffers` buffers: the qualifying loads,
+    /// the first iteration's copies issued. Empty when nothing streams.
     pub(crate) fn pipe_begin(
         &mut self,
         var: LocalId,
         body: &'k [Stmt],
         assigned: &BTreeSet<LocalId>,
         start: &str,
+        buffers: u32,
     ) -> Result<Vec<Streamed<'k>>> {
         if assigned.contains(&var) {
             return Ok(Vec::new());
@@ -124,9 +57,14 @@ impl<'k> Emitter<'k> {
             return Ok(streamed);
         }
         self.pipe_stage = self.pipe_stage.max(stage);
+        self.pipe_buffers = self.pipe_buffers.max(buffers);
         self.headers.insert(crate::MMA_HEADER);
+        let n = match buffers {
+            2 => "two".to_string(),
+            n => n.to_string(),
+        };
         self.line(format!(
-            "// streamed through shared memory one iteration ahead (cp.async, two buffers of {stage} bytes): {}",
+            "// streamed through shared memory one iteration ahead (cp.async, {n} buffers of {stage} bytes): {}",
             streamed
                 .iter()
                 .map(|s| self.describe_load(s.load))
@@ -138,48 +76,62 @@ impl<'k> Emitter<'k> {
         Ok(streamed)
     }
 
-    /// At the top of an iteration: the next iteration's copies issued into the other buffer
-    /// (once every warp is done reading it), this iteration's awaited; the loads then read
-    /// their buffer.
+    /// At the top of an iteration: the next iteration's copies issued into the buffer after
+    /// this one's (once every warp is done reading it), this iteration's awaited; the loads then
+    /// read their buffer. Returns the name of this iteration's buffer index.
     pub(crate) fn pipe_top(
         &mut self,
         var: LocalId,
         streamed: &[Streamed<'k>],
-        start: &str,
-        step: &str,
-        end: &str,
-    ) -> Result<()> {
+        (start, step, end): (&str, &str, &str),
+        buffers: u32,
+    ) -> Result<String> {
         if streamed.is_empty() {
-            return Ok(());
+            return Ok(String::new());
         }
         let name = self.names.locals[var].clone();
         let buf = self.fresh("buf");
+        let (index, into) = if buffers == 2 {
+            ("& 1".to_string(), format!("({buf} ^ 1)"))
+        } else {
+            (format!("% {buffers}"), format!("(({buf} + 1) % {buffers})"))
+        };
         self.line(format!(
-            "const int {buf} = (({name} - {start}) / {step}) & 1;"
+            "const int {buf} = (({name} - {start}) / {step}) {index};"
         ));
         self.barrier();
-        self.line(format!("if ({name} + {step} < {end}) {{"));
-        self.indent += 1;
         let next = format!("({name} + {step})");
-        self.prefetch(var, streamed, &next, &format!("({buf} ^ 1)"))?;
+        self.line(format!("if ({next} < {end}) {{"));
+        self.indent += 1;
+        self.prefetch(var, streamed, &next, &into)?;
         self.indent -= 1;
         self.line("}");
         self.line("ph::gemm::cp_async_commit();");
         self.line("ph::gemm::cp_async_wait<1>();");
         self.line("ph::mma_publish();");
         self.barrier();
-        let stage = self.pipe_stage_name();
-        for s in streamed {
-            let (r, c) = rc(s.load.ty.shape().unwrap_or(&[1]));
-            self.streamed.insert(
-                s.load as *const Expr as usize,
-                format!(
-                    "ph::stile<{r}, {c}>(ph_pipe + {} + {buf} * {stage})",
-                    s.offset
-                ),
-            );
+        for (p, st) in self.stiles(streamed, &buf) {
+            self.streamed.insert(p, st);
         }
-        Ok(())
+        Ok(buf)
+    }
+
+    /// The staged operands of `streamed` in buffer `buf`, by load address.
+    pub(crate) fn stiles(&self, streamed: &[Streamed<'k>], buf: &str) -> Vec<(usize, String)> {
+        let stage = self.pipe_stage_name();
+        streamed
+            .iter()
+            .map(|s| {
+                let (r, c) = rc(s.load.ty.shape().unwrap_or(&[1]));
+                (
+                    s.load as *const Expr as usize,
+                    format!(
+                        "ph::stile<{r}, {c}>(ph_pipe + {} + {buf} * {stage})",
+                        s.offset
+                    ),
+                )
+            })
+            .collect()
     }
 
     /// After the loop: no copy left in flight.

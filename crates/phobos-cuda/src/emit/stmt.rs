@@ -200,6 +200,18 @@ impl<'k> Emitter<'k> {
                     }
                     self.line(format!("{ty} {name};"));
                 }
+                let behind = self.ahead.as_ref().map(|a| a.behind as *const Expr);
+                let acc_dot = crate::plan::accumulates_dot(l, value)
+                    .map(|d| (None, d))
+                    .or_else(|| crate::plan::scaled_dot(l, value, &lay).map(|(r, d)| (Some(r), d)));
+                if let Some((rest, dot)) =
+                    acc_dot.filter(|(_, d)| behind == Some(*d as *const Expr))
+                {
+                    // The overlapped loop's accumulation: deferred to the next iteration.
+                    if self.behind_dot(rest, dot)? {
+                        return Ok(());
+                    }
+                }
                 if let Some(dot) = crate::plan::accumulates_dot(l, value) {
                     return self.dot_into(&name, &lay, dot);
                 }
@@ -265,7 +277,14 @@ impl<'k> Emitter<'k> {
         } else {
             ""
         };
-        let streamed = self.pipe_begin(var, body, &assigned, s.full())?;
+        let overlap = (self.plan.loops.iter())
+            .find(|r| r.path == self.path)
+            .and_then(|r| r.overlap.clone().ok());
+        let buffers = overlap.as_ref().map_or(2, |o| o.buffers);
+        let streamed = self.pipe_begin(var, body, &assigned, s.full(), buffers)?;
+        if let Some(o) = &overlap {
+            self.ahead_begin(o, body, &streamed)?;
+        }
         self.enter_loop(body);
         self.line(format!("#pragma unroll {unroll}"));
         self.line(format!(
@@ -278,11 +297,17 @@ impl<'k> Emitter<'k> {
             let d = if self.declares_here(var) { "int " } else { "" };
             self.line(format!("{d}{name} = {counter};"));
         }
-        self.pipe_top(var, &streamed, s.full(), st.full(), e.full())?;
+        let buf = self.pipe_top(var, &streamed, (s.full(), st.full(), e.full()), buffers)?;
+        if let Some(a) = self.ahead.as_mut() {
+            a.buf = buf;
+        }
         self.block(body, 0)?;
         self.indent -= 1;
         self.line("}");
         self.pipe_end(&streamed);
+        if overlap.is_some() {
+            self.ahead_end(!streamed.is_empty())?;
+        }
         self.enter_loop(body);
         Ok(())
     }

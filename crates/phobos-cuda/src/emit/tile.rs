@@ -23,7 +23,7 @@ fn ceil16(x: i64) -> u32 {
 }
 
 impl<'k> Emitter<'k> {
-    fn natural_layout(&self, e: &Expr) -> Layout {
+    pub(crate) fn natural_layout(&self, e: &Expr) -> Layout {
         crate::plan::natural(self.k, &self.plan.target, &self.plan.layouts, e).unwrap_or_else(
             || {
                 blocked_capped(
@@ -223,6 +223,9 @@ impl<'k> Emitter<'k> {
         let alias = self.alias(lay);
         match &e.kind {
             ExprKind::Dot { .. } => {
+                if self.ahead_dot(dst, lay, e)? {
+                    return Ok(());
+                }
                 let zero = ctype::literal(Lit::Int(0), e.ty.dtype()).0;
                 self.line("#pragma unroll");
                 self.line(format!(
@@ -286,6 +289,12 @@ impl<'k> Emitter<'k> {
             self.headers.insert(crate::MMA_HEADER);
             let wg = crate::plan::dot_instr(&self.plan.target, dot, acc, &self.plan.layouts)
                 == crate::plan::MmaInstr::Wgmma;
+            // Issued only: the caller commits and waits (an overlapped loop's dots).
+            let wg = if self.dot_async {
+                format!("{wg}, true")
+            } else {
+                wg.to_string()
+            };
             let from_registers =
                 matches!(&a_lay, Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc));
             if from_registers {
@@ -325,6 +334,11 @@ impl<'k> Emitter<'k> {
     fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
         if let Some(staged) = self.streamed.get(&(e as *const Expr as usize)) {
             return Ok((staged.clone(), None));
+        }
+        if let Some((p, name, lay)) = &self.operand_override {
+            if *p == e as *const Expr as usize {
+                return Ok((name.clone(), Some(lay.clone())));
+            }
         }
         if let ExprKind::Local(l) = e.kind {
             if let Some(staged) = self.resident_operand(l, e) {

@@ -17,8 +17,11 @@ pub use dots::{
     a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
     NoWgmma,
 };
+mod overlap;
 mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};
+pub(crate) use overlap::streamed_loads;
+pub use overlap::{LoopRecord, NoOverlap, Overlap};
 use phobos_ir::{
     BinOp, Expr, ExprKind, Index, Kernel, LocalId, MemOrder, ParamKind, Stmt, StmtKind,
 };
@@ -63,6 +66,8 @@ pub struct Plan {
     pub resident: BTreeSet<LocalId>,
     /// Every dot outside the recognized GEMM loops, in program order.
     pub dots: Vec<DotRecord>,
+    /// Every loop with a wgmma dot outside the recognized GEMM loops: overlapped or why not.
+    pub loops: Vec<LoopRecord>,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
@@ -210,6 +215,9 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     );
     let dots = dot_records(k, target, &gemms, &layouts);
     notes.extend(dots.iter().map(DotRecord::to_string));
+    let gemm_paths: Vec<Vec<(usize, usize)>> = gemms.iter().map(|(m, _)| m.path.clone()).collect();
+    let loops = overlap::loop_records(k, target, &layouts, &resident, &gemm_paths);
+    notes.extend(loops.iter().map(LoopRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -235,6 +243,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         target: *target,
         resident,
         dots,
+        loops,
     }
 }
 

@@ -266,6 +266,7 @@ fn example_dims(path: &str, k: &Kernel) -> Vec<(String, i64)> {
         ("examples/softmax.ph", &[("M", 7), ("N", 45)]),
         ("examples/transpose.ph", &[("M", 77), ("N", 45)]),
         ("examples/flash_attention.ph", &[("BH", 3), ("N", 45)]),
+        ("examples/flash_attention_d128.ph", &[("BH", 2), ("N", 45)]),
     ];
     let table = fixed
         .iter()

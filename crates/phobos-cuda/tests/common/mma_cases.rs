@@ -2,7 +2,9 @@
 //! each path (causal and not, K and V streamed one iteration ahead, P·V from registers, 4 or 8
 //! warps, ragged N), a bf16 kernel whose dots take the staged path, the cross-warp row
 //! reduction, replicated row stores and, for a shape no warp grid fits, FFMA beside mma.sync,
-//! and a bf16 kernel with 64-element rows whose dots take wgmma on sm_90a.
+//! and a bf16 kernel with 64-element rows whose dots take wgmma on sm_90a. On sm_90a the
+//! attention loops at 16 rows a warp overlap their dots (plan/overlap.rs): causal and not, head
+//! dimension 64 and 128, f16 and bf16, ragged N.
 
 use super::cases::{build, Case};
 use phobos_syntax::SourceFile;
@@ -12,12 +14,21 @@ fn cases_of(
     points: &[(&str, &[(&str, i64)])],
     seed: u64,
 ) -> Vec<Result<Case, String>> {
+    typed_cases_of(src, None, points, seed)
+}
+
+fn typed_cases_of(
+    src: &SourceFile,
+    types: Option<&str>,
+    points: &[(&str, &[(&str, i64)])],
+    seed: u64,
+) -> Vec<Result<Case, String>> {
     let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
     let info = &module.kernels[0];
     let mut cases = Vec::new();
     for (pins, dims) in points {
-        let label = format!("{} {pins} at {dims:?}", src.name);
-        let variant = match info.variant(Some(pins), None, None) {
+        let label = format!("{} {pins} {types:?} at {dims:?}", src.name);
+        let variant = match info.variant(Some(pins), types, None) {
             Ok(v) => v,
             Err(e) => {
                 cases.push(Err(format!("{label}: {e}")));
@@ -41,9 +52,47 @@ pub fn mma_cases() -> Vec<Result<Case, String>> {
             ("BR=128 BC=64 THREADS=256", &[("BH", 2), ("N", 300)]),
             ("BR=32 BC=32 THREADS=128 CAUSAL=1", &[("BH", 2), ("N", 77)]),
             ("BR=64 BC=128 THREADS=128", &[("BH", 1), ("N", 130)]),
+            // Overlapped: two warpgroups, 128-column score tiles, causal.
+            (
+                "BR=128 BC=128 THREADS=256 CAUSAL=1",
+                &[("BH", 2), ("N", 300)],
+            ),
+            ("BR=64 BC=64 THREADS=128 CAUSAL=1", &[("BH", 2), ("N", 130)]),
         ],
         7,
     );
+    cases.extend(cases_of(
+        &super::source("examples/attention_lse.ph"),
+        &[("BR=64 BC=128 CAUSAL=1", &[("BH", 2), ("N", 300)])],
+        10,
+    ));
+    // Head dimension 128, overlapped, f16 and bf16.
+    let d128 = super::source("examples/flash_attention_d128.ph");
+    cases.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            ("BR=128 BC=64 THREADS=256", &[("BH", 2), ("N", 300)]),
+            (
+                "BR=64 BC=128 THREADS=128 CAUSAL=1",
+                &[("BH", 1), ("N", 130)],
+            ),
+        ],
+        11,
+    ));
+    cases.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=256 CAUSAL=1",
+                &[("BH", 2), ("N", 300)],
+            ),
+            ("BR=64 BC=64 THREADS=128", &[("BH", 2), ("N", 130)]),
+            ("BR=128 BC=128 THREADS=256", &[("BH", 1), ("N", 200)]),
+        ],
+        12,
+    ));
     let text = "\
 @autotune(R in {32, 64}, C in {64}, THREADS in {128, 256})
 @launch(THREADS)

@@ -32,6 +32,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         max_regs: kernel.launch.max_regs,
         notes: Vec::new(),
         dots: Vec::new(),
+        loops: Vec::new(),
         gemms: Vec::new(),
         schedule: phobos_cuda::Schedule::OneBlockPerTile,
         tma: Vec::new(),

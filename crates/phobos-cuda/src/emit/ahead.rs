@@ -1,0 +1,198 @@
+//! The emission of an overlapped loop's dots (plan/overlap.rs). In iteration i:
+//!   - at the first dot's statement: its product issued, then the second dot's product of
+//!     iteration i − 1 (its A operand kept in registers, its B in the previous buffer), each
+//!     committed as a group; `wgmma.wait_group 1` then waits for the first only (groups
+//!     complete in order) and the statement reads it;
+//!   - at the second dot's statement: `wgmma.wait_group 0` (the deferred product is in
+//!     `acc`), then `acc = f(acc)`, and the A operand and the buffer kept for iteration i + 1.
+//!
+//! Before the loop the kept A operand and the buffer the first deferred product reads are
+//! zeroed; after it the last deferred product is issued and awaited.
+
+use super::pipe::Streamed;
+use super::{Emitter, Result};
+use crate::layout::Layout;
+use crate::plan::Overlap;
+use phobos_ir::{Expr, ExprKind, Stmt};
+
+/// The overlapped loop being emitted.
+pub(crate) struct Ahead<'k> {
+    /// The first dot.
+    pub dot: &'k Expr,
+    /// The second (deferred) dot, its accumulator and the accumulator's layout.
+    pub behind: &'k Expr,
+    pub acc: String,
+    pub acc_lay: Layout,
+    /// The register tile that keeps the deferred dot's A operand, and its layout.
+    pub a: String,
+    pub a_lay: Layout,
+    /// The variable holding the buffer index the deferred dot's streamed operands lie in, and
+    /// those operands there (by load address).
+    pub prev: String,
+    pub prev_ops: Vec<(usize, String)>,
+    /// This iteration's buffer index.
+    pub buf: String,
+}
+
+/// The first dot of the statement's own expressions.
+fn first_dot(s: &Stmt) -> Option<&Expr> {
+    fn find(e: &Expr) -> Option<&Expr> {
+        if matches!(e.kind, ExprKind::Dot { .. }) {
+            return Some(e);
+        }
+        crate::visit::children(e).into_iter().find_map(find)
+    }
+    crate::visit::stmt_exprs(s).into_iter().find_map(find)
+}
+
+impl<'k> Emitter<'k> {
+    /// Before an overlapped loop: the kept A operand zeroed, the last buffer (which the first
+    /// deferred product reads) zeroed, the buffer index of the deferred product set to it.
+    pub(crate) fn ahead_begin(
+        &mut self,
+        o: &Overlap,
+        body: &'k [Stmt],
+        streamed: &[Streamed<'k>],
+    ) -> Result<()> {
+        let stmt = &body[o.ahead];
+        let (Some(dot), Some(behind)) = (first_dot(stmt), first_dot(&body[o.behind])) else {
+            return super::unsupported("an overlapped loop without its dots", stmt.span);
+        };
+        let ExprKind::Dot { a, .. } = &behind.kind else {
+            return super::unsupported("an overlapped loop without its dots", stmt.span);
+        };
+        let acc = self.names.locals[o.acc].clone();
+        let acc_lay = self.plan.layouts[&o.acc].clone();
+        let a_lay = self.natural_layout(a);
+        let ty = self.tile_type(a.ty.dtype(), &a_lay);
+        let alias = self.alias(&a_lay);
+        let kept = self.fresh("kept");
+        let prev = self.fresh("prev");
+        let last = o.buffers - 1;
+        self.line(format!(
+            "// dots overlapped: statement {}'s product is issued with statement {}'s of the iteration before",
+            o.ahead + 1,
+            o.behind + 1
+        ));
+        self.line(format!("{ty} {kept};"));
+        self.line("#pragma unroll");
+        self.line(format!(
+            "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {kept}.v[ph_i] = 0.0f;"
+        ));
+        self.line(format!("int {prev} = {last};"));
+        if !streamed.is_empty() {
+            let threads = self.k.launch.threads;
+            self.line(format!(
+                "ph::mma_zero<{threads}>(ph_pipe + {last} * PH_PIPE_STAGE, PH_PIPE_STAGE);"
+            ));
+        }
+        let prev_ops = self.stiles(streamed, &prev);
+        self.ahead = Some(Ahead {
+            dot,
+            behind,
+            acc,
+            acc_lay,
+            a: kept,
+            a_lay,
+            prev,
+            prev_ops,
+            buf: String::new(),
+        });
+        Ok(())
+    }
+
+    /// Issues the deferred product (not committed).
+    fn issue_deferred(&mut self) -> Result<()> {
+        let Some(a) = self.ahead.as_ref() else {
+            return Ok(());
+        };
+        let (behind, acc, acc_lay) = (a.behind, a.acc.clone(), a.acc_lay.clone());
+        let ops = a.prev_ops.clone();
+        let ExprKind::Dot { a: op_a, .. } = &behind.kind else {
+            return self.unsupported_expr("a deferred dot", behind);
+        };
+        let saved: Vec<(usize, Option<String>)> = ops
+            .iter()
+            .map(|(p, _)| (*p, self.streamed.get(p).cloned()))
+            .collect();
+        self.streamed.extend(ops);
+        let kept = self.ahead.as_ref().map(|a| (a.a.clone(), a.a_lay.clone()));
+        self.operand_override = kept.map(|(n, l)| (&**op_a as *const Expr as usize, n, l));
+        self.dot_async = true;
+        let r = self.dot_into(&acc, &acc_lay, behind);
+        self.dot_async = false;
+        self.operand_override = None;
+        for (p, old) in saved {
+            match old {
+                Some(s) => self.streamed.insert(p, s),
+                None => self.streamed.remove(&p),
+            };
+        }
+        r
+    }
+
+    /// At the first dot's statement, when `e` is that dot: its product issued into `dst`
+    /// (zeroed), the deferred product issued, and the first awaited. False for other dots.
+    pub(crate) fn ahead_dot(&mut self, dst: &str, lay: &Layout, e: &Expr) -> Result<bool> {
+        if !self
+            .ahead
+            .as_ref()
+            .is_some_and(|a| std::ptr::eq(a.dot, e) && !self.dot_async)
+        {
+            return Ok(false);
+        }
+        let alias = self.alias(lay);
+        self.line("#pragma unroll");
+        self.line(format!(
+            "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {dst}.v[ph_i] = 0.0f;"
+        ));
+        self.dot_async = true;
+        let r = self.dot_into(dst, lay, e);
+        self.dot_async = false;
+        r?;
+        self.line("ph::wg_commit();");
+        self.issue_deferred()?;
+        self.line("ph::wg_commit();");
+        self.line(format!("ph::wg_wait<1>({dst});"));
+        Ok(true)
+    }
+
+    /// At the second dot's statement (`acc = rest + dot(a, b)`, `rest` absent for `acc += ..`):
+    /// the deferred product awaited, `acc = rest`, `a` and the buffer kept for the next
+    /// iteration. False when `dot` is not the loop's second dot.
+    pub(crate) fn behind_dot(&mut self, rest: Option<&Expr>, dot: &Expr) -> Result<bool> {
+        let Some(a) = self.ahead.as_ref().filter(|a| std::ptr::eq(a.behind, dot)) else {
+            return Ok(false);
+        };
+        let (acc, acc_lay) = (a.acc.clone(), a.acc_lay.clone());
+        let (kept, kept_lay) = (a.a.clone(), a.a_lay.clone());
+        let (prev, buf) = (a.prev.clone(), a.buf.clone());
+        let ExprKind::Dot { a: op_a, .. } = &dot.kind else {
+            return Ok(false);
+        };
+        self.line(format!("ph::wg_wait<0>({acc});"));
+        if let Some(rest) = rest {
+            self.tile_into(&acc, &acc_lay, rest)?;
+        }
+        self.tile_into(&kept, &kept_lay, op_a)?;
+        if !buf.is_empty() {
+            self.line(format!("{prev} = {buf};"));
+        }
+        Ok(true)
+    }
+
+    /// After an overlapped loop: the last deferred product issued and awaited. (When the loop
+    /// ran no iteration it reads the zeroed buffer, which the barrier publishes.)
+    pub(crate) fn ahead_end(&mut self, streamed: bool) -> Result<()> {
+        if streamed {
+            self.line("ph::mma_publish();");
+            self.barrier();
+        }
+        self.issue_deferred()?;
+        self.line("ph::wg_commit();");
+        if let Some(a) = self.ahead.take() {
+            self.line(format!("ph::wg_wait<0>({});", a.acc));
+        }
+        Ok(())
+    }
+}

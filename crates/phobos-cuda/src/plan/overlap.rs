@@ -1,0 +1,411 @@
+//! Loops whose wgmma dots overlap the rest of the iteration (FA3's intra-warpgroup overlap).
+//!
+//! A loop qualifies when its body holds exactly two tensor-core dots, both on wgmma, each in a
+//! statement of the body itself (not a nested body):
+//!   - the first (`ahead`) computes a fresh product (attention's S = q·Kᵀ) whose operands are
+//!     in shared memory when the iteration starts: tile loads the loop streams
+//!     ([`streamed_loads`]) or shared-memory residents (`Plan::resident`);
+//!   - the second (`behind`) accumulates into a local, `acc = f(acc) + dot(a, b)`, that no
+//!     other statement of the body reads or writes; `a` comes from registers (the accumulator
+//!     layout's rows, attention's P) and `b` from shared memory like the first's operands.
+//!
+//! The second dot's product is deferred by one iteration: at its statement only `acc = f(acc)`
+//! runs and `a` is kept in registers; the next iteration issues it right after issuing its own
+//! first dot, so both are in flight together, and waits for the first only
+//! (`wgmma.wait_group 1`): the statements between the two (the softmax) run while the tensor
+//! cores finish the deferred product, which is awaited (`wgmma.wait_group 0`) just before
+//! `acc` is read again. Nothing stays in flight across the loop's back edge, so ptxas keeps
+//! the wgmma asynchronous; the last deferred product is issued after the loop. The streamed
+//! copies keep three buffers: this iteration's, the previous one's (still read by the deferred
+//! product) and the next one's (in flight). The first iteration's deferred product multiplies
+//! zeros (a zeroed `a`, a zeroed buffer), adding exactly nothing.
+
+use super::{scaled_dot, MmaInstr};
+use crate::layout::{rc, Layout};
+use crate::visit::{bodies, stmt_exprs};
+use crate::Target;
+use phobos_ir::{Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Buffers of the streamed operands of an overlapped loop (two otherwise).
+pub const OVERLAP_BUFFERS: u32 = 3;
+
+/// The plan's decision for one loop with tensor-core dots outside the recognized GEMM loops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopRecord {
+    /// The loop variable's name.
+    pub var: String,
+    /// The loop's path (as in `GemmMatch::path`).
+    pub path: Vec<(usize, usize)>,
+    pub overlap: Result<Overlap, NoOverlap>,
+}
+
+/// A software-pipelined loop: statement indices in its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    /// The statement of the first dot.
+    pub ahead: usize,
+    /// The accumulating statement whose dot is deferred to the next iteration, and its
+    /// accumulator.
+    pub behind: usize,
+    pub acc: LocalId,
+    /// Buffers of the streamed operands ([`OVERLAP_BUFFERS`]) and the shared memory they and
+    /// the residents take.
+    pub buffers: u32,
+    pub smem: u32,
+}
+
+/// Why a loop's dots wait for their wgmma at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoOverlap {
+    /// The body holds this many tensor-core dots, not two.
+    Dots(usize),
+    /// A dot runs on mma.sync (its record says why).
+    NotWgmma,
+    /// A dot lies in a nested body, or its statement holds more than the dot's own work.
+    Placement,
+    /// The first dot reads an operand, or the second dot's B operand is one, not in shared
+    /// memory before the iteration (neither streamed by the loop nor resident).
+    LateOperand,
+    /// The second dot's A operand is not in registers in its accumulator's rows.
+    RegistersA,
+    /// The second dot does not accumulate into a local `acc = f(acc) + dot(..)`, or the body
+    /// reads `acc` elsewhere.
+    Accumulator,
+    /// The step is not a positive constant.
+    Step,
+    /// The body may leave an iteration early (`break` or `continue`), skipping the second
+    /// dot's statement.
+    EarlyExit,
+    /// Three buffers and the residents need `need` bytes of shared memory, above the target's
+    /// `limit`.
+    SharedMemory { need: u32, limit: u32 },
+}
+
+impl std::fmt::Display for LoopRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = &self.var;
+        match &self.overlap {
+            Ok(o) => write!(
+                f,
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands)",
+                o.ahead + 1,
+                o.behind + 1,
+                o.buffers
+            ),
+            Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
+        }
+    }
+}
+
+impl std::fmt::Display for NoOverlap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoOverlap::Dots(n) => write!(f, "{n} tensor-core dot(s) in the body, not two"),
+            NoOverlap::NotWgmma => write!(f, "a dot runs on mma.sync"),
+            NoOverlap::Placement => write!(
+                f,
+                "a dot is not in a statement of the loop's own body, or is not the first one's only dot"
+            ),
+            NoOverlap::LateOperand => write!(
+                f,
+                "a dot reads a shared-memory operand that is neither streamed by the loop nor resident"
+            ),
+            NoOverlap::RegistersA => write!(
+                f,
+                "the second dot's A operand is not in registers in its accumulator's rows"
+            ),
+            NoOverlap::Accumulator => write!(
+                f,
+                "the second dot does not accumulate into a local that only its statement touches"
+            ),
+            NoOverlap::Step => write!(f, "the step is not a positive constant"),
+            NoOverlap::EarlyExit => write!(f, "the body has a break or continue"),
+            NoOverlap::SharedMemory { need, limit } => write!(
+                f,
+                "{need} bytes of shared memory for three buffers, above the limit of {limit}"
+            ),
+        }
+    }
+}
+
+/// The loads of `body` (the loop over `var`) that the loop streams into shared memory: tile
+/// operands of tensor-core dots in the body itself (or its branches), of a 16-bit tensor the
+/// kernel never writes, whose indices read only `var` and locals the loop does not assign.
+pub(crate) fn streamed_loads<'k>(
+    k: &'k Kernel,
+    target: &Target,
+    var: LocalId,
+    body: &'k [Stmt],
+    assigned: &BTreeSet<LocalId>,
+) -> Vec<&'k Expr> {
+    let mut stored = BTreeSet::new();
+    crate::visit::stored_tensors(&k.body, &mut stored);
+    let invariant = |e: &Expr| {
+        !crate::visit::any_expr(e, &mut |x| match &x.kind {
+            ExprKind::Local(l) => *l != var && assigned.contains(l),
+            ExprKind::Load { .. } | ExprKind::TileGet { .. } | ExprKind::Reduce { .. } => true,
+            _ => false,
+        })
+    };
+    let qualifies = |op: &Expr| match &op.kind {
+        ExprKind::Load { tensor, index } => {
+            !stored.contains(tensor)
+                && crate::ctype::register_bytes(op.ty.dtype()) == 4
+                && matches!(
+                    op.ty.dtype(),
+                    phobos_ir::DType::F16 | phobos_ir::DType::BF16
+                )
+                && index.iter().all(|i| match i {
+                    Index::At(e) => invariant(e),
+                    Index::Span { start, .. } => invariant(start),
+                })
+        }
+        _ => false,
+    };
+    let mut out: Vec<&'k Expr> = Vec::new();
+    fn walk<'k>(stmts: &'k [Stmt], f: &mut dyn FnMut(&'k Expr)) {
+        for s in stmts {
+            for e in stmt_exprs(s) {
+                visit_ref(e, f);
+            }
+            if let StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } = &s.kind
+            {
+                walk(then_body, f);
+                walk(else_body, f);
+            }
+        }
+    }
+    walk(body, &mut |e| {
+        if let ExprKind::Dot { a, b, .. } = &e.kind {
+            if super::dot_mma(k, target, e).is_ok() {
+                for op in [&**a, &**b] {
+                    if qualifies(op) && !out.iter().any(|x| std::ptr::eq(*x, op)) {
+                        out.push(op);
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Calls `f` on `e` and every subexpression, with the lifetime of the IR.
+fn visit_ref<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
+    f(e);
+    crate::visit::children(e)
+        .into_iter()
+        .for_each(|c| visit_ref(c, f));
+}
+
+/// The dots of `e` (pre-order).
+fn dots_in(e: &Expr) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    fn go<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        if matches!(e.kind, ExprKind::Dot { .. }) {
+            out.push(e);
+        }
+        crate::visit::children(e)
+            .into_iter()
+            .for_each(|c| go(c, out));
+    }
+    go(e, &mut out);
+    out
+}
+
+/// A callback on a statement and its path.
+type StmtVisitor<'f> = dyn FnMut(&Stmt, &[(usize, usize)]) + 'f;
+
+/// The record of every loop (outside recognized GEMM loops) whose body holds a tensor-core dot
+/// on wgmma: whether it is overlapped, or why not.
+pub(super) fn loop_records(
+    k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
+    resident: &BTreeSet<LocalId>,
+    gemm_paths: &[Vec<(usize, usize)>],
+) -> Vec<LoopRecord> {
+    let mut out = Vec::new();
+    fn walk(
+        stmts: &[Stmt],
+        body_idx: usize,
+        path: &mut Vec<(usize, usize)>,
+        f: &mut StmtVisitor<'_>,
+    ) {
+        for (i, s) in stmts.iter().enumerate() {
+            path.push((body_idx, i));
+            f(s, path);
+            for (bi, b) in bodies(s).into_iter().enumerate() {
+                walk(b, bi, path, f);
+            }
+            path.pop();
+        }
+    }
+    let mut path = Vec::new();
+    walk(&k.body, 0, &mut path, &mut |s, p| {
+        let StmtKind::For {
+            var, step, body, ..
+        } = &s.kind
+        else {
+            return;
+        };
+        if gemm_paths.iter().any(|g| g == p) {
+            return;
+        }
+        fn body_dots<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a Expr>) {
+            for s in stmts {
+                for e in stmt_exprs(s) {
+                    out.extend(dots_in(e));
+                }
+                for b in bodies(s) {
+                    body_dots(b, out);
+                }
+            }
+        }
+        let mut dots = Vec::new();
+        body_dots(body, &mut dots);
+        dots.retain(|e| super::dot_mma(k, target, e).is_ok());
+        let instr = |d: &Expr| {
+            super::dot_mma(k, target, d)
+                .ok()
+                .map(|acc| super::dot_instr(target, d, &acc, layouts))
+        };
+        if !dots.iter().any(|d| instr(d) == Some(MmaInstr::Wgmma)) {
+            return;
+        }
+        out.push(LoopRecord {
+            var: k.locals[*var].name.clone(),
+            path: p.to_vec(),
+            overlap: overlap(
+                k, target, *var, step, body, &dots, layouts, resident, &instr,
+            ),
+        });
+    });
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn overlap(
+    k: &Kernel,
+    target: &Target,
+    var: LocalId,
+    step: &Expr,
+    body: &[Stmt],
+    dots: &[&Expr],
+    layouts: &BTreeMap<LocalId, Layout>,
+    resident: &BTreeSet<LocalId>,
+    instr: &dyn Fn(&Expr) -> Option<MmaInstr>,
+) -> Result<Overlap, NoOverlap> {
+    if dots.len() != 2 {
+        return Err(NoOverlap::Dots(dots.len()));
+    }
+    if dots.iter().any(|d| instr(d) != Some(MmaInstr::Wgmma)) {
+        return Err(NoOverlap::NotWgmma);
+    }
+    if !matches!(step.kind, ExprKind::Lit(Lit::Int(v)) if v > 0) {
+        return Err(NoOverlap::Step);
+    }
+    fn exits(stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|s| match &s.kind {
+            StmtKind::Break | StmtKind::Continue => true,
+            // A nested loop's own break or continue stays in it.
+            StmtKind::For { .. } | StmtKind::While { .. } => false,
+            _ => bodies(s).into_iter().any(exits),
+        })
+    }
+    if exits(body) {
+        return Err(NoOverlap::EarlyExit);
+    }
+    // Each dot in its own statement of the body itself.
+    let stmt_of = |d: &Expr| {
+        body.iter().position(|s| {
+            stmt_exprs(s)
+                .into_iter()
+                .any(|e| dots_in(e).iter().any(|x| std::ptr::eq(*x, d)))
+        })
+    };
+    let (Some(ahead), Some(behind)) = (stmt_of(dots[0]), stmt_of(dots[1])) else {
+        return Err(NoOverlap::Placement);
+    };
+    if ahead >= behind {
+        return Err(NoOverlap::Placement);
+    }
+    // The first: a fresh product, not an accumulation, of operands in shared memory.
+    let StmtKind::Assign { local: s_local, .. } = &body[ahead].kind else {
+        return Err(NoOverlap::Placement);
+    };
+    if stmt_exprs(&body[ahead])
+        .iter()
+        .any(|e| super::accumulates_dot(*s_local, e).is_some())
+    {
+        return Err(NoOverlap::Placement);
+    }
+    let mut assigned = BTreeSet::new();
+    crate::visit::assigned_locals(body, &mut assigned);
+    let streamed = streamed_loads(k, target, var, body, &assigned);
+    let ExprKind::Dot { a, b, .. } = &dots[0].kind else {
+        return Err(NoOverlap::Placement);
+    };
+    let early = |op: &Expr| {
+        streamed.iter().any(|x| std::ptr::eq(*x, op))
+            || matches!(op.kind, ExprKind::Local(l) if resident.contains(&l))
+    };
+    if !early(a) || !early(b) {
+        return Err(NoOverlap::LateOperand);
+    }
+    // The second: `acc = f(acc) + dot(..)`, acc touched by no other statement of the body.
+    let StmtKind::Assign { local: acc, value } = &body[behind].kind else {
+        return Err(NoOverlap::Accumulator);
+    };
+    let acc_mma = super::dot_mma(k, target, dots[1]).map_err(|_| NoOverlap::Accumulator)?;
+    match scaled_dot(*acc, value, &Layout::Mma(acc_mma)) {
+        Some((_, d)) if std::ptr::eq(d, dots[1]) => {}
+        _ => return Err(NoOverlap::Accumulator),
+    }
+    let ExprKind::Dot { a: pa, b: pb, .. } = &dots[1].kind else {
+        return Err(NoOverlap::Accumulator);
+    };
+    let in_rows = matches!(super::natural(k, target, layouts, pa),
+        Some(Layout::Mma(p)) if super::a_from_registers(&p, &acc_mma));
+    if !in_rows || matches!(pa.kind, ExprKind::Local(l) if resident.contains(&l)) {
+        return Err(NoOverlap::RegistersA);
+    }
+    if !early(pb) {
+        return Err(NoOverlap::LateOperand);
+    }
+    let others_touch = body.iter().enumerate().any(|(i, s)| {
+        i != behind && crate::visit::stmts_touch_local(std::slice::from_ref(s), *acc)
+    });
+    if others_touch {
+        return Err(NoOverlap::Accumulator);
+    }
+    // Shared memory: the residents and three buffers of the streamed operands.
+    let bytes = |e: &Expr| {
+        let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
+        crate::layout::staged_bytes(r, c)
+    };
+    let stage: u32 = streamed.iter().map(|e| bytes(e)).sum();
+    let res: u32 = resident
+        .iter()
+        .map(|l| {
+            let (r, c) = rc(k.locals[*l].ty.shape().unwrap_or(&[1]));
+            crate::layout::staged_bytes(r, c)
+        })
+        .sum();
+    let need = res + OVERLAP_BUFFERS * stage;
+    let limit = target.max_smem_per_block();
+    if need > limit {
+        return Err(NoOverlap::SharedMemory { need, limit });
+    }
+    Ok(Overlap {
+        ahead,
+        behind,
+        acc: *acc,
+        buffers: OVERLAP_BUFFERS,
+        smem: need,
+    })
+}

@@ -1,0 +1,40 @@
+// Attention forward at head dimension 128, O = softmax(Q Kᵀ * scale) V, for BH batch-heads of N
+// tokens each, in f16 or bf16 (`--types T=bf16`). The same loop as flash_attention.ph: each block
+// computes BR rows of one batch-head, streaming K and V in BC-row tiles with the online softmax
+// (running row max m and row sum l). Pin CAUSAL=1 for causal masking (a key column attends only
+// to rows at or after it); the key loop then stops at the block's last row.
+@autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256})
+@launch(THREADS)
+@flops(4 * BH * N * N * D / (1 + CAUSAL))
+@bytes(8 * BH * N * D)
+kernel flash_attention_d128<T = f16>(
+  Q: tensor<T>[BH, N, D], K: tensor<T>[BH, N, D], V: tensor<T>[BH, N, D],
+  O: tensor<T>[BH, N, D], scale: f32
+) {
+  let bh = ctx.block.y
+  let r = ctx.block.x * BR
+  let q = Q[bh, r :+ BR, :]
+  let rows = r + arange(BR)[:, None]
+  var m: tile<f32>[BR, 1] = -inf
+  var l: tile<f32>[BR, 1] = 0.0
+  var acc: tile<f32>[BR, D] = 0.0
+  var hi = N
+  if CAUSAL == 1 {
+    hi = min(N, r + BR)
+  }
+  for c in range(0, hi, BC) {
+    let cols = c + arange(BC)
+    var s = dot_t(q, K[bh, c :+ BC, :]) * scale
+    s = where(cols < N, s, -inf)
+    if CAUSAL == 1 {
+      s = where(cols <= rows, s, -inf)
+    }
+    let m_new = max(m, rowmax(s))
+    let p = exp(s - m_new)
+    let alpha = exp(m - m_new)
+    l = l * alpha + rowsum(p)
+    acc = acc * alpha + dot(T(p), V[bh, c :+ BC, :])
+    m = m_new
+  }
+  O[bh, r :+ BR, :] = T(acc / l)
+}
