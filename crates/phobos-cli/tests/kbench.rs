@@ -934,6 +934,48 @@ fn the_seed_gemm_tunes_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn the_search_budget_is_small_and_the_winner_is_timed_at_the_full_one_on_the_gpu() {
+    // The seed GEMM at 1024³, each point searched at 2 ms of launches, the leaders re-timed
+    // until each has 50 ms (at least 30 interleaved rounds), far slower points stopped early.
+    let s = Scratch::new("gpu-budget");
+    let j = kbench_json(
+        &s,
+        &[
+            &example("gemm.ph"),
+            "--dims",
+            "M=1024,N=1024,K=1024",
+            "--search-budget-ms",
+            "2",
+            "--budget-ms",
+            "50",
+        ],
+    );
+    assert_eq!(j["summary"]["wrong"], 0, "{j:#}");
+    let winner = j["winner"]["config"].as_str().unwrap();
+    let w = j["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["config"] == winner)
+        .unwrap();
+    let (reps, median) = (
+        w["time"]["reps"].as_u64().unwrap(),
+        w["time"]["median_ms"].as_f64().unwrap(),
+    );
+    assert!(reps >= 30, "{w}");
+    assert!(reps as f64 * median >= 45.0, "the full budget: {w}");
+    assert_eq!(w["time"]["stopped_early"], false);
+    assert!(j["phases"]["final_ms"].as_f64().unwrap() > 0.0, "{j:#}");
+    for p in j["points"].as_array().unwrap() {
+        if p["time"]["stopped_early"] == true {
+            assert!(p["time"]["reps"].as_u64().unwrap() <= 3, "{p}");
+            assert_ne!(p["config"], winner);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn a_launch_the_driver_rejects_is_recorded_and_the_search_goes_on() {
     // grid.y over 65535 blocks: the driver refuses B = 1 and B = 2 at N = 131072.
     let s = Scratch::new("gpu-reject");
