@@ -3,18 +3,13 @@
 
 #![allow(dead_code)]
 
-pub use crate::kbench_workflow_common::{bin, crate_dir, Scratch};
+pub use crate::kbench_workflow_common::{bin, crate_dir, example, Scratch};
 use serde_json::Value;
 use std::process::{Command, Output};
 
 /// A kernel file of these tests.
 pub fn data(name: &str) -> String {
     let p = crate_dir().join("tests/kbench").join(name);
-    p.display().to_string()
-}
-
-pub fn example(name: &str) -> String {
-    let p = crate_dir().join("../../examples").join(name);
     p.display().to_string()
 }
 
