@@ -15,7 +15,7 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a writer waits in silence before the store's [`WaitHook`] is told.
 const WAIT_NOTICE: Duration = Duration::from_secs(1);
 
-/// Told (with the database's path) when a write has waited [`WAIT_NOTICE`] for another
+/// Told (with the database's path) when a write has waited a second (`WAIT_NOTICE`) for another
 /// process's lock, once per wait: the CLI says so instead of hanging silently.
 pub type WaitHook = Arc<dyn Fn(&Path) + Send + Sync>;
 
