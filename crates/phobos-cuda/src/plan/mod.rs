@@ -133,7 +133,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
-        let why = cluster_blocker(k, &gemms, split.is_some(), persistent).or_else(|| {
+        let why = cluster_blocker(k, &gemms, persistent).or_else(|| {
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
@@ -378,12 +378,13 @@ fn plan_tma_store(
 /// recognized GEMM, at the kernel's top level (under no branch or loop), unbatched, with B's
 /// start, the k range and everything they are computed from independent of `ctx.block.x`
 /// (which tells the cluster's blocks apart); a producer warp (the waits on the other block stay
-/// out of the consumers' way); and no SPLIT_K, persistent schedule or read of `ctx.grid.x`
-/// (the launch rounds the grid's x up to whole clusters).
+/// out of the consumers' way); and no persistent schedule or read of `ctx.grid.x` (the launch
+/// rounds the grid's x up to whole clusters). SPLIT_K combines: the cluster's blocks share
+/// `blockIdx.z`, so they run the same part of the k range; a padding block past M stores no
+/// partial tile (its C region is empty) and still takes its ticket on its own counter.
 pub fn cluster_blocker(
     k: &Kernel,
     gemms: &[(GemmMatch, MainLoop)],
-    split_k: bool,
     persistent: bool,
 ) -> Option<&'static str> {
     // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
@@ -394,9 +395,6 @@ pub fn cluster_blocker(
     };
     if persistent {
         return Some("SCHEDULE=2 loops over tiles one block at a time");
-    }
-    if split_k {
-        return Some("SPLIT_K splits the k range by block");
     }
     if m.path.len() != 1 {
         return Some("the GEMM loop is under a branch or loop, which both blocks must take");
