@@ -37,7 +37,8 @@ pub use gemm_fast::{CopyIssuer, Pipeline};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, DotRecord, LoopRecord, MmaInstr, NoMma, NoOverlap, NoWgmma, Overlap, Schedule,
+    Blocker, DotRecord, LoopRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoWgmma, Overlap,
+    Schedule, TensorDot,
 };
 pub mod specialize;
 pub mod target;
@@ -58,6 +59,8 @@ pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 pub const DOT_HEADER: &str = "phobos_dot.cuh";
 /// Dots outside recognized GEMM loops on tensor cores (mma.sync) and their row vectors.
 pub const MMA_HEADER: &str = "phobos_mma.cuh";
+/// Dots on tensor cores through K-major staging: tf32, fp8, i8/u8, and a K of no whole k steps.
+pub const MMA_K_HEADER: &str = "phobos_mma_k.cuh";
 /// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
 
@@ -68,6 +71,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
+        MMA_K_HEADER => Some(include_str!("../cuda/phobos_mma_k.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
         _ => gemm_fast::headers()
             .into_iter()

@@ -265,6 +265,23 @@ impl<'k> Emitter<'k> {
         };
         let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
         let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
+        if let (Layout::Mma(_), Some(ty)) = (lay, crate::plan::k_major_staged(dot)) {
+            // tf32, fp8, i8/u8, or a K of no whole k steps: both operands staged K-major, the
+            // last k step padded with zeros (`ph::mma_dot_k`). Never a streamed or resident
+            // operand: those feed direct dots only.
+            let (an, _) = self.mma_operand(a)?;
+            let (bn, _) = self.mma_operand(b)?;
+            let k16 = ty.padded_k(k) * ty.bytes() / 2;
+            let bytes = crate::layout::staged_bytes(m, k16) + crate::layout::staged_bytes(n, k16);
+            self.headers.insert(crate::MMA_HEADER);
+            self.headers.insert(crate::MMA_K_HEADER);
+            let s = self.scratch(bytes);
+            let dt = ty.cuda();
+            self.line(format!(
+                "ph::mma_dot_k<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+            ));
+            return Ok(());
+        }
         if let Layout::Mma(acc) = lay {
             let (an, a_lay) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;

@@ -17,6 +17,8 @@ pub use dots::{
     a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
     NoWgmma,
 };
+mod mma_type;
+pub use mma_type::{k_major_staged, MmaType, TensorDot};
 mod overlap;
 mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};
