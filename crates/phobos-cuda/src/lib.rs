@@ -36,7 +36,8 @@ mod plan;
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, DotRecord, LoopRecord, MmaInstr, NoMma, NoOverlap, NoWgmma, Overlap, Schedule,
+    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, NoMma, NoOverlap, NoWgmma,
+    Overlap, Schedule,
 };
 pub mod specialize;
 pub mod target;
@@ -119,6 +120,9 @@ pub struct Emitted {
     /// Each loop with a wgmma dot outside the recognized GEMM loops: whether its dots overlap
     /// the rest of the iteration, or why not (typed; `notes` renders it).
     pub loops: Vec<LoopRecord>,
+    /// Each `where` statement whose mask a block-uniform test skips on the tiles that need
+    /// none (typed; `notes` renders it).
+    pub masks: Vec<MaskRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
