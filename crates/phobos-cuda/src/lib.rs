@@ -37,8 +37,8 @@ pub use gemm_fast::{CopyIssuer, Pipeline};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, DotRecord, LoopRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoWgmma, Overlap,
-    Schedule, TensorDot,
+    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
+    NoWgmma, Overlap, Schedule, TensorDot,
 };
 pub mod specialize;
 pub mod target;
@@ -124,6 +124,9 @@ pub struct Emitted {
     /// Each loop with a wgmma dot outside the recognized GEMM loops: whether its dots overlap
     /// the rest of the iteration, or why not (typed; `notes` renders it).
     pub loops: Vec<LoopRecord>,
+    /// Each `where` statement whose mask a block-uniform test skips on the tiles that need
+    /// none (typed; `notes` renders it).
+    pub masks: Vec<MaskRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;

@@ -9,8 +9,9 @@
 
 mod ahead;
 mod atomic;
-mod columns;
+pub(crate) mod columns;
 mod expr;
+mod masks;
 pub(crate) mod ops;
 mod pipe;
 mod stmt;
@@ -529,6 +530,7 @@ impl<'k> Emitter<'k> {
         let notes = self.notes.clone();
         let dots = self.plan.dots.clone();
         let loops = self.plan.loops.clone();
+        let masks = self.plan.masks.clone();
         let mut headers: Vec<(String, String)> = self
             .headers
             .iter()
@@ -557,6 +559,7 @@ impl<'k> Emitter<'k> {
             notes,
             dots,
             loops,
+            masks,
             gemms: (self.plan.gemms.iter().enumerate())
                 .map(|(i, (_, l))| crate::GemmRecord {
                     // SPLIT_K applies to the kernel's only GEMM.

@@ -17,11 +17,13 @@ pub use dots::{
     a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
     NoWgmma,
 };
+mod masks;
 mod mma_type;
 pub use mma_type::{k_major_staged, MmaType, TensorDot};
 mod overlap;
 mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};
+pub use masks::{Bound, Extent, MaskRecord};
 pub(crate) use overlap::streamed_loads;
 pub use overlap::{LoopRecord, NoOverlap, Overlap};
 use phobos_ir::{
@@ -70,6 +72,8 @@ pub struct Plan {
     pub dots: Vec<DotRecord>,
     /// Every loop with a wgmma dot outside the recognized GEMM loops: overlapped or why not.
     pub loops: Vec<LoopRecord>,
+    /// The `where` statements emitted under a block-uniform test that skips their mask.
+    pub masks: Vec<MaskRecord>,
 }
 
 pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
@@ -220,6 +224,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let gemm_paths: Vec<Vec<(usize, usize)>> = gemms.iter().map(|(m, _)| m.path.clone()).collect();
     let loops = overlap::loop_records(k, target, &layouts, &resident, &gemm_paths);
     notes.extend(loops.iter().map(LoopRecord::to_string));
+    let masks = masks::mask_records(k);
+    notes.extend(masks.iter().map(MaskRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -246,6 +252,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         resident,
         dots,
         loops,
+        masks,
     }
 }
 
