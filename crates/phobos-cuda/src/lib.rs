@@ -59,6 +59,8 @@ pub const DOT_HEADER: &str = "phobos_dot.cuh";
 pub const MMA_HEADER: &str = "phobos_mma.cuh";
 /// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
+/// Stores emitted a vector group at a time (`ph::load_group`, `ph::store_group`).
+pub const GROUP_HEADER: &str = "phobos_group.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -68,6 +70,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
+        GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

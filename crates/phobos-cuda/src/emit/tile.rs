@@ -355,9 +355,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// The value of tile expression `e` at register `ph_i` of layout `lay`.
-    fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
+    pub(crate) fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
         if !e.ty.is_tile() {
             return self.scalar(e);
+        }
+        if let Some(reg) = self.group_loads.get(&(e as *const Expr as usize)) {
+            return Ok(Code::atom(reg.clone()));
         }
         let t = e.ty.dtype();
         Ok(match &e.kind {
@@ -471,6 +474,9 @@ impl<'k> Emitter<'k> {
         index: &[Index],
         value: &Expr,
     ) -> Result<()> {
+        if self.grouped_store(tensor, index, value)? {
+            return Ok(());
+        }
         let (name, _) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         self.line(format!("ph::store_tile({region}, {name});"));
