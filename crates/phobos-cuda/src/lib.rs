@@ -61,6 +61,8 @@ pub const MMA_HEADER: &str = "phobos_mma.cuh";
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
 /// Stores emitted a vector group at a time (`ph::load_group`, `ph::store_group`).
 pub const GROUP_HEADER: &str = "phobos_group.cuh";
+/// Tile loads of 2-byte rows known to be unaligned (`ph::load_tile_shifted`).
+pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -71,6 +73,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
         GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
+        SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -96,7 +96,12 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Load { tensor, index } => {
                 let region = self.region(*tensor, index, false)?;
-                format!("ph::load_tile<{alias}>({region})")
+                if self.plan.shifted.contains(tensor) {
+                    self.headers.insert(crate::SHIFTED_HEADER);
+                    format!("ph::load_tile_shifted<{alias}>({region})")
+                } else {
+                    format!("ph::load_tile<{alias}>({region})")
+                }
             }
             ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
                 let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
