@@ -63,6 +63,10 @@ pub const MMA_HEADER: &str = "phobos_mma.cuh";
 pub const MMA_K_HEADER: &str = "phobos_mma_k.cuh";
 /// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
+/// Stores emitted a vector group at a time (`ph::load_group`, `ph::store_group`).
+pub const GROUP_HEADER: &str = "phobos_group.cuh";
+/// Tile loads of 2-byte rows known to be unaligned (`ph::load_tile_shifted`).
+pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -73,6 +77,8 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
         MMA_K_HEADER => Some(include_str!("../cuda/phobos_mma_k.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
+        GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
+        SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -6,7 +6,7 @@ use crate::gemm_fast::{Knobs, Strategy, TmaSpec};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, SplitK, SplitReduce};
 use crate::launch::TmaParam;
-use crate::layout::{blocked_capped, kernel_vec_cap, Layout};
+use crate::layout::{blocked_capped, kernel_vec_cap, shifted_tensors, Layout};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
@@ -64,6 +64,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The widest vector group of the kernel's Blocked layouts ([`kernel_vec_cap`]).
     pub vec_cap: i64,
+    /// Tensors whose tile loads are shifted 16-byte accesses ([`shifted_tensors`]).
+    pub shifted: BTreeSet<phobos_ir::ParamId>,
     /// The target GPU.
     pub target: Target,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
@@ -203,6 +205,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         ));
     }
     let vec_cap = kernel_vec_cap(k);
+    let shifted = shifted_tensors(k, vec_cap);
+    for &t in &shifted {
+        notes.push(format!(
+            "{}: rows known unaligned, tile loads shifted (two aligned 16-byte loads a group)",
+            k.params[t].name
+        ));
+    }
     for (l, local) in k.locals.iter().enumerate() {
         if let Some(shape) = local.ty.shape() {
             layouts
@@ -248,6 +257,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         decl_inline,
         notes,
         vec_cap,
+        shifted,
         target: *target,
         resident,
         dots,
