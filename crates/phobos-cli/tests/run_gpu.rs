@@ -108,8 +108,16 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "M=77,N=45,K=67",
     ),
     ("softmax.ph", "ROWS=8 THREADS=512 MIN_BLOCKS=2", "M=7,N=45"),
-    ("softmax_online.ph", "BLOCK=8192 THREADS=512", "M=5,N=3001"),
-    ("transpose.ph", "TILE_R=64 TILE_C=64", "M=77,N=45"),
+    (
+        "softmax_online.ph",
+        "BLOCK=16384 THREADS=1024",
+        "M=3,N=40001",
+    ),
+    (
+        "transpose.ph",
+        "TILE_R=64 TILE_C=64 TILES=4 THREADS=512",
+        "M=301,N=77",
+    ),
 ];
 
 /// The repository: `PHOBOS_ROOT`, else where this crate was built, else the current folder.

@@ -500,6 +500,11 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ),
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
+        // Odd row lengths: rows known unaligned, shifted 16-byte loads (every row's shift
+        // 0..7 among the 9 or 11 rows), the ragged last chunk element by element.
+        ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=9,N=3001"),
+        ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=11,V=5003"),
+        ("cross_entropy.ph", "BLOCK=4096 THREADS=512", "M=9,V=4099"),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
