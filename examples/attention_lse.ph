@@ -4,7 +4,8 @@
 // by log2(e), exp2), and L converts the base-2 max and sum back: (m + log2(l)) * ln(2).
 // CAUSAL=1 masks the keys after each query and stops at the block's last row.
 // T is the element type of Q, K, V and O: f16 by default, `--types T=bf16` for bf16.
-@autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in {0, 1})
+// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax.
+@autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in {0, 1}, OVERLAP in {1, 0})
 @launch(128)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 kernel attention_lse<T = f16>(

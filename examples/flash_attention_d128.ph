@@ -3,7 +3,9 @@
 // computes BR rows of one batch-head, streaming K and V in BC-row tiles with the online softmax
 // (running row max m and row sum l). Pin CAUSAL=1 for causal masking (a key column attends only
 // to rows at or after it); the key loop then stops at the block's last row.
-@autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256})
+// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax.
+@autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256},
+          OVERLAP in {1, 0})
 @launch(THREADS)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)
@@ -15,6 +17,10 @@ kernel flash_attention_d128<T = f16>(
   let r = ctx.block.x * BR
   let q = Q[bh, r :+ BR, :]
   let rows = r + arange(BR)[:, None]
+  // The softmax in base 2, as FlashAttention's: the row max m is kept in units of
+  // qk_scale = scale * log2(e), so that p = exp2(s * qk_scale - m) is one fused multiply-add and
+  // one exp2 an element. scale > 0 (then rowmax(s) * qk_scale is the row max of s * qk_scale).
+  let qk_scale = scale * 1.4426950408889634
   var m: tile<f32>[BR, 1] = -inf
   var l: tile<f32>[BR, 1] = 0.0
   var acc: tile<f32>[BR, D] = 0.0
@@ -24,14 +30,14 @@ kernel flash_attention_d128<T = f16>(
   }
   for c in range(0, hi, BC) {
     let cols = c + arange(BC)
-    var s = dot_t(q, K[bh, c :+ BC, :]) * scale
+    var s = dot_t(q, K[bh, c :+ BC, :])
     s = where(cols < N, s, -inf)
     if CAUSAL == 1 {
       s = where(cols <= rows, s, -inf)
     }
-    let m_new = max(m, rowmax(s))
-    let p = exp(s - m_new)
-    let alpha = exp(m - m_new)
+    let m_new = max(m, rowmax(s) * qk_scale)
+    let p = exp2(s * qk_scale - m_new)
+    let alpha = exp2(m - m_new)
     l = l * alpha + rowsum(p)
     acc = acc * alpha + dot(T(p), V[bh, c :+ BC, :])
     m = m_new

@@ -161,6 +161,17 @@ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+// exp2 and exp of f32 on the hardware path, as Triton's fp32 exp: one MUFU.EX2
+// (`ex2.approx.ftz.f32`, at most 2 ulp from 2^x; results below 2^-126 flush to zero), exp after
+// a multiply by log2(e) (whose rounding adds up to 1.173 |x| ulp). exp(-inf) = 0, exp(inf) = inf,
+// exp(NaN) = NaN. The plain `asm` (not volatile) lets the compiler schedule, fuse the argument's
+// arithmetic (s * scale - m is one FFMA) and drop unused results.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float exp_approx(float x) { return exp2_approx(x * 1.4426950408889634f); }
 // sigmoid(x) = 1 / (1 + exp(-x)), with the full-precision expf/exp and division (as the
 // interpreter: no __expf, no fast reciprocal unless the kernel is built with fast math).
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

@@ -33,11 +33,12 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
+pub use gemm_fast::{CopyIssuer, Pipeline};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, DotRecord, LoopRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoWgmma, Overlap,
-    Schedule, TensorDot,
+    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
+    NoWgmma, Overlap, Schedule, TensorDot,
 };
 pub mod specialize;
 pub mod target;
@@ -62,6 +63,10 @@ pub const MMA_HEADER: &str = "phobos_mma.cuh";
 pub const MMA_K_HEADER: &str = "phobos_mma_k.cuh";
 /// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
+/// Stores emitted a vector group at a time (`ph::load_group`, `ph::store_group`).
+pub const GROUP_HEADER: &str = "phobos_group.cuh";
+/// Tile loads of 2-byte rows known to be unaligned (`ph::load_tile_shifted`).
+pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -72,6 +77,8 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
         MMA_K_HEADER => Some(include_str!("../cuda/phobos_mma_k.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
+        GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
+        SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)
@@ -123,6 +130,9 @@ pub struct Emitted {
     /// Each loop with a wgmma dot outside the recognized GEMM loops: whether its dots overlap
     /// the rest of the iteration, or why not (typed; `notes` renders it).
     pub loops: Vec<LoopRecord>,
+    /// Each `where` statement whose mask a block-uniform test skips on the tiles that need
+    /// none (typed; `notes` renders it).
+    pub masks: Vec<MaskRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;

@@ -23,10 +23,11 @@ use common::cases::{
     atomic_cases, example_cases, extra_cases, random_cases, rowwise_cases, Case, Value,
 };
 use common::fast_cases::fast_cases;
+use common::gpu_run::run_on_gpu;
 use common::mma_cases::mma_cases;
 use phobos::backend::cuda::launch_facts;
-use phobos_gpu::{bind_args, plan_launch, Arg, DeviceTensor, Gpu, TensorRef};
-use phobos_ir::{relative_error, ParamKind};
+use phobos_gpu::{bind_args, plan_launch, Arg, Gpu, TensorRef};
+use phobos_ir::ParamKind;
 
 const RANDOM_KERNELS: usize = 24;
 
@@ -179,70 +180,6 @@ fn cases_build_offline() {
 }
 
 /// Runs one case on the GPU through phobos-gpu and compares every output with its reference.
-fn run_on_gpu(gpu: &Gpu, c: &Case) -> Result<(), String> {
-    let e = &c.emitted;
-    let compiled = phobos_gpu::compile(&e.source, &common::compile_options(e))
-        .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
-    let module = gpu
-        .load_compiled(&compiled)
-        .map_err(|err| format!("load: {err}"))?;
-    let func = module
-        .function(&e.entry)
-        .map_err(|err| format!("function: {err}"))?;
-    let mut tensors: Vec<Option<DeviceTensor>> = Vec::new();
-    for (p, v) in c.kernel.params.iter().zip(&c.args) {
-        tensors.push(match (&p.kind, v) {
-            (ParamKind::Tensor { order, .. }, Value::Tensor(t)) => {
-                Some(DeviceTensor::upload(gpu, t, *order).map_err(|err| format!("upload: {err}"))?)
-            }
-            _ => None,
-        });
-    }
-    let args: Vec<Arg<'_>> = tensors
-        .iter()
-        .zip(&c.args)
-        .map(|(t, v)| match (t, v) {
-            (Some(t), _) => t.arg(),
-            (None, Value::Scalar(x)) => Arg::Scalar(*x),
-            (None, Value::Tensor(_)) => Arg::Scalar(0.0),
-        })
-        .collect();
-    if c.grid.iter().all(|&g| g > 0) {
-        let bound = bind_args(&c.kernel, &args).map_err(|err| format!("bind: {err}"))?;
-        let prepared = gpu
-            .prepare_launch(&c.kernel, bound, &args, &launch_facts(e))
-            .map_err(|err| format!("prepare: {err}"))?;
-        gpu.launch_prepared(&func, &prepared, e.dynamic_smem_bytes)
-            .map_err(|err| format!("launch: {err}"))?;
-    }
-    gpu.synchronize().map_err(|err| format!("run: {err}"))?;
-    for (id, want) in &c.expected {
-        let t = tensors[*id]
-            .as_ref()
-            .ok_or("an output that is not a tensor")?;
-        let got = t.download().map_err(|err| format!("download: {err}"))?;
-        let err = relative_error(&got.data, &want.data);
-        let tol = phobos_ir::walk::output_tolerance(&c.kernel, t.dtype);
-        if err > tol {
-            let first = got
-                .data
-                .iter()
-                .zip(&want.data)
-                .position(|(g, w)| {
-                    !(g == w
-                        || (g.is_nan() && w.is_nan())
-                        || (g - w).abs() <= tol * w.abs().max(1.0))
-                })
-                .unwrap_or(0);
-            return Err(format!(
-                "{}: relative error {err:.3e} > {tol:.1e}; first difference at flat index {first}: gpu {} vs reference {}",
-                c.kernel.params[*id].name, got.data[first], want.data[first]
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_matches_interpreter() {

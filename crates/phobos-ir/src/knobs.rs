@@ -23,11 +23,12 @@ pub enum Knob {
     SplitReduce,
     Schedule,
     Cluster,
+    Overlap,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 13] = [
+    pub const ALL: [Knob; 14] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -41,6 +42,7 @@ impl Knob {
         Knob::SplitReduce,
         Knob::Schedule,
         Knob::Cluster,
+        Knob::Overlap,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -59,6 +61,7 @@ impl Knob {
             Knob::SplitReduce => "SPLIT_REDUCE",
             Knob::Schedule => "SCHEDULE",
             Knob::Cluster => "CLUSTER",
+            Knob::Overlap => "OVERLAP",
         }
     }
 
@@ -74,6 +77,7 @@ impl Knob {
             Knob::SplitReduce => "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace",
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
+            Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
         }
     }
 

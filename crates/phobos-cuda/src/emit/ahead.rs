@@ -13,7 +13,7 @@ use super::pipe::Streamed;
 use super::{Emitter, Result};
 use crate::layout::Layout;
 use crate::plan::Overlap;
-use phobos_ir::{Expr, ExprKind, Stmt};
+use phobos_ir::{DType, Expr, ExprKind, Stmt};
 
 /// The overlapped loop being emitted.
 pub(crate) struct Ahead<'k> {
@@ -43,6 +43,21 @@ fn first_dot(s: &Stmt) -> Option<&Expr> {
         crate::visit::children(e).into_iter().find_map(find)
     }
     crate::visit::stmt_exprs(s).into_iter().find_map(find)
+}
+
+/// The value the kept A operand holds: `x` for `T(x)` with `x` in f32 and `T` f16 or bf16, whose
+/// A fragments the dot packs with a round-to-nearest conversion (`mma_pack`) that rounds `x` to
+/// `T` itself, exactly as the cast would; keeping `x` saves the cast's round trip (a conversion
+/// to `T` and one back to f32 an element). Any other operand is kept as it is.
+fn packed_operand(a: &Expr) -> &Expr {
+    match &a.kind {
+        ExprKind::Cast(x)
+            if matches!(a.ty.dtype(), DType::F16 | DType::BF16) && x.ty.dtype() == DType::F32 =>
+        {
+            x
+        }
+        _ => a,
+    }
 }
 
 impl<'k> Emitter<'k> {
@@ -174,7 +189,7 @@ impl<'k> Emitter<'k> {
         if let Some(rest) = rest {
             self.tile_into(&acc, &acc_lay, rest)?;
         }
-        self.tile_into(&kept, &kept_lay, op_a)?;
+        self.tile_into(&kept, &kept_lay, packed_operand(op_a))?;
         if !buf.is_empty() {
             self.line(format!("{prev} = {buf};"));
         }

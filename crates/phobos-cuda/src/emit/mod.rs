@@ -9,8 +9,10 @@
 
 mod ahead;
 mod atomic;
-mod columns;
+pub(crate) mod columns;
 mod expr;
+mod group;
+mod masks;
 pub(crate) mod ops;
 mod pipe;
 mod stmt;
@@ -86,6 +88,9 @@ pub(crate) struct Emitter<'k> {
     /// Streamed loads of the loops being emitted (by address) and the shared-memory operand
     /// the dot reads instead.
     streamed: std::collections::BTreeMap<usize, String>,
+    /// Tile loads (by address) of the grouped store being emitted and the register of the
+    /// current group each reads instead (see [`group`]).
+    group_loads: std::collections::BTreeMap<usize, String>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -173,6 +178,7 @@ fn emit_with(
         ahead: None,
         dot_async: false,
         operand_override: None,
+        group_loads: Default::default(),
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),
@@ -529,6 +535,7 @@ impl<'k> Emitter<'k> {
         let notes = self.notes.clone();
         let dots = self.plan.dots.clone();
         let loops = self.plan.loops.clone();
+        let masks = self.plan.masks.clone();
         let mut headers: Vec<(String, String)> = self
             .headers
             .iter()
@@ -557,6 +564,7 @@ impl<'k> Emitter<'k> {
             notes,
             dots,
             loops,
+            masks,
             gemms: (self.plan.gemms.iter().enumerate())
                 .map(|(i, (_, l))| crate::GemmRecord {
                     // SPLIT_K applies to the kernel's only GEMM.

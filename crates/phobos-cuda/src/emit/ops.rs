@@ -205,6 +205,17 @@ pub fn math(f: MathFn, t: DType, a: &Code) -> Option<Code> {
         return None;
     }
     let f64 = t == DType::F64;
+    // exp and exp2 of f32 (and of the narrow floats, computed in f32) take the hardware path:
+    // one MUFU.EX2 (`ex2.approx.ftz.f32`), exp after a multiply by log2(e) (docs/language.md
+    // gives the error bound).
+    if !f64 && matches!(f, MathFn::Exp | MathFn::Exp2) {
+        let name = if f == MathFn::Exp {
+            "ph::exp_approx"
+        } else {
+            "ph::exp2_approx"
+        };
+        return Some(round(t, call(name, &[a])));
+    }
     let name = match f {
         MathFn::Exp => "exp",
         MathFn::Exp2 => "exp2",
@@ -373,8 +384,13 @@ mod tests {
         );
         assert_eq!(
             math(MathFn::Exp, DType::BF16, &v("x")).unwrap().s,
-            "ph::rn_bf16(expf(x))"
+            "ph::rn_bf16(ph::exp_approx(x))"
         );
+        assert_eq!(
+            math(MathFn::Exp2, DType::F32, &v("x")).unwrap().s,
+            "ph::exp2_approx(x)"
+        );
+        assert_eq!(math(MathFn::Exp, DType::F64, &v("x")).unwrap().s, "exp(x)");
         assert_eq!(
             math(MathFn::Abs, DType::F16, &v("x")).unwrap().s,
             "fabsf(x)"

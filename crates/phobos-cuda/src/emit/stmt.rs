@@ -191,6 +191,15 @@ impl<'k> Emitter<'k> {
             Ty::Tile(_, _) if self.plan.resident.contains(&l) => self.load_resident(l, value),
             Ty::Tile(t, _) => {
                 let lay = self.plan.layouts[&l].clone();
+                let mask = (self.plan.masks.iter()).find(|m| m.path == self.path);
+                if let Some(rec) = mask.cloned() {
+                    if declare {
+                        self.note_layout(l, &lay);
+                        let ty = self.tile_type(*t, &lay);
+                        self.line(format!("{ty} {name};"));
+                    }
+                    return self.masked_assign(&name, &lay, value, &rec);
+                }
                 if declare {
                     self.note_layout(l, &lay);
                     let ty = self.tile_type(*t, &lay);

@@ -96,7 +96,12 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Load { tensor, index } => {
                 let region = self.region(*tensor, index, false)?;
-                format!("ph::load_tile<{alias}>({region})")
+                if self.plan.shifted.contains(tensor) {
+                    self.headers.insert(crate::SHIFTED_HEADER);
+                    format!("ph::load_tile_shifted<{alias}>({region})")
+                } else {
+                    format!("ph::load_tile<{alias}>({region})")
+                }
             }
             ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
                 let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
@@ -372,9 +377,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// The value of tile expression `e` at register `ph_i` of layout `lay`.
-    fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
+    pub(crate) fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
         if !e.ty.is_tile() {
             return self.scalar(e);
+        }
+        if let Some(reg) = self.group_loads.get(&(e as *const Expr as usize)) {
+            return Ok(Code::atom(reg.clone()));
         }
         let t = e.ty.dtype();
         Ok(match &e.kind {
@@ -488,6 +496,9 @@ impl<'k> Emitter<'k> {
         index: &[Index],
         value: &Expr,
     ) -> Result<()> {
+        if self.grouped_store(tensor, index, value)? {
+            return Ok(());
+        }
         let (name, _) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         self.line(format!("ph::store_tile({region}, {name});"));

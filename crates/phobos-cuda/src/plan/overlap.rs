@@ -24,6 +24,7 @@ use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
 use crate::visit::{bodies, stmt_exprs};
 use crate::Target;
+use phobos_ir::knobs::Knob;
 use phobos_ir::{Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -80,6 +81,8 @@ pub enum NoOverlap {
     /// Three buffers and the residents need `need` bytes of shared memory, above the target's
     /// `limit`.
     SharedMemory { need: u32, limit: u32 },
+    /// The point pins `OVERLAP=0` (the loop qualifies otherwise).
+    Knob,
 }
 
 impl std::fmt::Display for LoopRecord {
@@ -125,6 +128,7 @@ impl std::fmt::Display for NoOverlap {
                 f,
                 "{need} bytes of shared memory for three buffers, above the limit of {limit}"
             ),
+            NoOverlap::Knob => write!(f, "OVERLAP=0"),
         }
     }
 }
@@ -282,7 +286,11 @@ pub(super) fn loop_records(
             path: p.to_vec(),
             overlap: overlap(
                 k, target, *var, step, body, &dots, layouts, resident, &instr,
-            ),
+            )
+            .and_then(|o| match Knob::Overlap.get(&k.point) {
+                Some(0) => Err(NoOverlap::Knob),
+                _ => Ok(o),
+            }),
         });
     });
     out

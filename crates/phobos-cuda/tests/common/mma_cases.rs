@@ -17,7 +17,7 @@ fn cases_of(
     typed_cases_of(src, None, points, seed)
 }
 
-fn typed_cases_of(
+pub fn typed_cases_of(
     src: &SourceFile,
     types: Option<&str>,
     points: &[(&str, &[(&str, i64)])],

@@ -5,6 +5,7 @@
 pub mod cases;
 pub mod fast;
 pub mod fast_cases;
+pub mod gpu_run;
 pub mod mma_cases;
 pub mod randk;
 

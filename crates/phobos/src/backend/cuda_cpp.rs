@@ -33,6 +33,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         notes: Vec::new(),
         dots: Vec::new(),
         loops: Vec::new(),
+        masks: Vec::new(),
         gemms: Vec::new(),
         schedule: phobos_cuda::Schedule::OneBlockPerTile,
         tma: Vec::new(),
