@@ -6,7 +6,7 @@
 #
 #   OUT=dir bash bench/profile.sh
 #
-# Environment: DTYPE=fp16 (fp16, bf16), SIZE=4096 (M = N = K), POINTS (`;`-separated
+# Environment: DTYPE=fp16 (fp16, bf16), SIZE=4096 (M = N = K) or DIMS=M,N,K, POINTS (`;`-separated
 # "file|pins" pairs, default the f16 winners of bench/NOTES.md). Writes $OUT/profile.txt (the
 # table) and $OUT/ncu_*.txt (every counter read, per kernel).
 set -uo pipefail
@@ -15,6 +15,7 @@ out=${OUT:-target/profile}
 mkdir -p "$out"
 dtype=${DTYPE:-fp16}
 size=${SIZE:-4096}
+IFS=, read -r m n k <<<"${DIMS:-$size,$size,$size}"
 case $dtype in
   fp16) ph=f16 ;;
   bf16) ph=bf16 ;;
@@ -48,20 +49,20 @@ for p in "${list[@]}"; do
   file=${p%%|*}
   pins=${p#*|}
   i=$((i + 1))
-  profile "phobos$i" "$bin/phobos" run "$file" --dims "M=$size,N=$size,K=$size" \
+  profile "phobos$i" "$bin/phobos" run "$file" --dims "M=$m,N=$n,K=$k" \
     --types "TA=$ph,TB=$ph,TC=$ph" --autotune "$pins"
   echo "phobos$i $file $pins" >>"$out/points.txt"
 done
 profile cublas python3 -c "
 import torch
-a = torch.randn($size, $size, device='cuda').to(torch.$( [[ $dtype == fp16 ]] && echo float16 || echo bfloat16 ))
-b = torch.randn($size, $size, device='cuda').to(a.dtype)
+a = torch.randn($m, $k, device='cuda').to(torch.$( [[ $dtype == fp16 ]] && echo float16 || echo bfloat16 ))
+b = torch.randn($k, $n, device='cuda').to(a.dtype)
 for _ in range(3): c = a @ b
 torch.cuda.synchronize()
 "
-python3 - "$out" "$size" <<'EOF' | tee "$out/profile.txt"
+python3 - "$out" "$m" "$n" "$k" <<'EOF' | tee "$out/profile.txt"
 import csv, glob, os, sys
-out, size = sys.argv[1], int(sys.argv[2])
+out, m, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cols = [("gpu__time_duration.sum", "us", 1e-3), ("sm__cycles_elapsed.avg.per_second", "MHz", 1e-6),
         ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor%", 1),
         ("sm__inst_executed.avg.per_cycle_active", "IPC", 1), ("lts__t_bytes.sum", "L2 MB", 1e-6),
@@ -91,7 +92,7 @@ for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
         except ValueError:
             cells.append(f"{v:>11}")
     try:
-        tf = 2 * size**3 / (float(get("gpu__time_duration.sum").replace(",", "")) * 1e-9) / 1e12
+        tf = 2 * m * n * k / (float(get("gpu__time_duration.sum").replace(",", "")) * 1e-9) / 1e12
     except ValueError:
         tf = float("nan")
     print(f"{name:<9}{get('Kernel Name')[:43]:<44}" + "".join(cells) + f"{tf:>9.1f}")

@@ -374,7 +374,7 @@ def grid_of(case, pins, dims):
     if op in ("softmax_online", "cross_entropy"):
         return (dims["M"], 1, 1)
     if op == "transpose":
-        return (math.ceil(dims["M"] / p["TILE_R"]), math.ceil(dims["N"] / p["TILE_C"]), 1)
+        return (math.ceil(dims["M"] / (p["TILE_R"] * p.get("TILES", 1))), math.ceil(dims["N"] / p["TILE_C"]), 1)
     raise ValueError(op)
 
 

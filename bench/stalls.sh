@@ -7,7 +7,11 @@
 #   OUT=dir bash bench/stalls.sh            (or: bash scripts/device-run.sh stalls)
 #
 # Environment: DTYPE=fp16 (fp16, bf16, fp32), SIZE=4096 (M = N = K), POINTS (`;`-separated
-# "file|pins" pairs, default the winner of bench/NOTES.md v8 (fp32: v9) for the dtype). Writes
+# "file|pins" pairs, default the winner of bench/NOTES.md v8 (fp32: v9) for the dtype). For
+# other kernels: DIMS (the `--dims` of the points, default M = N = K = SIZE), TYPES (their
+# `--types`), ARGS (more flags for `phobos run`, e.g. "--arg scale=0.125"), KREGEX (the kernel
+# names to sample, default GEMM-like names) and BASELINE (Python that runs the library's kernel,
+# default cuBLAS through torch; bench/sdpa_launch.py for attention). Writes
 # $OUT/stalls.txt (per kernel: the stall reasons, the opcodes and the 25 instructions with the
 # most samples) and, per kernel, the report (`*.ncu-rep`) and its SASS page as CSV.
 set -uo pipefail
@@ -27,6 +31,9 @@ esac
 default_points="examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"
 [[ $dtype == fp32 ]] && default_points="examples/sgemm.ph|TILE_M=128 TILE_N=256 TILE_K=16 GROUP_M=8 MIN_BLOCKS=1"
 points=${POINTS:-$default_points}
+dims=${DIMS:-"M=$size,N=$size,K=$size"}
+kregex=${KREGEX:-"(gemm|nvjet|xmma|cutlass|sm90)"}
+[[ -n ${TYPES:-} ]] && types=(--types "$TYPES")
 bin=.gpu-bundle/bin
 [[ -x $bin/phobos ]] || { echo "stalls.sh: no $bin/phobos; run scripts/gpu-bundle.sh" >&2; exit 2; }
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -38,7 +45,7 @@ sample() {  # name, command...
   # The last launch whose name looks like a GEMM (torch makes its inputs first): profile them
   # all and keep the report; the summary reads the last.
   "$ncu" --clock-control none --section WarpStateStats --section SourceCounters \
-    -k "regex:(gemm|nvjet|xmma|cutlass|sm90)" -f -o "$out/$name" "$@" >"$out/ncu_$name.log" 2>&1
+    -k "regex:$kregex" -f -o "$out/$name" "$@" >"$out/ncu_$name.log" 2>&1
   echo "$name exit $?" >>"$out/progress.txt"
   "$ncu" -i "$out/$name.ncu-rep" --page details --section WarpStateStats --csv \
     >"$out/$name.details.csv" 2>>"$out/ncu_$name.log"
@@ -50,16 +57,18 @@ i=0
 IFS=';' read -ra list <<<"$points"
 for p in "${list[@]}"; do
   i=$((i + 1))
-  sample "phobos$i" "$bin/phobos" run "${p%%|*}" --dims "M=$size,N=$size,K=$size" \
-    "${types[@]}" --autotune "${p#*|}"
+  # shellcheck disable=SC2086
+  sample "phobos$i" "$bin/phobos" run "${p%%|*}" --dims "$dims" \
+    "${types[@]}" ${ARGS:-} --autotune "${p#*|}"
   echo "phobos$i ${p%%|*} ${p#*|}" >>"$out/points.txt"
 done
-sample cublas python3 -c "
+baseline=${BASELINE:-"
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
 a = torch.randn($size, $size, device='cuda').to(torch.$torch_t)
 b = torch.randn($size, $size, device='cuda').to(a.dtype)
 for _ in range(3): c = a @ b
 torch.cuda.synchronize()
-"
+"}
+sample cublas python3 -c "$baseline"
 python3 bench/stalls_summary.py "$out" | tee "$out/stalls.txt"

@@ -1,13 +1,18 @@
 // C = A B for problems that 128x256 tiles do not fill or that are not aligned: few output tiles
 // (512x512x4096), awkward tile counts (3000x2000x1000: 192 tiles of 128x256 on 132
-// multiprocessors), odd leading dimensions (1000x777x333). The space reaches them three ways:
+// multiprocessors), odd leading dimensions (1000x777x333). The space reaches them four ways:
 //
 // - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
 //   256 wide, one block per tile or persistent (SCHEDULE = 2). 128x192 makes 264 tiles of
 //   3000x2000: exactly two per multiprocessor.
+// - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
+//   B by TMA into a deep ring (6 to 12 stages of k 64), split like the below, alone or in
+//   clusters of two blocks sharing B (CLUSTER = 2): the shape cuBLAS runs 512x512x4096 with
+//   (64x64 tiles, 13 stages, clusters of 2, split K).
 // - THREADS = 128: one warpgroup on a 64-row tile (wgmma when the operands are 16-byte
-//   aligned, else mma.sync), up to 8 parts of K (SPLIT_K) when the tiles alone leave most of
-//   the GPU idle: 512x512 makes 64 tiles of 64x64, 128 or 256 blocks split.
+//   aligned, thread 0 issuing the copies; else mma.sync), up to 8 parts of K (SPLIT_K) when the
+//   tiles alone leave most of the GPU idle: 512x512 makes 64 tiles of 64x64, 128 or 256 blocks
+//   split.
 // - THREADS = 256: the mma.sync main loop on 64x64 and 128x128 tiles (two warpgroups of wgmma
 //   on 128x128 when aligned), split like the above.
 //
@@ -19,12 +24,20 @@
 // f32 C too (no zeroing of C in the launch). Element types are bound per problem
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
-@autotune(THREADS in [128, 256, 288], STAGES in [3, 4], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2])
+@autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
+@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2], CLUSTER in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid.
 @where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
-@where(THREADS != 288 || (K % 8 == 0 && N % 8 == 0))
+@where((THREADS != 160 && THREADS != 288) || (K % 8 == 0 && N % 8 == 0))
+// The producer warp's ring is deep: 6, 8 or 12 stages of 64x64 (16 KiB each; two blocks a
+// multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); the other loops keep 3 or 4.
+@where(THREADS != 160 || (TILE_M == 64 && TILE_N <= 128 && STAGES >= 6))
+@where(THREADS != 160 || TILE_N == 64 || STAGES <= 8)
+@where(THREADS == 160 || STAGES <= 4)
+// Clusters of two blocks on neighbouring M tiles share each B stage (each copies half, multicast
+// into both), split or not: the deep ring's points.
+@where(CLUSTER == 1 || THREADS == 160)
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)
@@ -34,9 +47,10 @@
 // tiles to group.
 @where(GROUP_M == 1 || (GROUP_M == 8 && THREADS == 288))
 @where(GROUP_M == 1 || 8 * TILE_M <= M)
-// k step 64 (one 128-byte line) with the producer warp; 32 otherwise: the mma.sync loop's
-// 64-byte lines, which the wgmma loop widens to 64 over the whole K (the same sums).
-@where((THREADS == 288 && TILE_K == 64) || (THREADS != 288 && TILE_K == 32))
+// k step 64 (one 128-byte line) with the producer warp (160 or 288 threads); 32 otherwise:
+// the mma.sync loop's 64-byte lines, which the wgmma loop widens to 64 over the whole K (the
+// same sums).
+@where(((THREADS == 160 || THREADS == 288) && TILE_K == 64) || (THREADS != 160 && THREADS != 288 && TILE_K == 32))
 // How split parts combine matters only when K is split.
 @where(SPLIT_REDUCE == 1 || SPLIT_K > 1)
 // Split K only when the tiles alone fill under half the GPU, into at most two blocks per

@@ -4,9 +4,10 @@
 // are block-wide sums, uniform scalars every thread holds. The variance is the mean of squared
 // deviations (two reductions, no cancellation). Each block takes RPB consecutive rows and loads
 // the next row before reducing the current one. W and B are read after each row's statistics
-// (from L2), one at a time, so only the row is held in registers across its reductions and at
-// most two rows' worth after them (bench/NOTES.md r5); MIN_BLOCKS=4 asks for four 256-thread
-// blocks a multiprocessor (64 registers).
+// (from L2), inside the store, which the code generator emits a vector group at a time (a group
+// of W and of B loaded, the group computed and stored), so only the row is held in registers
+// across its reductions and after them (bench/NOTES.md r5, r7); MIN_BLOCKS=4 asks for four
+// 256-thread blocks a multiprocessor (64 registers).
 @autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
@@ -28,8 +29,7 @@ kernel layer_norm<T = f32>(
     let mean = sum(x) / f32(N)
     let d = where(arange(BLOCK) < N, x - mean, 0.0)
     let rstd = rsqrt(sum(d * d) / f32(N) + eps)
-    let dw = d * rstd * f32(W[0 :+ BLOCK])
-    Y[r0 + i, 0 :+ BLOCK] = T(dw + f32(B[0 :+ BLOCK]))
+    Y[r0 + i, 0 :+ BLOCK] = T(d * rstd * f32(W[0 :+ BLOCK]) + f32(B[0 :+ BLOCK]))
     if ctx.thread == 0 {
       Mean[r0 + i] = mean
       Rstd[r0 + i] = rstd

@@ -1,8 +1,10 @@
 // RMSNorm over the rows of an M x N matrix (N <= BLOCK): Y = X * rsqrt(mean(X²) + eps) * W.
 // A row is kept in registers between the reduction and the scaling, so X is read once. Each
 // block takes RPB consecutive rows and loads the next row before reducing the current one, so
-// a row's load is in flight during the previous row's reduction and store. MIN_BLOCKS=4 asks for
-// four 256-thread blocks a multiprocessor (64 registers).
+// a row's load is in flight during the previous row's reduction and store. W is read inside the
+// store, which the code generator emits a vector group at a time (W's group loaded, scaled,
+// stored), so W is never whole in registers beside the row (bench/NOTES.md r7). MIN_BLOCKS=4
+// asks for four 256-thread blocks a multiprocessor (64 registers).
 @autotune(BLOCK in [512, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
@@ -12,7 +14,6 @@
 @bytes(8 * M * N + 4 * N)
 kernel rms_norm<T = f32>(X: tensor<T>[M, N], W: tensor<T>[N], Y: tensor<T>[M, N], eps: f32) {
   let r0 = ctx.block.x * RPB
-  let w = f32(W[0 :+ BLOCK])
   var next = X[r0, 0 :+ BLOCK]
   for i in range(0, RPB) {
     let x = f32(next)
@@ -20,6 +21,6 @@ kernel rms_norm<T = f32>(X: tensor<T>[M, N], W: tensor<T>[N], Y: tensor<T>[M, N]
       next = X[r0 + i + 1, 0 :+ BLOCK]
     }
     let rstd = rsqrt(sum(x * x) / f32(N) + eps)
-    Y[r0 + i, 0 :+ BLOCK] = T(x * rstd * w)
+    Y[r0 + i, 0 :+ BLOCK] = T(x * rstd * f32(W[0 :+ BLOCK]))
   }
 }

@@ -4,7 +4,14 @@
 // is in flight during the reductions; the second reads the row again and writes exp(x - m) / l.
 // The row statistics are block-wide reductions to uniform scalars, so nothing is broadcast
 // through shared memory. X is read twice: @bytes counts those bytes.
-@autotune(BLOCK in [1024, 8192], THREADS in [128, 512])
+//
+// The second pass walks the row backwards, last chunk first: the chunks the first pass read
+// last are the likeliest to be still in L2, and each chunk's second read comes before the
+// chunks read earlier are evicted. It loads the chunk before the current one before computing
+// and storing it (at the row's start that is an access before column 0, which reads nothing).
+// THREADS up to 1024 puts fewer rows in flight per multiprocessor, so that the rows between the
+// two passes fit in L2.
+@autotune(BLOCK in [1024, 16384], THREADS in [128, 1024])
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @launch(THREADS)
 @bytes(12 * M * N)
@@ -21,7 +28,12 @@ kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
     m = m_new
   }
   let inv = 1.0 / l
-  for c in range(0, N, BLOCK) {
-    Y[r, c :+ BLOCK] = T(exp(f32(X[r, c :+ BLOCK]) - m) * inv)
+  let last = (N - 1) / BLOCK * BLOCK
+  var prev = X[r, last :+ BLOCK]
+  for i in range(0, last + 1, BLOCK) {
+    let c = last - i
+    let x = f32(prev)
+    prev = X[r, c - BLOCK :+ BLOCK]
+    Y[r, c :+ BLOCK] = T(exp(x - m) * inv)
   }
 }

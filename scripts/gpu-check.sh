@@ -13,8 +13,9 @@
 #
 # Logs go to $OUT (the folder that comes back from the GPU machine: at most 8 files), else to
 # target/gpu-check/. Each step is time-boxed and the whole run stays under GPU_CHECK_BUDGET seconds
-# (default 480), so one hang cannot eat the call; GPU_CHECK_SKIP names tests to leave out. Exit
-# status: 0 when everything passed.
+# (default 480), so one hang cannot eat the call; GPU_CHECK_SKIP names tests to leave out,
+# GPU_CHECK_ONLY the test binaries to run (space-separated, e.g. "gpu_diff masks"; the --compare
+# step then runs only when it names `compare`). Exit status: 0 when everything passed.
 #
 # The tests were built elsewhere: paths compiled into them (the repository, CARGO_BIN_EXE_*)
 # are recreated here as symbolic links when they do not exist, and PHOBOS_ROOT / PHOBOS_BIN
@@ -83,6 +84,13 @@ export PHOBOS_ROOT=$repo PHOBOS_BIN=$bundle/bin/phobos NO_COLOR=1 RUST_BACKTRACE
 tests=()
 for t in "$bundle"/tests/*; do [[ $t == *gpu_diff* ]] || tests+=("$t"); done
 for t in "$bundle"/tests/*; do [[ $t == *gpu_diff* ]] && tests+=("$t"); done
+if [[ -n ${GPU_CHECK_ONLY:-} ]]; then
+  kept=()
+  for t in "${tests[@]}"; do
+    [[ " $GPU_CHECK_ONLY " == *" $(basename "$t") "* ]] && kept+=("$t")
+  done
+  tests=("${kept[@]}")
+fi
 # Tests that need two GPUs are left out on a machine with fewer, and the summary says so.
 # CUDA_VISIBLE_DEVICES, when set, says how many of them a program here sees.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -177,6 +185,7 @@ examples=(
 : >"$out/compare.log"
 compare_rows=()
 for f in "$repo"/examples/*.ph; do
+  [[ -n ${GPU_CHECK_ONLY:-} && " $GPU_CHECK_ONLY " != *" compare "* ]] && break
   base=$(basename "$f")
   spec=""
   for e in "${examples[@]}"; do [[ $e == "$base "* ]] && spec=$e; done

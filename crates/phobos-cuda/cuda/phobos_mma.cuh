@@ -308,12 +308,29 @@ template <class X> __host__ __device__ constexpr int mma_scratch_bytes() {
   return IsStaged<X>::value ? 0 : mma_staged_bytes<Ext<X>::R, Ext<X>::C>();
 }
 
+// The mma.sync of operand type DT (gemm::Mma, and u8 operands, which the GEMM headers' types
+// lack): m16n8k16 for f16 / bf16, m16n8k8 for tf32, m16n8k32 for 8-bit types; float
+// accumulators, int for the integer types.
+constexpr int MMA_U8 = 7;
+template <int DT> struct MmaOp : gemm::Mma<DT> {};
+template <> struct MmaOp<MMA_U8> {
+  static constexpr int K = 32;
+  __device__ __forceinline__ static void run(int* d, const unsigned* a, const unsigned* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
 // One k step of 16 for a warp: the B fragments of its NI n8 blocks from column n0 on (B staged
 // at shared address sb as an [RB, CB] tile: [N, K] when B_NK, else [K, N] read with
 // ldmatrix.trans), then the MI x NI mma.sync with the A fragments af into acc (the
 // accumulator's registers, fragment (mi, ni) at 4 * (mi * NI + ni)).
-template <int DT, bool B_NK, int RB, int CB, int MI, int NI>
-__device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][4], unsigned sb, int kk, int n0) {
+// K-major operands of any type read the same way: k steps of 32 bytes, K in 16-bit units.
+template <int DT, bool B_NK, int RB, int CB, int MI, int NI, class T>
+__device__ __forceinline__ void mma_k_step(T* acc, const unsigned (&af)[MI][4], unsigned sb, int kk, int n0) {
   const int lane = threadIdx.x % 32;
   const int l8 = lane & 7, lb3 = (lane >> 3) & 1, lb4 = lane >> 4;
   unsigned bf[NI][2];
@@ -331,15 +348,15 @@ __device__ __forceinline__ void mma_k_step(float* acc, const unsigned (&af)[MI][
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < NI; ++ni) gemm::Mma<DT>::run(acc + (mi * NI + ni) * 4, af[mi], bf[ni]);
+    for (int ni = 0; ni < NI; ++ni) MmaOp<DT>::run(acc + (mi * NI + ni) * 4, af[mi], bf[ni]);
 }
 
 // acc += A · B over K for A staged [BM, K] at shared address sa and B staged at sb as an
 // [RB, CB] tile ([N, K] when B_NK: dot_t's operand; else [K, N], read with ldmatrix.trans).
 // Each warp computes its accumulator tile; fragments come by ldmatrix as in the mma.sync main
 // loop.
-template <int DT, bool B_NK, int K, int RB, int CB, int BM, int BN, int WARPS_M, int WARPS_N>
-__device__ __forceinline__ void mma_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
+template <int DT, bool B_NK, int K, int RB, int CB, class T, int BM, int BN, int WARPS_M, int WARPS_N>
+__device__ __forceinline__ void mma_smem(Tile<T, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
   typedef gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N> L;
   static_assert(K % 16 == 0, "dot on tensor cores: K is a multiple of 16");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;

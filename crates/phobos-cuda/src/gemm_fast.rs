@@ -17,8 +17,8 @@ pub mod knobs;
 pub mod tma;
 
 use crate::Target;
-pub use cfg::OperandCopy;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
+pub use cfg::{CopyIssuer, OperandCopy, Pipeline};
 pub use knobs::Knobs;
 use phobos_ir::DType;
 pub use tma::{TmaOperand, TmaSpec};
@@ -115,6 +115,8 @@ pub struct GemmPlan {
     pub sm90: Option<Box<Sm90Cfg>>,
     /// How A and B reach shared memory, and why at that width.
     pub copies: [OperandCopy; 2],
+    /// The shared-memory pipeline: stages, k step, and who issues the copies.
+    pub pipeline: Pipeline,
 }
 
 /// The C++ expressions a main-loop call is made of.
@@ -306,8 +308,9 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         split_k: 1,
         persistent: false,
         tma: Some((ta, tb)),
-        sm90: Some(Box::new(c)),
         copies: [OperandCopy::Tma; 2],
+        pipeline: c.pipeline(),
+        sm90: Some(Box::new(c)),
     })
 }
 
@@ -389,6 +392,11 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         tma: None,
         sm90: None,
         copies: [c.copy(false), c.copy(true)],
+        pipeline: Pipeline {
+            stages: c.stages,
+            tile_k: bk,
+            issuer: CopyIssuer::AllThreads,
+        },
     })
 }
 
@@ -467,6 +475,11 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         tma: None,
         sm90: None,
         copies: [c.va, c.vb].map(|v| OperandCopy::CpAsync { bytes: 4 * v }),
+        pipeline: Pipeline {
+            stages: c.stages,
+            tile_k: bk,
+            issuer: CopyIssuer::AllThreads,
+        },
     })
 }
 
@@ -492,6 +505,8 @@ impl GemmPlan {
         if let Some((_, b)) = self.tma.as_mut() {
             if b.k_major {
                 b.box_dim[1] = c.bn / n;
+            } else if c.b_split_rows() {
+                b.box_dim[1] = c.bk / n;
             }
         }
         Ok(())

@@ -8,6 +8,10 @@ use phobos_ir::DType;
 /// stage count is sized against it.
 pub const SM90_SMEM_LIMIT: u32 = crate::Target::sm90a().max_smem_per_block();
 
+/// The deepest ring of the wgmma loop (`gemm/sm90.cuh`'s static_assert): 13 stages of 64x64x64
+/// f16 tiles are what cuBLAS runs small problems with; shared memory bounds it before this does.
+pub const SM90_MAX_STAGES: u32 = 16;
+
 /// The `ph::gemm::Dt` enumerator of an operand type as a main loop reads it.
 pub fn dt_cpp(dtype: DType, tf32: bool) -> Option<&'static str> {
     Some(match dtype {
@@ -58,6 +62,18 @@ impl Sm90Cfg {
     pub fn consumers(&self) -> u32 {
         self.wg_m * self.wg_n * 128
     }
+    /// The pipeline this configuration runs.
+    pub fn pipeline(&self) -> Pipeline {
+        Pipeline {
+            stages: self.stages,
+            tile_k: self.bk,
+            issuer: if self.producer_warp {
+                CopyIssuer::ProducerWarp
+            } else {
+                CopyIssuer::Thread0
+            },
+        }
+    }
     pub fn threads(&self) -> u32 {
         self.consumers() + if self.producer_warp { 32 } else { 0 }
     }
@@ -71,6 +87,11 @@ impl Sm90Cfg {
     /// Accumulator registers per consumer thread.
     pub fn acc_regs(&self) -> u32 {
         (self.bm / self.wg_m) * (self.bn / self.wg_n) / 128
+    }
+    /// Under a cluster, an N-major B too narrow to split by 64-column slabs is split by k
+    /// rows: each block copies `bk / cluster` rows of every slab (`MainLoop::B_SPLIT_ROWS`).
+    pub fn b_split_rows(&self) -> bool {
+        self.cluster > 1 && !self.b_k && (self.bn / (128 / self.elem_bytes)) % self.cluster != 0
     }
     pub fn cpp(&self) -> String {
         let mut s = format!(
@@ -99,8 +120,8 @@ impl Sm90Cfg {
             Some("CLUSTER is 1 or 2")
         } else if self.b_k && (self.bn / n) % 8 != 0 {
             Some("the B tile's rows do not split into whole swizzle atoms")
-        } else if !self.b_k && (self.bn / kb) % n != 0 {
-            Some("the B tile's 128-byte slabs do not split evenly")
+        } else if !self.b_k && (self.bn / kb) % n != 0 && (self.bk / n) % 8 != 0 {
+            Some("the B tile's 128-byte slabs and their k rows do not split evenly")
         } else {
             None
         }
@@ -140,7 +161,10 @@ impl Sm90Cfg {
                 self.b_k || wgn % kb == 0,
                 "N-major B is read in 64-column slabs",
             ),
-            ((2..=8).contains(&self.stages), "STAGES in 2..8"),
+            (
+                (2..=SM90_MAX_STAGES).contains(&self.stages),
+                "STAGES in 2..16",
+            ),
             (
                 self.smem_bytes() <= SM90_SMEM_LIMIT,
                 "shared memory over 227 KiB",
@@ -230,6 +254,42 @@ impl std::fmt::Display for OperandCopy {
                 "register-staged element loads (aligned to {align_bytes} B: no cp.async fits)"
             ),
         }
+    }
+}
+
+/// Who issues a main loop's copies into shared memory (`GemmRecord::pipeline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyIssuer {
+    /// Every thread of the block issues its share of cp.async (mma.sync, FFMA loops).
+    AllThreads,
+    /// Thread 0 issues the TMA copies between its own MMAs (the wgmma loop at
+    /// `@launch(128 * warpgroups)`): a slot is refilled only after its consumers released it
+    /// and thread 0 reached that point of its own loop.
+    Thread0,
+    /// A 33rd warp issues every TMA copy as soon as a slot is released (the wgmma loop at
+    /// `@launch(128 * warpgroups + 32)`): `STAGES - 1` k tiles stay in flight.
+    ProducerWarp,
+}
+
+/// A main loop's shared-memory pipeline: its depth, its k step, and who fills it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pipeline {
+    pub stages: u32,
+    pub tile_k: u32,
+    pub issuer: CopyIssuer,
+}
+
+impl std::fmt::Display for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let who = match self.issuer {
+            CopyIssuer::AllThreads => "every thread issues its copies",
+            CopyIssuer::Thread0 => {
+                "thread 0 issues the copies between its MMAs (a producer warp needs 32 more \
+                 threads in @launch)"
+            }
+            CopyIssuer::ProducerWarp => "a producer warp issues the copies",
+        };
+        write!(f, "{} stages of k {}, {who}", self.stages, self.tile_k)
     }
 }
 

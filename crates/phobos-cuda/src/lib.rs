@@ -33,11 +33,12 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
+pub use gemm_fast::{CopyIssuer, Pipeline};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, NoMma, NoOverlap, NoWgmma,
-    Overlap, Schedule,
+    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
+    NoWgmma, Overlap, Schedule, TensorDot,
 };
 pub mod specialize;
 pub mod target;
@@ -58,8 +59,14 @@ pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 pub const DOT_HEADER: &str = "phobos_dot.cuh";
 /// Dots outside recognized GEMM loops on tensor cores (mma.sync) and their row vectors.
 pub const MMA_HEADER: &str = "phobos_mma.cuh";
+/// Dots on tensor cores through K-major staging: tf32, fp8, i8/u8, and a K of no whole k steps.
+pub const MMA_K_HEADER: &str = "phobos_mma_k.cuh";
 /// `atomic_add`, `atomic_max` and `atomic_min` on elements and tiles.
 pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
+/// Stores emitted a vector group at a time (`ph::load_group`, `ph::store_group`).
+pub const GROUP_HEADER: &str = "phobos_group.cuh";
+/// Tile loads of 2-byte rows known to be unaligned (`ph::load_tile_shifted`).
+pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -68,7 +75,10 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),
+        MMA_K_HEADER => Some(include_str!("../cuda/phobos_mma_k.cuh")),
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
+        GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
+        SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

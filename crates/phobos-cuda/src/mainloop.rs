@@ -6,7 +6,9 @@
 //! `cuda/gemm/` (wgmma + TMA, mma.sync, register-tiled FFMA) are [`MainLoop::Fast`], selected
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
-use crate::gemm_fast::{self, GemmPlan, GemmRequest, Knobs, OperandCopy, Strategy};
+use crate::gemm_fast::{
+    self, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Strategy,
+};
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::gemm_split::SplitRecord;
 use crate::layout::{blocked, FfmaAcc, Layout};
@@ -55,6 +57,9 @@ pub struct GemmRecord {
     pub strategy: Option<Strategy>,
     /// How the fast main loops move A and B into shared memory, and at which width.
     pub copies: Option<[OperandCopy; 2]>,
+    /// The fast main loops' pipeline: how deep, at which k step, and who issues the copies
+    /// (on the wgmma loop: thread 0 between its MMAs, or a producer warp).
+    pub pipeline: Option<Pipeline>,
     /// SPLIT_K applied to this loop: the parts, and how their partial tiles combine.
     pub split: Option<SplitRecord>,
 }
@@ -178,10 +183,11 @@ fn reject_reason(e: &gemm_fast::Reject) -> String {
 fn describe_plan(p: &GemmPlan) -> String {
     let what = match p.strategy {
         Strategy::Sm90 => {
-            let issuer = if p.mainloop.ends_with(", true>") {
-                "a producer warp issues the copies"
-            } else {
-                "thread 0 issues the copies (a producer warp needs 32 more threads in @launch)"
+            let issuer = match p.pipeline.issuer {
+                CopyIssuer::ProducerWarp => "a producer warp issues the copies",
+                _ => {
+                    "thread 0 issues the copies (a producer warp needs 32 more threads in @launch)"
+                }
             };
             format!("wgmma + TMA main loop, {issuer}")
         }
@@ -347,11 +353,13 @@ impl MainLoop {
             MainLoop::Ffma(_) => GemmRecord {
                 strategy: None,
                 copies: None,
+                pipeline: None,
                 split: None,
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
                 copies: Some(f.plan.copies),
+                pipeline: Some(f.plan.pipeline),
                 split: None,
             },
         }

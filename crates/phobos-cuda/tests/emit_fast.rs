@@ -7,8 +7,8 @@ mod common;
 use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
-    emit, emit_for_target, Blocker, EmitOptions, Emitted, GemmPolicy, GemmRecord, Schedule,
-    SplitRecord, SplitReduce, SplitWorkspace, Target,
+    emit, emit_for_target, Blocker, CopyIssuer, EmitOptions, Emitted, GemmPolicy, GemmRecord,
+    Pipeline, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -125,6 +125,11 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
         [GemmRecord {
             strategy: Some(Strategy::Sm90),
             copies: Some([OperandCopy::Tma; 2]),
+            pipeline: Some(Pipeline {
+                stages: 4,
+                tile_k: 64,
+                issuer: CopyIssuer::Thread0
+            }),
             split: None
         }]
     );
@@ -145,6 +150,11 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
                 OperandCopy::CpAsync { bytes: 16 },
                 OperandCopy::RegisterStaged { align_bytes: 2 }
             ]),
+            pipeline: Some(Pipeline {
+                stages: 4,
+                tile_k: 64,
+                issuer: CopyIssuer::AllThreads
+            }),
             split: None
         }]
     );
@@ -181,6 +191,7 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
         [GemmRecord {
             strategy: None,
             copies: None,
+            pipeline: None,
             split: None
         }]
     );
@@ -568,12 +579,6 @@ fn clusters_share_b_through_multicast() {
             "needs a producer warp",
         ),
         (
-            POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SPLIT_K in [2]"),
-            "@launch(288)",
-            ("let pn = ctx.block.y", "let pn = ctx.block.y"),
-            "SPLIT_K",
-        ),
-        (
             POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SCHEDULE in [2]"),
             "@launch(288)",
             ("let pn = ctx.block.y", "let pn = ctx.block.y"),
@@ -610,4 +615,11 @@ fn clusters_share_b_through_multicast() {
             e.notes.join("\n")
         );
     }
+    // SPLIT_K combines with it: the cluster's blocks share blockIdx.z, hence the k range.
+    let text = gemm_text(
+        &POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SPLIT_K in [2]"),
+        "@launch(288)",
+    );
+    let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
+    assert_eq!((e.cluster, e.grid_z), (2, 2), "{}", e.notes.join("\n"));
 }

@@ -38,6 +38,10 @@ fn transpose_matches_the_host() {
         (None, (37, 53)),
         (Some("TILE_R=64 TILE_C=16"), (100, 7)),
         (Some("TILE_R=32 TILE_C=64"), (64, 128)),
+        // Several tiles a block: the last block's tiles past M, a partial tile, whole tiles.
+        (Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256"), (301, 77)),
+        (Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128"), (100, 45)),
+        (Some("TILE_R=32 TILE_C=32 TILES=4 THREADS=512"), (256, 64)),
     ] {
         let k = kernel(&example("transpose.ph"), None, pins, None);
         let x = random_tensor(DType::F32, &[m, n], 3);

@@ -44,6 +44,11 @@ fn softmax_online_matches_the_host() {
         (Some("BLOCK=1024 THREADS=128"), None, (2, 5000), 1e-6),
         (Some("BLOCK=2048 THREADS=256"), None, (2, 5000), 1e-6),
         (Some("BLOCK=8192 THREADS=512"), None, (2, 20000), 1e-6),
+        // The second pass walks backwards from the last chunk: rows of whole chunks, of one
+        // partial chunk, of one element, and a chunk wider than 32 values a thread.
+        (Some("BLOCK=1024 THREADS=256"), None, (2, 3072), 1e-6),
+        (Some("BLOCK=4096 THREADS=1024"), None, (3, 1), 1e-6),
+        (Some("BLOCK=16384 THREADS=1024"), None, (2, 40000), 1e-6),
         (
             Some("BLOCK=1024 THREADS=256"),
             Some("T=bf16"),

@@ -1,7 +1,7 @@
 //! Checking and lowering one kernel at one point of its shape environment:
 //!
 //! ```text
-//! ast::Kernel + Variant -> names (names.rs) -> typed values (value.rs, expr.rs, calls.rs,
+//! ast::Kernel + Variant -> names (names.rs) -> typed values (value.rs, expr.rs, calls/,
 //! index.rs) -> statements and uniformity (stmt.rs) -> attributes and grid (attrs.rs, grid.rs)
 //! -> ir::Kernel
 //! ```

@@ -71,7 +71,7 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///   BM, BN, BK    block tile; BM/WG_M a multiple of 64 (<= 128 per warpgroup), BN/WG_N a
 ///                 multiple of 32 (<= 256); BK a multiple of 128 bytes of elements
 ///   WG_M, WG_N    consumer warpgroups along M and N
-///   STAGES        smem pipeline depth (2..8)
+///   STAGES        smem pipeline depth (2..16; shared memory bounds it first at large tiles)
 ///   A_KMAJOR      A is [M, K] row-major (else M-major: [K, M] in memory; 16-bit types only)
 ///   B_KMAJOR      B is [N, K] row-major (dot_t, or [K, N] column-major); else [K, N] row-major
 ///                 (N-major, 16-bit types only)
@@ -82,7 +82,9 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///                 M tiles). Each block copies half of every B stage with a multicast copy
 ///                 that lands in both; a stage's slot is free again once the consumers of both
 ///                 blocks released it. L2 traffic per block drops from (BM + BN) to
-///                 (BM + BN / 2) rows a k step. The B box is BN / 2 rows when B is K-major.
+///                 (BM + BN / 2) rows a k step. The B box is BN / 2 rows when B is K-major;
+///                 an N-major B copies every other 64-column slab, or, 64 wide, half of the
+///                 slab's k rows (a box of BK / 2 rows).
 template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
           bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1>
 struct MainLoop {
@@ -115,7 +117,7 @@ struct MainLoop {
   static_assert(BM <= 256 && BN <= 256 && BK <= 256, "TMA boxes are at most 256 per dimension");
   static_assert(A_KMAJOR || BM % KB == 0, "M-major A is loaded in 64-row slabs");
   static_assert(B_KMAJOR || WGN % KB == 0, "N-major B is read in 64-column slabs per warpgroup");
-  static_assert(STAGES >= 2 && STAGES <= 8, "STAGES in 2..8");
+  static_assert(STAGES >= 2 && STAGES <= 16, "STAGES in 2..16");
   static_assert(WG_M * WG_N >= 1 && WG_M * WG_N <= 4, "1..4 consumer warpgroups");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
   // Thread 0 issuing between its MMAs would wait for the other block's consumers every k step,
@@ -124,14 +126,18 @@ struct MainLoop {
   static_assert(CLUSTER == 1 || PRODUCER_WARP, "CLUSTER needs the producer warp");
   static_assert(!B_KMAJOR || (BN / CLUSTER) % 8 == 0,
                 "a K-major B box of BN / CLUSTER rows is whole 8-row swizzle atoms");
-  static_assert(B_KMAJOR || (BN / KB) % CLUSTER == 0,
-                "the N-major B slabs split evenly among the cluster's blocks");
+  /// An N-major B whose 64-column slabs do not split evenly among the cluster's blocks (a
+  /// 64-wide tile): each block copies BK / CLUSTER of every slab's k rows instead.
+  static constexpr bool B_SPLIT_ROWS = CLUSTER > 1 && !B_KMAJOR && (BN / KB) % CLUSTER != 0;
+  static_assert(!B_SPLIT_ROWS || (BK / CLUSTER) % 8 == 0,
+                "the N-major B slabs split evenly among the cluster's blocks, or their k rows "
+                "into whole 8-row swizzle atoms");
 
   // Box shapes (elements, innermost first) the host must encode, per operand.
   static constexpr int A_BOX0 = KB;
   static constexpr int A_BOX1 = A_KMAJOR ? BM : BK;
   static constexpr int B_BOX0 = KB;
-  static constexpr int B_BOX1 = B_KMAJOR ? BN / CLUSTER : BK;
+  static constexpr int B_BOX1 = B_KMAJOR ? BN / CLUSTER : B_SPLIT_ROWS ? BK / CLUSTER : BK;
 
   PH_GEMM_DEV static void produce(u32 stage, u32 bar, const void* tmA, const void* tmB, int m0,
                                   int n0, int k) {
@@ -154,6 +160,12 @@ struct MainLoop {
         for (int s = 0; s < BK / KB; ++s)
           tma_load_2d_multicast(sb + s * (BN * 128) + rank * (ROWS * 128), tmB, k + s * KB,
                                 n0 + rank * ROWS, bar, all);
+      } else if (B_SPLIT_ROWS) {
+        constexpr int ROWS = BK / CLUSTER;
+#pragma unroll
+        for (int s = 0; s < BN / KB; ++s)
+          tma_load_2d_multicast(sb + s * (BK * 128) + rank * (ROWS * 128), tmB, n0 + s * KB,
+                                k + rank * ROWS, bar, all);
       } else {
 #pragma unroll
         for (int s = 0; s < BN / KB; ++s)

@@ -11,6 +11,7 @@ mod ahead;
 mod atomic;
 pub(crate) mod columns;
 mod expr;
+mod group;
 mod masks;
 pub(crate) mod ops;
 mod pipe;
@@ -87,6 +88,9 @@ pub(crate) struct Emitter<'k> {
     /// Streamed loads of the loops being emitted (by address) and the shared-memory operand
     /// the dot reads instead.
     streamed: std::collections::BTreeMap<usize, String>,
+    /// Tile loads (by address) of the grouped store being emitted and the register of the
+    /// current group each reads instead (see [`group`]).
+    group_loads: std::collections::BTreeMap<usize, String>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -174,6 +178,7 @@ fn emit_with(
         ahead: None,
         dot_async: false,
         operand_override: None,
+        group_loads: Default::default(),
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),

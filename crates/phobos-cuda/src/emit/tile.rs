@@ -96,7 +96,12 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Load { tensor, index } => {
                 let region = self.region(*tensor, index, false)?;
-                format!("ph::load_tile<{alias}>({region})")
+                if self.plan.shifted.contains(tensor) {
+                    self.headers.insert(crate::SHIFTED_HEADER);
+                    format!("ph::load_tile_shifted<{alias}>({region})")
+                } else {
+                    format!("ph::load_tile<{alias}>({region})")
+                }
             }
             ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
                 let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
@@ -265,6 +270,23 @@ impl<'k> Emitter<'k> {
         };
         let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
         let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
+        if let (Layout::Mma(_), Some(ty)) = (lay, crate::plan::k_major_staged(dot)) {
+            // tf32, fp8, i8/u8, or a K of no whole k steps: both operands staged K-major, the
+            // last k step padded with zeros (`ph::mma_dot_k`). Never a streamed or resident
+            // operand: those feed direct dots only.
+            let (an, _) = self.mma_operand(a)?;
+            let (bn, _) = self.mma_operand(b)?;
+            let k16 = ty.padded_k(k) * ty.bytes() / 2;
+            let bytes = crate::layout::staged_bytes(m, k16) + crate::layout::staged_bytes(n, k16);
+            self.headers.insert(crate::MMA_HEADER);
+            self.headers.insert(crate::MMA_K_HEADER);
+            let s = self.scratch(bytes);
+            let dt = ty.cuda();
+            self.line(format!(
+                "ph::mma_dot_k<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
+            ));
+            return Ok(());
+        }
         if let Layout::Mma(acc) = lay {
             let (an, a_lay) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;
@@ -355,9 +377,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// The value of tile expression `e` at register `ph_i` of layout `lay`.
-    fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
+    pub(crate) fn elem(&mut self, e: &Expr, lay: &Layout) -> Result<Code> {
         if !e.ty.is_tile() {
             return self.scalar(e);
+        }
+        if let Some(reg) = self.group_loads.get(&(e as *const Expr as usize)) {
+            return Ok(Code::atom(reg.clone()));
         }
         let t = e.ty.dtype();
         Ok(match &e.kind {
@@ -471,6 +496,9 @@ impl<'k> Emitter<'k> {
         index: &[Index],
         value: &Expr,
     ) -> Result<()> {
+        if self.grouped_store(tensor, index, value)? {
+            return Ok(());
+        }
         let (name, _) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         self.line(format!("ph::store_tile({region}, {name});"));

@@ -146,6 +146,32 @@ pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
     }
 }
 
+/// The tensors whose tile loads take shifted 16-byte accesses (`ph::load_tile_shifted`): 2-byte
+/// elements in 8-element groups (`vec_cap` 8), rows known not to start on 16 bytes (an outer
+/// stride with no factor 8). Such a row's groups are not aligned vectors; each reads the two
+/// aligned vectors covering it and shifts its elements out (bench/NOTES.md r8).
+pub fn shifted_tensors(k: &phobos_ir::Kernel, vec_cap: i64) -> std::collections::BTreeSet<usize> {
+    use phobos_ir::{ExprKind, ParamKind};
+    let mut out = std::collections::BTreeSet::new();
+    if vec_cap != 8 {
+        return out;
+    }
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            if let ParamKind::Tensor { dtype, dims, .. } = &k.params[*tensor].kind {
+                if e.ty.is_tile()
+                    && dtype.size_bytes() == 2
+                    && outer_stride_align(k, *tensor, dims.len()) < 8
+                {
+                    out.insert(*tensor);
+                }
+            }
+        }
+        false
+    });
+    out
+}
+
 /// The alignment, in elements, known for every row of a tensor of `rank` axes: the smallest
 /// over its outer axes' strides; 16 for a vector (its one row starts at the base) and where
 /// nothing is known.

@@ -2,6 +2,7 @@
 //! cores (and why the others do not), the operand layouts and shared-memory residents that feed
 //! them, and the typed record `Emitted::dots` carries.
 
+use super::mma_type::{dot_tensor, staged_instr, MmaType, TensorDot};
 use super::{accumulates_dot, collect_assigns};
 use crate::gemm_match::GemmMatch;
 use crate::layout::{blocked, FfmaAcc, Layout, MmaAcc};
@@ -23,6 +24,8 @@ pub struct DotRecord {
     pub lowering: Result<MmaAcc, NoMma>,
     /// The instruction, on tensor cores: wgmma, or mma.sync and why not wgmma.
     pub instr: Option<MmaInstr>,
+    /// The operand type, on tensor cores (which mma.sync: m16n8k16, k8 or k32).
+    pub operands: Option<MmaType>,
 }
 
 impl std::fmt::Display for DotRecord {
@@ -35,10 +38,21 @@ impl std::fmt::Display for DotRecord {
                 a.warps_m / 4
             ),
             (Ok(a), instr) => {
+                let ty = self.operands.unwrap_or(MmaType::F16);
+                let named = match ty {
+                    MmaType::F16 | MmaType::BF16 => String::new(),
+                    t => format!(" {t}"),
+                };
+                let padded = match ty.padded_k(self.k) {
+                    kp if kp != self.k => format!(", K {} padded to {kp}", self.k),
+                    _ => String::new(),
+                };
                 write!(
                     f,
-                    "dot [{m}, {n}]: tensor cores (mma.sync m16n8k16, {} x {} warps)",
-                    a.warps_m, a.warps_n
+                    "dot [{m}, {n}]: tensor cores (mma.sync m16n8k{}{named}, {} x {} warps{padded})",
+                    ty.k(),
+                    a.warps_m,
+                    a.warps_n
                 )?;
                 match instr {
                     Some(MmaInstr::MmaSync(why)) => write!(f, "; not wgmma: {why}"),
@@ -71,6 +85,10 @@ pub enum NoWgmma {
     /// A staged operand's rows are not whole 128-byte lines of the swizzled form
     /// (`[rows, cols]` with cols a multiple of 64 and rows of 8).
     Operand { rows: i64, cols: i64 },
+    /// The operands are not f16 or bf16 (the wgmma dots generated here take 16-bit operands).
+    Operands(MmaType),
+    /// K is not a multiple of 16 (the dot runs on mma.sync with its last k step padded).
+    InnerExtent(i64),
 }
 
 impl std::fmt::Display for NoWgmma {
@@ -86,6 +104,8 @@ impl std::fmt::Display for NoWgmma {
                 f,
                 "a staged [{rows}, {cols}] operand is not in 128-byte swizzled lines (columns a multiple of 64, rows of 8)"
             ),
+            NoWgmma::Operands(t) => write!(f, "{t} operands (wgmma here takes f16 and bf16)"),
+            NoWgmma::InnerExtent(k) => write!(f, "K = {k} is not a multiple of 16"),
         }
     }
 }
@@ -148,12 +168,13 @@ pub fn a_from_registers(a: &MmaAcc, acc: &MmaAcc) -> bool {
 /// Why a dot outside a recognized GEMM loop does not run on tensor cores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoMma {
-    /// Exact f32 (or f64, integer) operands: FFMA keeps the interpreter's precision.
+    /// Exact f32 operands (neither `tf32` nor `@allow_tf32`), f64, wider integers or mixed
+    /// types: FFMA keeps the interpreter's precision.
     OperandType(DType),
     /// mma.sync needs sm_80; the target's compute capability times ten ([`crate::Target::cc`]).
     Arch(u32),
-    /// K is not a multiple of 16 (one m16n8k16 step).
-    InnerExtent(i64),
+    /// fp8 mma.sync needs sm_89; the target's compute capability times ten.
+    Fp8Arch(u32),
     /// No grid of warps tiles `[m, n]` in 16 x 16 warp tiles for the block's threads.
     Shape(i64, i64),
 }
@@ -161,11 +182,12 @@ pub enum NoMma {
 impl std::fmt::Display for NoMma {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NoMma::OperandType(t) => {
-                write!(f, "{t} operands (tensor cores take f16 and bf16 here)")
-            }
+            NoMma::OperandType(t) => write!(
+                f,
+                "{t} operands (tensor cores take f16, bf16, fp8, i8, u8, and f32 as TF32 under a tf32 operand or @allow_tf32)"
+            ),
             NoMma::Arch(a) => write!(f, "sm_{a} has no mma.sync (sm_80 and later)"),
-            NoMma::InnerExtent(k) => write!(f, "K = {k} is not a multiple of 16"),
+            NoMma::Fp8Arch(a) => write!(f, "sm_{a} has no fp8 mma.sync (sm_89 and later)"),
             NoMma::Shape(m, n) => write!(
                 f,
                 "no warp grid tiles [{m}, {n}] in 16 x 16 warp tiles for the block's threads"
@@ -174,32 +196,31 @@ impl std::fmt::Display for NoMma {
     }
 }
 
-/// The tensor-core accumulator of a dot expression (f16 or bf16 operands, f32 result, sm_80+,
-/// K a multiple of 16, a warp grid of 16 x 16 multiples), or why not.
-pub fn dot_mma(k: &Kernel, target: &Target, dot: &Expr) -> Result<MmaAcc, NoMma> {
-    let ExprKind::Dot { a, .. } = &dot.kind else {
-        return Err(NoMma::OperandType(dot.ty.dtype()));
-    };
-    let t = a.ty.dtype();
-    if !matches!(t, DType::F16 | DType::BF16) || dot.ty.dtype() != DType::F32 {
-        return Err(NoMma::OperandType(t));
-    }
-    if !target.mma_sync() {
-        return Err(NoMma::Arch(target.cc()));
-    }
-    let (_, inner) = crate::layout::rc(a.ty.shape().unwrap_or(&[1]));
-    if inner % 16 != 0 {
-        return Err(NoMma::InnerExtent(inner));
-    }
-    let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
-    MmaAcc::choose(m, n, k.launch.threads).ok_or(NoMma::Shape(m, n))
+/// Why a dot does not take the direct tensor-core path of [`dot_mma`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotDirect {
+    /// It runs on FFMA.
+    Ffma(NoMma),
+    /// It runs on tensor cores through K-major staging (`ph::mma_dot_k`).
+    Staged(TensorDot),
 }
 
-/// The accumulator layout of a dot: tensor-core fragments where [`dot_mma`] allows, else the
+/// The tensor-core accumulator of a dot expression on the direct path (`ph::mma_dot`: f16 or
+/// bf16 operands, K a multiple of 16, operands that may be streamed, resident in shared memory
+/// or, for A, an accumulator's registers, and wgmma on sm_90a), or why not.
+pub fn dot_mma(k: &Kernel, target: &Target, dot: &Expr) -> Result<MmaAcc, NotDirect> {
+    match dot_tensor(k, target, dot) {
+        Ok(t) if t.direct() => Ok(t.acc),
+        Ok(t) => Err(NotDirect::Staged(t)),
+        Err(why) => Err(NotDirect::Ffma(why)),
+    }
+}
+
+/// The accumulator layout of a dot: tensor-core fragments where [`dot_tensor`] allows, else the
 /// FFMA accumulator, else Blocked.
 pub fn dot_layout(k: &Kernel, target: &Target, dot: &Expr) -> Layout {
-    if let Ok(m) = dot_mma(k, target, dot) {
-        return Layout::Mma(m);
+    if let Ok(t) = dot_tensor(k, target, dot) {
+        return Layout::Mma(t.acc);
     }
     let (m, n) = crate::layout::rc(dot.ty.shape().unwrap_or(&[1]));
     match FfmaAcc::choose(m, n, k.launch.threads, &k.point) {
@@ -353,16 +374,17 @@ pub(super) fn dot_records(
             ExprKind::Dot { a, .. } => crate::layout::rc(a.ty.shape().unwrap_or(&[1])).1,
             _ => 0,
         };
-        let lowering = dot_mma(k, target, d);
+        let lowering = dot_tensor(k, target, d);
         DotRecord {
             m,
             n,
             k: k_inner,
-            instr: lowering
-                .as_ref()
-                .ok()
-                .map(|acc| dot_instr(target, d, acc, layouts)),
-            lowering,
+            instr: lowering.as_ref().ok().map(|t| match t.direct() {
+                true => dot_instr(target, d, &t.acc, layouts),
+                false => MmaInstr::MmaSync(staged_instr(target, t)),
+            }),
+            operands: lowering.as_ref().ok().map(|t| t.ty),
+            lowering: lowering.map(|t| t.acc),
         }
     };
     fn walk(

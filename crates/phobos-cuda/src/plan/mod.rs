@@ -6,7 +6,7 @@ use crate::gemm_fast::{Knobs, Strategy, TmaSpec};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, SplitK, SplitReduce};
 use crate::launch::TmaParam;
-use crate::layout::{blocked_capped, kernel_vec_cap, Layout};
+use crate::layout::{blocked_capped, kernel_vec_cap, shifted_tensors, Layout};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
@@ -18,6 +18,8 @@ pub use dots::{
     NoWgmma,
 };
 mod masks;
+mod mma_type;
+pub use mma_type::{k_major_staged, MmaType, TensorDot};
 mod overlap;
 mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};
@@ -62,6 +64,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The widest vector group of the kernel's Blocked layouts ([`kernel_vec_cap`]).
     pub vec_cap: i64,
+    /// Tensors whose tile loads are shifted 16-byte accesses ([`shifted_tensors`]).
+    pub shifted: BTreeSet<phobos_ir::ParamId>,
     /// The target GPU.
     pub target: Target,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
@@ -137,7 +141,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
-        let why = cluster_blocker(k, &gemms, split.is_some(), persistent).or_else(|| {
+        let why = cluster_blocker(k, &gemms, persistent).or_else(|| {
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
@@ -201,6 +205,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         ));
     }
     let vec_cap = kernel_vec_cap(k);
+    let shifted = shifted_tensors(k, vec_cap);
+    for &t in &shifted {
+        notes.push(format!(
+            "{}: rows known unaligned, tile loads shifted (two aligned 16-byte loads a group)",
+            k.params[t].name
+        ));
+    }
     for (l, local) in k.locals.iter().enumerate() {
         if let Some(shape) = local.ty.shape() {
             layouts
@@ -246,6 +257,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
         decl_inline,
         notes,
         vec_cap,
+        shifted,
         target: *target,
         resident,
         dots,
@@ -385,12 +397,13 @@ fn plan_tma_store(
 /// recognized GEMM, at the kernel's top level (under no branch or loop), unbatched, with B's
 /// start, the k range and everything they are computed from independent of `ctx.block.x`
 /// (which tells the cluster's blocks apart); a producer warp (the waits on the other block stay
-/// out of the consumers' way); and no SPLIT_K, persistent schedule or read of `ctx.grid.x`
-/// (the launch rounds the grid's x up to whole clusters).
+/// out of the consumers' way); and no persistent schedule or read of `ctx.grid.x` (the launch
+/// rounds the grid's x up to whole clusters). SPLIT_K combines: the cluster's blocks share
+/// `blockIdx.z`, so they run the same part of the k range; a padding block past M stores no
+/// partial tile (its C region is empty) and still takes its ticket on its own counter.
 pub fn cluster_blocker(
     k: &Kernel,
     gemms: &[(GemmMatch, MainLoop)],
-    split_k: bool,
     persistent: bool,
 ) -> Option<&'static str> {
     // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
@@ -401,9 +414,6 @@ pub fn cluster_blocker(
     };
     if persistent {
         return Some("SCHEDULE=2 loops over tiles one block at a time");
-    }
-    if split_k {
-        return Some("SPLIT_K splits the k range by block");
     }
     if m.path.len() != 1 {
         return Some("the GEMM loop is under a branch or loop, which both blocks must take");

@@ -234,13 +234,18 @@ fn example_dims(path: &str, k: &Kernel) -> Vec<(String, i64)> {
     }
     if path == "examples/gemm_small.ph" {
         // Its @where rules: a GROUP_M group of rows inside M, tiles at most twice the problem,
-        // four k steps per SPLIT_K part, 8-aligned K and N for the producer warp's points.
+        // four k steps per SPLIT_K part, 8-aligned K and N for the producer warp's points (160 and
+        // 288 threads).
         // Elsewhere K is odd: A's rows are 2-byte aligned (register-staged on mma.sync); N odd
         // or aligned depending on TILE_N.
         let p = |n: &str| k.point.get(n).unwrap_or(1);
         let m = (p("GROUP_M") * p("TILE_M")).max(77) + 5;
         let (n, kk) = if p("THREADS") == 288 {
             (p("TILE_N") / 2 + 8, 72)
+        } else if p("THREADS") == 160 {
+            // The producer warp's deep ring at 64-row tiles: 8-aligned, ragged K past four k
+            // steps a part (the last tile of each part's range half zero-filled by TMA).
+            (p("TILE_N") / 2 + 8, 4 * p("SPLIT_K") * p("TILE_K") + 8)
         } else {
             (
                 (p("TILE_N") / 2).max(45) + 3,
@@ -495,6 +500,11 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ),
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
+        // Odd row lengths: rows known unaligned, shifted 16-byte loads (every row's shift
+        // 0..7 among the 9 or 11 rows), the ragged last chunk element by element.
+        ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=9,N=3001"),
+        ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=11,V=5003"),
+        ("cross_entropy.ph", "BLOCK=4096 THREADS=512", "M=9,V=4099"),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));

@@ -101,6 +101,20 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm90 bf16 64x128x64 s4 SPLIT_K=4 GROUP_M=8 scaled -> bf16: workspace", text: scaled(gemm_text(&at(64, 128, 64, 4, ", GROUP_M in [8], SPLIT_K in [4]"), "@launch(128)")), types: "TA=bf16,TB=bf16,TC=bf16", dims: [520, 392, 4000], expect: "ph::split_arrive(", interp: false },
         Spec { label: "sm80 f16 64x64x32 s3 SPLIT_K=4 512x777x1001 -> f16: register-staged, workspace", text: gemm_text(&at(64, 64, 32, 3, ", SPLIT_K in [4]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f16", dims: [512, 777, 1001], expect: "ph::split_arrive(", interp: false },
         Spec { label: "sm80 f16 64x64x32 s2 SPLIT_K=2 odd K -> f16: workspace (interpreter)", text: gemm_text(&at(64, 64, 32, 2, ", SPLIT_K in [2]"), "@launch(128)"), types: "TA=f16,TB=f16,TC=f16", dims: [77, 45, 267], expect: "ph::split_arrive(", interp: true },
+        // One consumer warpgroup and a producer warp (@launch(160)) on a deep ring: 12 stages
+        // (more than the k tiles of a part at K = 80), SPLIT_K through the workspace with an
+        // uneven last part, atomics into an f32 C, and against the interpreter.
+        Spec { label: "sm90 f16 64x64x64 s12 producer warp, one warpgroup -> f32", text: gemm_text(&at(64, 64, 64, 12, ""), "@launch(160)"), types: "TA=f16,TB=f16,TC=f32", dims: RAGGED, expect: "sm90::MainLoop<ph::gemm::F16, 64, 64, 64, 1, 1, 12, true, false, true>", interp: false },
+        Spec { label: "sm90 f16 64x64x64 s12 SPLIT_K=4 producer warp -> f16: workspace", text: gemm_text(&at(64, 64, 64, 12, ", SPLIT_K in [4]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: "ph::split_arrive(", interp: false },
+        Spec { label: "sm90 bf16 64x128x64 s8 SPLIT_K=2 producer warp -> f32: atomics", text: gemm_text(&at(64, 128, 64, 8, ", SPLIT_K in [2]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [200, 136, 1000], expect: "ph::atomic_add_tile(", interp: false },
+        Spec { label: "sm90 f16 64x64x64 s12 producer warp, K = 80 (interpreter)", text: gemm_text(&at(64, 64, 64, 12, ""), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [136, 200, 80], expect: ", 1, 1, 12, true, false, true>", interp: true },
+        Spec { label: "sm90 bf16 64x64x64 s6 SPLIT_K=3 producer warp -> bf16: workspace (interpreter)", text: gemm_text(&at(64, 64, 64, 6, ", SPLIT_K in [3]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=bf16", dims: [136, 136, 456], expect: "ph::split_arrive(", interp: true },
+        // Clusters of two sharing B with SPLIT_K: 64-wide N-major B split by k rows, an odd
+        // number of M tiles (the grid's x rounded up: a padding block with no partial tile),
+        // through the workspace and with atomics; and against the interpreter.
+        Spec { label: "sm90 f16 64x64x64 s12 CLUSTER=2 SPLIT_K=4 -> f16: workspace", text: gemm_text(&at(64, 64, 64, 12, ", SPLIT_K in [4], CLUSTER in [2]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: ", 1, 1, 12, true, false, true, 2>::run(", interp: false },
+        Spec { label: "sm90 bf16 64x128x64 s8 CLUSTER=2 SPLIT_K=2 -> f32: atomics", text: gemm_text(&at(64, 128, 64, 8, ", SPLIT_K in [2], CLUSTER in [2]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [200, 392, 1000], expect: ", 1, 1, 8, true, false, true, 2>::run(", interp: false },
+        Spec { label: "sm90 f16 64x64x64 s8 CLUSTER=2 SPLIT_K=2 -> f16 (interpreter)", text: gemm_text(&at(64, 64, 64, 8, ", SPLIT_K in [2], CLUSTER in [2]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [136, 136, 328], expect: ", 1, 1, 8, true, false, true, 2>::run(", interp: true },
         Spec { label: "sm80 e4m3 128x128x64 s3 dot_t odd K: 1-byte loads", text: gemm_t_text(&at(128, 128, 64, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: [520, 392, 333], expect: "sm80::MainLoop<ph::gemm::F8E4M3, 128, 128, 64, 2, 4, 3, true, true, 1, 1>", interp: false },
     ]
 }

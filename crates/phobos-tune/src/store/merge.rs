@@ -87,7 +87,7 @@ impl Store {
     }
 
     fn merge_attached(&mut self) -> Result<MergeCounts, StoreError> {
-        let _waiting = super::Waiting::install(self.on_wait.as_ref(), &self.path);
+        let _waiting = super::lock::Waiting::install(self.on_wait.as_ref(), &self.path);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;

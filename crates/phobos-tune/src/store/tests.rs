@@ -1,5 +1,12 @@
 use super::*;
-use crate::types::{Failure, Limiter, Mismatch, Occupancy, Outcome, Problem, Stats};
+use crate::types::{
+    Failure, Limiter, Mismatch, Occupancy, Outcome, PointResult, Problem, Resources, Stats,
+};
+use phobos_ir::Point;
+use rusqlite::params;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 fn key() -> RunKey {
     RunKey {

@@ -1,0 +1,78 @@
+// Shifted loads: tiles of 2-byte elements whose rows are known not to start on 16 bytes (a row
+// length such as 50257). An 8-element group of such a row is not one aligned 16-byte access;
+// element by element it was 8 two-byte loads a group, a warp's lanes 16 bytes apart
+// (bench/NOTES.md r6, r8). Here each group reads the two aligned 16-byte vectors that cover it
+// (the second only when the group is not itself aligned) and shifts its 8 elements out of them
+// with funnel shifts: two coalesced 128-bit loads a group, the second mostly an L1 hit of the
+// neighbouring lane's line. The tile's layout and values are those of `load_tile`: register i
+// holds the element of column coord(i).c (the shift is inside the group, not in the layout).
+#pragma once
+
+namespace ph {
+
+// The 8 elements at element offset sh (0..7) of the 16 elements of lo:hi.
+__device__ __forceinline__ uint4 shift_group(const uint4& lo, const uint4& hi, int sh) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = sh >> 1;
+  unsigned a[6], b[5];
+#pragma unroll
+  for (int i = 0; i < 6; ++i) a[i] = (q & 2) ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) b[i] = (q & 1) ? a[i + 1] : a[i];
+  const unsigned bits = (unsigned)(sh & 1) * 16u;
+  return make_uint4(__funnelshift_r(b[0], b[1], bits), __funnelshift_r(b[1], b[2], bits),
+                    __funnelshift_r(b[2], b[3], bits), __funnelshift_r(b[3], b[4], bits));
+}
+
+template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
+  if constexpr (sizeof(S) != 2 || L::VEC != 8) {
+    return load_tile<L>(g);
+  } else {
+    typedef typename Reg<S>::T T;
+    if (!(g.ok && g.cs == 1)) return load_tile<L>(g);
+    Tile<T, L> t;
+    const int tid = threadIdx.x;
+    constexpr int G = L::N / L::VEC;
+    uint4 lo[G], hi[G];
+    int sh[G];
+    bool whole[G];
+    // Every group's loads first, then the shifts and conversions (as load_tile_narrow, r4).
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      whole[j] = in_tile<L>(r, c) && group_inside<L>(g, r, c);
+      const S* p = elem_ptr(g, r, c);
+      sh[j] = (int)(((unsigned long long)p >> 1) & 7);
+      // From p itself (not from the integer), so the compiler keeps it a global address.
+      const uint4* base = reinterpret_cast<const uint4*>(p - sh[j]);
+      uint4 x = make_uint4(0, 0, 0, 0), y = make_uint4(0, 0, 0, 0);
+      if (whole[j]) x = base[0];
+      // Only when the group crosses into the next vector: that vector then holds one of its
+      // elements, so it lies in the tensor's memory.
+      if (whole[j] && sh[j] != 0) y = base[1];
+      lo[j] = x;
+      hi[j] = y;
+    }
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const int i = j * L::VEC;
+      if (whole[j]) {
+        const uint4 v = shift_group(lo[j], hi[j], sh[j]);
+        typename Bare<S>::T s[L::VEC];
+        memcpy(s, &v, 16);
+#pragma unroll
+        for (int e = 0; e < L::VEC; ++e) t.v[i + e] = Reg<S>::load(s[e]);
+      } else {
+        int r, c;
+        L::coord(tid, i, r, c);
+#pragma unroll
+        for (int e = 0; e < L::VEC; ++e)
+          t.v[i + e] = (in_tile<L>(r, c + e) && in_bounds(g, r, c + e)) ? Reg<S>::load(*elem_ptr(g, r, c + e)) : T(0);
+      }
+    }
+    return t;
+  }
+}
+
+}  // namespace ph
