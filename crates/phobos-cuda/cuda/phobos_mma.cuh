@@ -232,7 +232,25 @@ template <int R, int C, int THREADS, class S> __device__ __forceinline__ void mm
   const int tid = threadIdx.x;
   const bool vec = C % 8 == 0 && g.cs == 1 && g.rs % 8 == 0 && g.c0 % 8 == 0 &&
                    (reinterpret_cast<unsigned long long>(g.p) & 15) == 0;
-  if (vec) {
+  // Block-uniform: the whole tile inside the tensor (every tile of a loop over it but a ragged
+  // last one). Then each thread's copies are its own offsets from the tile's first element,
+  // which do not change from one tile to the next: no per-copy test or byte count.
+  // The offsets are 32-bit byte counts (rows up to 2^31 / (2 R) elements apart).
+  const bool full = g.ok && g.r0 >= 0 && g.c0 >= 0 && (long long)g.r0 + R <= g.rn &&
+                    (long long)g.c0 + C <= g.cn && g.rs <= 0x3fffffffLL / R;
+  if (vec && full) {
+    constexpr int G = R * C / 8, PER = (G + THREADS - 1) / THREADS;
+    const unsigned base = gemm::smem_u32(dst);
+    const unsigned char* first = reinterpret_cast<const unsigned char*>(elem_ptr(g, 0, 0));
+    const unsigned rs = (unsigned)g.rs * 2u;
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+      const int q = tid + j * THREADS;
+      if (G % THREADS != 0 && q >= G) break;
+      const int r = q / (C / 8), c = q % (C / 8) * 8;
+      gemm::cp_async16(base + mma_off<R, C>(r, c), first + ((unsigned)r * rs + (unsigned)c * 2u), 16);
+    }
+  } else if (vec) {
     constexpr int G = R * C / 8, PER = (G + THREADS - 1) / THREADS;
     const unsigned base = gemm::smem_u32(dst);
 #pragma unroll

@@ -217,6 +217,28 @@ fn masked_attention_cases_build_offline() {
             c.emitted.source
         );
     }
+    // Each compiles (NVRTC, as the GPU would get it), when NVRTC is here.
+    let jobs: Vec<_> = (cases.iter())
+        .map(|c| {
+            let opts = common::compile_options(&c.emitted);
+            (c.emitted.source.clone(), opts)
+        })
+        .collect();
+    let results = phobos_gpu::compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let phobos_gpu::CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var("CI").is_err(),
+                "NVRTC is needed under CI: {why}"
+            );
+            return;
+        }
+    }
+    for (c, r) in cases.iter().zip(&results) {
+        if let Err(e) = r {
+            panic!("{}: {}\n{}", c.label, e.summary(), e.log);
+        }
+    }
 }
 
 #[test]
