@@ -3,7 +3,11 @@
 // with the online (max, sum) update, so the logits are read once at any vocabulary size. The
 // next chunk's load is issued before the current chunk's reductions, so it is in flight while
 // they run.
-@autotune(BLOCK in [2048, 8192], THREADS in [256, 512])
+// SHIFT (a knob, bench/NOTES.md r10): how the shifted loads of unaligned 2-byte rows (V = 50257
+// in bf16) find each group's elements: 0, every group computes its shift and shifts at run
+// time; 1, the row's shift is computed once and the conversion branches on it. Other rows and
+// types ignore it.
+@autotune(BLOCK in [2048, 8192], THREADS in [256, 512], SHIFT in {0, 1})
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @launch(THREADS)
 @bytes(4 * M * V + 8 * M)

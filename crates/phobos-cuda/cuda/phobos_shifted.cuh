@@ -8,6 +8,7 @@
 // holds the element of column coord(i).c (the shift is inside the group, not in the layout).
 #pragma once
 
+
 namespace ph {
 
 // The 8 elements at element offset sh (0..7) of the 16 elements of lo:hi.
@@ -24,9 +25,96 @@ __device__ __forceinline__ uint4 shift_group(const uint4& lo, const uint4& hi, i
                     __funnelshift_r(b[2], b[3], bits), __funnelshift_r(b[3], b[4], bits));
 }
 
-template <class L, int EV = EVICT_NORMAL, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
+// The registers of group j at the compile-time shift SH: element e is half (SH + e) & 1 of word
+// (SH + e) / 2 of lo:hi, converted straight from that half (one instruction an element for
+// bf16, where a run-time shift took two selects and a funnel shift a word first).
+template <class L, int SH, class S>
+__device__ __forceinline__ void unpack_shifted(const uint4& lo, const uint4& hi, typename Reg<S>::T* out) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+  for (int e = 0; e < L::VEC; ++e) {
+    const int k = SH + e;
+    const unsigned short bits = (unsigned short)((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xffffu));
+    typename Bare<S>::T x;
+    memcpy(&x, &bits, 2);
+    out[e] = Reg<S>::load(x);
+  }
+}
+
+template <class L, int SH, class S>
+__device__ __forceinline__ void unpack_shifted_tile(const uint4 (&lo)[L::N / L::VEC], const uint4 (&hi)[L::N / L::VEC],
+                                                    const bool (&whole)[L::N / L::VEC], Tile<typename Reg<S>::T, L>& t) {
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j)
+    if (whole[j]) unpack_shifted<L, SH, S>(lo[j], hi[j], &t.v[j * L::VEC]);
+}
+
+// A row tile (R = 1): every group of the row has the same shift, the row start's offset in its
+// 16-byte vector, so it is computed once (block-uniform) and the unpacking branches on it (8
+// versions, no divergence). Each group's vectors are one per-thread base plus immediates.
+template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_row_shifted(const Region<S>& g) {
+  typedef typename Reg<S>::T T;
+  const unsigned long long pol = l2_policy<EV>();
+  Tile<T, L> t;
+  const int tid = threadIdx.x;
+  constexpr int G = L::N / L::VEC;
+  const S* row = elem_ptr(g, 0, 0);
+  const int sh = (int)(((unsigned long long)row >> 1) & 7);
+  int r0, c0;
+  L::coord(tid, 0, r0, c0);
+  // From the tensor's pointer, so the compiler keeps it a global address.
+  const S* base = row - sh + c0;
+  uint4 lo[G], hi[G];
+  bool whole[G];
+  // Every group's loads first, then the conversions (as load_tile_narrow, r4).
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    whole[j] = in_tile<L>(r, c) && group_inside<L>(g, r, c);
+    const uint4* v = reinterpret_cast<const uint4*>(base + (c - c0));
+    uint4 x = make_uint4(0, 0, 0, 0), y = make_uint4(0, 0, 0, 0);
+    if (whole[j]) x = ldh<EV>(v, pol);
+    // Only when the group crosses into the next vector: that vector then holds one of its
+    // elements, so it lies in the tensor's memory.
+    if (whole[j] && sh != 0) y = ldh<EV>(v + 1, pol);
+    lo[j] = x;
+    hi[j] = y;
+  }
+  switch (sh) {
+    case 0: unpack_shifted_tile<L, 0, S>(lo, hi, whole, t); break;
+    case 1: unpack_shifted_tile<L, 1, S>(lo, hi, whole, t); break;
+    case 2: unpack_shifted_tile<L, 2, S>(lo, hi, whole, t); break;
+    case 3: unpack_shifted_tile<L, 3, S>(lo, hi, whole, t); break;
+    case 4: unpack_shifted_tile<L, 4, S>(lo, hi, whole, t); break;
+    case 5: unpack_shifted_tile<L, 5, S>(lo, hi, whole, t); break;
+    case 6: unpack_shifted_tile<L, 6, S>(lo, hi, whole, t); break;
+    default: unpack_shifted_tile<L, 7, S>(lo, hi, whole, t); break;
+  }
+
+  // The groups at the row's ragged end (or past it), element by element.
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    if (whole[j]) continue;
+    const int i = j * L::VEC;
+    int r, c;
+    L::coord(tid, i, r, c);
+#pragma unroll
+    for (int e = 0; e < L::VEC; ++e)
+      t.v[i + e] = (in_tile<L>(r, c + e) && in_bounds(g, r, c + e)) ? Reg<S>::load(ldh<EV>(elem_ptr(g, r, c + e), pol)) : T(0);
+  }
+  return t;
+}
+
+// SHIFT (the knob): 0, each group computes its own shift and shifts at run time (r8); 1, a row
+// tile's shift is computed once and the conversion branches on it (load_row_shifted).
+template <class L, int EV = EVICT_NORMAL, int SHIFT = 0, class S>
+__device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
   if constexpr (sizeof(S) != 2 || L::VEC != 8) {
     return load_tile<L, EV>(g);
+  } else if constexpr (L::R == 1 && SHIFT == 1) {
+    if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);
+    return load_row_shifted<L, EV>(g);
   } else {
     typedef typename Reg<S>::T T;
     if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);

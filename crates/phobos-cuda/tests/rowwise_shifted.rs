@@ -64,6 +64,28 @@ fn odd_bf16_rows_take_shifted_loads() {
     assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 4, "{sm}");
     assert!(!sm.contains("ph::load_tile<"), "{sm}");
     assert!(sm.contains("ph::store_tile<ph::EVICT_FIRST>("), "{sm}");
+    // The SHIFT knob: 1 names the row-shift form (with the hint written out), 0 is the default.
+    let once = ce_at("BLOCK=4096 THREADS=256 SHIFT=1");
+    assert_eq!(
+        once.matches("ph::load_tile_shifted<Blk1x4096, ph::EVICT_NORMAL, 1>(")
+            .count(),
+        2,
+        "{once}"
+    );
+    assert_eq!(
+        ce_at("BLOCK=4096 THREADS=256 SHIFT=0"),
+        ce_at("BLOCK=4096 THREADS=256")
+    );
+}
+
+fn ce_at(pins: &str) -> String {
+    example(
+        "cross_entropy.ph",
+        pins,
+        "T=bf16",
+        Some(&[("M", 4096), ("V", 50257)]),
+    )
+    .source
 }
 
 /// The shifted loads are 128-bit loads of global memory (`ld.global.v4`, not generic `ld.v4`:
@@ -80,6 +102,19 @@ fn shifted_loads_are_128_bit_global_loads() {
         example(
             "softmax_online.ph",
             "BLOCK=4096 THREADS=512",
+            "T=bf16",
+            Some(&[("M", 2048), ("N", 50257)]),
+        ),
+        // SHIFT=1: the row's shift once, the conversion branching on it.
+        example(
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=256 SHIFT=1",
+            "T=bf16",
+            Some(&[("M", 4096), ("V", 50257)]),
+        ),
+        example(
+            "softmax_online.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1",
             "T=bf16",
             Some(&[("M", 2048), ("N", 50257)]),
         ),

@@ -24,11 +24,12 @@ pub enum Knob {
     Schedule,
     Cluster,
     Overlap,
+    Shift,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 14] = [
+    pub const ALL: [Knob; 15] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -43,6 +44,7 @@ impl Knob {
         Knob::Schedule,
         Knob::Cluster,
         Knob::Overlap,
+        Knob::Shift,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -62,6 +64,7 @@ impl Knob {
             Knob::Schedule => "SCHEDULE",
             Knob::Cluster => "CLUSTER",
             Knob::Overlap => "OVERLAP",
+            Knob::Shift => "SHIFT",
         }
     }
 
@@ -78,6 +81,7 @@ impl Knob {
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
             Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
+            Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
         }
     }
 

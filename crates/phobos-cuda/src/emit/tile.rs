@@ -103,7 +103,18 @@ impl<'k> Emitter<'k> {
                 let ev = self.load_eviction_arg(*tensor, *cache);
                 if self.plan.shifted.contains(tensor) {
                     self.headers.insert(crate::SHIFTED_HEADER);
-                    format!("ph::load_tile_shifted<{alias}{ev}>({region})")
+                    // SHIFT=1: the row's shift once (the hint argument is then written out).
+                    let shift = match phobos_ir::knobs::Knob::Shift.get(&self.k.point) {
+                        Some(1) => {
+                            let ev = match ev.as_str() {
+                                "" => ", ph::EVICT_NORMAL".to_string(),
+                                _ => ev,
+                            };
+                            format!("{ev}, 1")
+                        }
+                        _ => ev,
+                    };
+                    format!("ph::load_tile_shifted<{alias}{shift}>({region})")
                 } else {
                     format!("ph::load_tile<{alias}{ev}>({region})")
                 }

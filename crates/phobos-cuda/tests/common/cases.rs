@@ -505,6 +505,27 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=9,N=3001"),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=11,V=5003"),
         ("cross_entropy.ph", "BLOCK=4096 THREADS=512", "M=9,V=4099"),
+        // SHIFT=1: the row's shift once, the conversion branching on it (every shift 0..7).
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=1",
+            "M=9,N=3001",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1",
+            "M=9,N=9001",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=1",
+            "M=11,V=5003",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1",
+            "M=9,V=4099",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
