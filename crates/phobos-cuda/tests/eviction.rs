@@ -28,9 +28,13 @@ fn emitted(src: SourceFile, pins: &str, types: &str, dims: Option<&[(&str, i64)]
 }
 
 fn online(types: &str, n: i64) -> Emitted {
+    online_at("BLOCK=4096 THREADS=512 EVICT=1", types, n)
+}
+
+fn online_at(pins: &str, types: &str, n: i64) -> Emitted {
     emitted(
         common::source("examples/softmax_online.ph"),
-        "BLOCK=4096 THREADS=512",
+        pins,
         types,
         Some(&[("M", 2048), ("N", n)]),
     )
@@ -108,6 +112,17 @@ fn hinted_accesses_name_their_hint() {
 
 #[test]
 fn unhinted_kernels_emit_no_hint() {
+    // The knob EVICT=0 (the example's default point) drops every hint: the same code as the
+    // kernel without them.
+    for types in ["T=bf16", "T=f32"] {
+        let src = online_at("BLOCK=4096 THREADS=512 EVICT=0", types, 50257).source;
+        let plain = online_at("BLOCK=4096 THREADS=512", types, 50257).source;
+        assert_eq!(src, plain);
+        let body = src.split_once("extern \"C\"").unwrap().1;
+        for word in ["EVICT_", "NO_ALLOCATE", "READ_ONLY"] {
+            assert!(!body.contains(word), "{types}: {word}\n{src}");
+        }
+    }
     for (file, pins) in [
         ("examples/softmax.ph", "ROWS=1 BLOCK=4096"),
         ("examples/cross_entropy.ph", "BLOCK=4096 THREADS=256"),

@@ -25,11 +25,12 @@ pub enum Knob {
     Cluster,
     Overlap,
     Shift,
+    Evict,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 15] = [
+    pub const ALL: [Knob; 16] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -45,6 +46,7 @@ impl Knob {
         Knob::Cluster,
         Knob::Overlap,
         Knob::Shift,
+        Knob::Evict,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -65,6 +67,7 @@ impl Knob {
             Knob::Cluster => "CLUSTER",
             Knob::Overlap => "OVERLAP",
             Knob::Shift => "SHIFT",
+            Knob::Evict => "EVICT",
         }
     }
 
@@ -82,6 +85,7 @@ impl Knob {
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
             Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
+            Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
         }
     }
 

@@ -66,7 +66,7 @@ impl<'k> Emitter<'k> {
                 tensor,
                 index,
                 cache,
-            } => Code::atom(self.element_access(*tensor, index, None, *cache)?),
+            } => Code::atom(self.element_access(*tensor, index, None, self.hint(*cache))?),
             ExprKind::TileGet { tile, index } => self.tile_get(tile, index)?,
             ExprKind::Reduce {
                 op,

@@ -47,14 +47,9 @@ impl<'k> Emitter<'k> {
         if !self.groupable(value, &lay, tensor, &mut reads)
             || reads.loads.is_empty()
             || !reads.locals
-            || reads.loads.iter().any(|l| {
-                !matches!(
-                    l.kind,
-                    ExprKind::Load {
-                        cache: phobos_ir::Eviction::Normal,
-                        ..
-                    }
-                )
+            || reads.loads.iter().any(|l| match l.kind {
+                ExprKind::Load { cache, .. } => self.hint(cache) != phobos_ir::Eviction::Normal,
+                _ => false,
             })
         {
             return Ok(false);

@@ -63,7 +63,7 @@ impl<'k> Emitter<'k> {
                     }
                     self.pending.insert(*tensor);
                 } else if value.ty.is_tile() {
-                    self.store_tile(*tensor, index, value, *cache)?;
+                    self.store_tile(*tensor, index, value, self.hint(*cache))?;
                     if self.element_loaded.contains(tensor) {
                         self.barrier();
                     } else {
@@ -71,7 +71,7 @@ impl<'k> Emitter<'k> {
                     }
                 } else {
                     let v = self.scalar(value)?;
-                    let call = self.element_access(*tensor, index, Some(&v), *cache)?;
+                    let call = self.element_access(*tensor, index, Some(&v), self.hint(*cache))?;
                     self.line(format!("{call};"));
                     self.pending.insert(*tensor);
                 }

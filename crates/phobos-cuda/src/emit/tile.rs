@@ -100,7 +100,7 @@ impl<'k> Emitter<'k> {
                 cache,
             } => {
                 let region = self.region(*tensor, index, false)?;
-                let ev = self.load_eviction_arg(*tensor, *cache);
+                let ev = self.load_eviction_arg(*tensor, self.hint(*cache));
                 if self.plan.shifted.contains(tensor) {
                     self.headers.insert(crate::SHIFTED_HEADER);
                     // SHIFT=1: the row's shift once (the hint argument is then written out).
@@ -634,6 +634,15 @@ pub(crate) fn eviction_arg(cache: Eviction) -> String {
 }
 
 impl Emitter<'_> {
+    /// The hint an access is emitted with: its own, or none at a point that pins the knob
+    /// `EVICT=0` (the code without hints, for the tuner to compare).
+    pub(crate) fn hint(&self, cache: Eviction) -> Eviction {
+        match phobos_ir::knobs::Knob::Evict.get(&self.k.point) {
+            Some(0) => Eviction::Normal,
+            _ => cache,
+        }
+    }
+
     /// The hint argument of a load of `tensor`: with `ph::READ_ONLY` added when the kernel
     /// never writes the tensor (its pointer is `const __restrict__`), so the hinted load keeps
     /// the non-coherent path the compiler gives such loads without a hint.

@@ -526,6 +526,22 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=4096 THREADS=512 SHIFT=1",
             "M=9,V=4099",
         ),
+        // EVICT=1: the online softmax with its eviction hints, shifted and aligned rows.
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 EVICT=1",
+            "M=9,N=3001",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1 EVICT=1",
+            "M=9,N=9001",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 EVICT=1",
+            "M=3,N=4096",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
