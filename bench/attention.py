@@ -115,7 +115,10 @@ def main():
             row["sdpa"] = sdpa_backends(q, k, v, causal, ref)
             if row["sdpa"]:
                 row["torch_backend"], row["torch"] = min(row["sdpa"].items(), key=lambda kv: kv[1])
-            row["triton"] = triton_time(q, k, v, causal, scale, ref)
+            try:  # a Triton failure leaves the Phobos column
+                row["triton"] = triton_time(q, k, v, causal, scale, ref)
+            except Exception as e:
+                row["triton_error"] = f"{type(e).__name__}: {str(e)[:300]}"
             case = dict(name="attention", file=file, dims=f"BH={bh},N={n}",
                         args=[f"scale={scale}"], budget=60, types=f"T={dtype}")
             # Pinned either way: attention_lse.ph declares both, and a causal winner would
@@ -166,7 +169,7 @@ def main():
         vs_sdpa = f"{p / t:.2f}" if t and p else "-"
         vs_triton = f"{p / tr:.2f}" if tr and p else "-"
         print(f"{r['kernel']:<16} {r['dtype']:>4} {r['bh']:>4} {r['n']:>6} {r['d']:>4} {r['causal']:>6} {vals} "
-              f"{vs_sdpa:>7} {vs_triton:>8}  {r.get('pins') or r.get('error', '')}")
+              f"{vs_sdpa:>7} {vs_triton:>8}  {r.get('pins') or r.get('error', '')}{'  (triton: ' + r['triton_error'][:80] + ')' if r.get('triton_error') else ''}")
 
 
 def tune_pinned(case, log):
