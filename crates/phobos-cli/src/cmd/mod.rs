@@ -67,9 +67,10 @@ pub(crate) fn run_on_file(
 }
 
 /// `M=64,N=48` (commas or spaces) as name/value pairs; the error names the item that is not of
-/// the form `NAME=INTEGER`.
+/// the form `NAME=INTEGER`, a dim given twice, or a value outside 0 to `i32::MAX` (the extents
+/// the interpreter and the generated code index with).
 pub(crate) fn parse_dims(text: &str) -> Result<Vec<(String, i64)>, String> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, i64)> = Vec::new();
     for item in text
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|s| !s.is_empty())
@@ -83,7 +84,45 @@ pub(crate) fn parse_dims(text: &str) -> Result<Vec<(String, i64)>, String> {
                 "`{item}` in --dims is not of the form NAME=INTEGER"
             ));
         };
+        if !(0..=i64::from(i32::MAX)).contains(&value) {
+            return Err(format!(
+                "the dim {name}={value} in --dims is out of range: a dim is 0 to {}",
+                i32::MAX
+            ));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(format!("`{name}` is given twice in --dims"));
+        }
         out.push((name.to_string(), value));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_dims;
+
+    #[test]
+    fn dims_parse_with_commas_or_spaces() {
+        let dims = parse_dims("M=64, N=0 K=2147483647").unwrap();
+        let want = [("M", 64), ("N", 0), ("K", 2147483647)];
+        let got: Vec<(&str, i64)> = dims.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn bad_dims_are_named() {
+        let err = |t: &str| parse_dims(t).unwrap_err();
+        assert_eq!(
+            err("M=-1"),
+            "the dim M=-1 in --dims is out of range: a dim is 0 to 2147483647"
+        );
+        assert_eq!(
+            err("M=2147483648"),
+            "the dim M=2147483648 in --dims is out of range: a dim is 0 to 2147483647"
+        );
+        assert_eq!(err("M=4,M=5"), "`M` is given twice in --dims");
+        assert_eq!(err("M"), "`M` in --dims is not of the form NAME=INTEGER");
+        assert_eq!(err("=4"), "`=4` in --dims is not of the form NAME=INTEGER");
+    }
 }
