@@ -4,7 +4,8 @@
 //
 // - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
 //   256 wide, one block per tile or persistent (SCHEDULE = 2). 128x192 makes 264 tiles of
-//   3000x2000: exactly two per multiprocessor.
+//   3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
+//   16 tiles of 128x128 in 8 parts read A and B half as often as 64x64 tiles do).
 // - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
 //   B by TMA into a deep ring (6 to 12 stages of k 64), split like the below, alone or in
 //   clusters of two blocks sharing B (CLUSTER = 2): the shape cuBLAS runs 512x512x4096 with
@@ -27,8 +28,9 @@
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
 @autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2], CLUSTER in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
-// (TMA); 288 threads have no mma.sync warp grid.
-@where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
+// (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
+// tiles (128 accumulators a thread and the split's sum spill at 168 registers).
+@where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && (SPLIT_K == 1 || (SCHEDULE == 1 && TILE_N <= 192))))
 @where((THREADS != 160 && THREADS != 288) || (K % 8 == 0 && N % 8 == 0))
 // The producer warp's ring is deep: 6, 8 or 12 stages of 64x64 (16 KiB each; two blocks a
 // multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); the other loops keep 3 or 4.

@@ -39,7 +39,11 @@ fn sm80_stages_fit_the_targets_shared_memory() {
         assert!(p.smem_bytes <= target.max_smem_per_block(), "{target}");
     }
     // On sm_80, `select` falls to the mma.sync loop (no wgmma) with the same 2 stages.
-    let p = select(&req(DType::F16, tile, 256, Target::sm80()), &Knobs::default()).unwrap();
+    let p = select(
+        &req(DType::F16, tile, 256, Target::sm80()),
+        &Knobs::default(),
+    )
+    .unwrap();
     assert_eq!((p.strategy, p.pipeline.stages), (Strategy::Sm80, 2));
     // A small tile keeps the deepest ring the loop allows on every target.
     for target in [Target::sm90a(), Target::sm80(), Target::from_cc(86)] {

@@ -581,7 +581,7 @@ impl<'k> Emitter<'k> {
         self.line(format!("if (ph::split_arrive(ph_split_count, {parts})) {{"));
         self.indent += 1;
         self.line(format!(
-            "ph::split_sum(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {acc});"
+            "ph::split_sum(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, (int)blockIdx.z, {acc});"
         ));
         self.store_tile(tensor, index, value)?;
         self.indent -= 1;
