@@ -38,8 +38,9 @@
 @where(THREADS != 160 || TILE_N == 64 || STAGES <= 8)
 @where(THREADS == 160 || STAGES <= 4)
 // Clusters of two blocks on neighbouring M tiles share each B stage (each copies half, multicast
-// into both), split or not: the deep ring's points.
-@where(CLUSTER == 1 || THREADS == 160)
+// into both): the deep ring's points, split or not, and split 128-row tiles (512x512x4096:
+// 128x128 in clusters read B twice instead of four times).
+@where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && SPLIT_K > 1))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)

@@ -53,10 +53,15 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
             .collect::<Vec<_>>()
     };
     // 512x512x4096: 16 and 12 tiles of 128x128 and 128x192, each in 2, 4 or 8 parts, 3 or 4
-    // stages, either SPLIT_REDUCE; one block per tile (no persistent split); 128x256 unsplit
-    // (its 128 accumulators a thread and the split's sum spill).
+    // stages, either SPLIT_REDUCE, alone or in clusters of two; one block per tile (no
+    // persistent split); 128x256 unsplit (its 128 accumulators a thread and the split's sum
+    // spill).
     let p = split288(points_for(&P512));
-    assert_eq!(p.len(), 2 * 3 * 2 * 2, "{p:?}");
+    assert_eq!(p.len(), 2 * 3 * 2 * 2 * 2, "{p:?}");
+    assert_eq!(
+        p.iter().filter(|p| p.get("CLUSTER") == Some(2)).count(),
+        p.len() / 2
+    );
     assert!(p.iter().all(|p| p.get("SCHEDULE") == Some(1)));
     assert!(p.iter().all(|p| p.get("TILE_N") != Some(256)));
     for n in [128, 192] {
@@ -71,8 +76,12 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
             "TILE_N={n}"
         );
     }
-    // 3000x2000x1000 has 264 tiles of 128x192 or more: no split.
-    assert!(split288(points_for(&[("M", 3000), ("N", 2000), ("K", 1000)])).is_empty());
+    // 3000x2000x1000 has 264 tiles of 128x192 or more: no split, and no 288-thread cluster.
+    let p = points_for(&[("M", 3000), ("N", 2000), ("K", 1000)]);
+    assert!(p
+        .iter()
+        .all(|p| p.get("THREADS") != Some(288) || p.get("CLUSTER") == Some(1)));
+    assert!(split288(p).is_empty());
 }
 
 #[test]
@@ -99,6 +108,10 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
     let points = [
         (pins(128, 4, 8), "TA=f16,TB=f16,TC=f16"),
         (pins(192, 4, 8), "TA=bf16,TB=bf16,TC=bf16"),
+        (
+            pins(128, 4, 4).replace("CLUSTER=1", "CLUSTER=2"),
+            "TA=f16,TB=f16,TC=f16",
+        ),
     ];
     let emitted: Vec<Emitted> = points.iter().map(|(p, t)| small_at(p, t, &P512)).collect();
     let jobs: Vec<_> = emitted
@@ -129,4 +142,23 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
         assert!(c.ptx.contains("st.global.cg.v2.f32"), "{p} {types}");
         assert!(c.ptx.contains("ld.global.cg.v2.f32"), "{p} {types}");
     }
+}
+
+#[test]
+fn split_128_row_tiles_share_b_in_clusters() {
+    // Two blocks on neighbouring M tiles, one k part: each copies half of every B stage (128
+    // columns: one 64-column slab each), multicast into both.
+    let e = small_at(
+        &pins(128, 4, 4).replace("CLUSTER=1", "CLUSTER=2"),
+        "TA=f16,TB=f16,TC=f16",
+        &P512,
+    );
+    assert_eq!((e.cluster, e.grid_z), (2, 4), "{}", e.notes.join("\n"));
+    assert_eq!(
+        e.gemms[0].split.map(|s| s.reduce),
+        Some(SplitReduce::Workspace)
+    );
+    assert!(e
+        .source
+        .contains("MainLoop<ph::gemm::F16, 128, 128, 64, 2, 1, 4, true, false, true, 2>::run("));
 }
