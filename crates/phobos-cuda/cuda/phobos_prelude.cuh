@@ -650,8 +650,9 @@ __device__ __forceinline__ void split_ld_cg2(const float* p, float& a, float& b)
 template <class L> __device__ __forceinline__ bool split_pairs_ok(const Region<float>& g) {
   return L::VEC % 2 == 0 && vector_rows_ok<L>(g);
 }
-// This part's partial tile into its slice, to L2 (only the last part reads it, from L2).
-template <class L> __device__ void split_store_partial(const Region<float>& g, const Tile<float, L>& t) {
+// SPLIT_REDUCE=3: this part's partial tile into its slice in pairs (element-wise where the
+// rows are not 8-byte aligned, and at the edge).
+template <class L> __device__ void split_store_partial_pairs(const Region<float>& g, const Tile<float, L>& t) {
   const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
   if constexpr (L::VEC % 2 == 0) {
     if (split_pairs_ok<L>(g)) {
@@ -676,6 +677,16 @@ template <class L> __device__ void split_store_partial(const Region<float>& g, c
     if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) split_st_cg(elem_ptr(g, r, c), t.v[i]);
   }
 }
+// This part's partial tile into its slice, to L2 (only the last part reads it, from L2).
+template <class L> __device__ void split_store_partial(const Region<float>& g, const Tile<float, L>& t) {
+  const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) split_st_cg(elem_ptr(g, r, c), t.v[i]);
+  }
+}
 // After the partial stores: this part's ticket on its tile's counter. True, in every thread,
 // for the part that arrives last (`parts` - 1 arrived before it), which then sees every part's
 // stores and resets the counter for the next launch. A block barrier: every thread calls it.
@@ -692,10 +703,26 @@ __device__ __forceinline__ bool split_arrive(unsigned* counter, int parts) {
   if (last) __threadfence();  // the other parts' stores, before the reads
   return last;
 }
-// The whole sum into `t`: slice 0 (the region `g`) + slice 1 + ... in order, read from L2,
-// except slice `self`, this part's own, which `t` still holds: the same sum, in the same order,
+// The whole sum into `t`: slice 0 (the region `g`) + slice 1 + ... in order, read from L2.
+template <class L> __device__ void split_sum(const Region<float>& g, long long n, int parts, Tile<float, L>& t) {
+  const int tid = opaque_tid();
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && in_bounds(g, r, c)) {
+      const float* p = elem_ptr(g, r, c);
+      float s = split_ld_cg(p);
+      for (int z = 1; z < parts; ++z) s += split_ld_cg(p + (long long)z * n);
+      t.v[i] = s;
+    }
+  }
+}
+
+// SPLIT_REDUCE=3: the whole sum into `t`: slice 0 (the region `g`) + slice 1 + ... in order,
+// read from L2 in pairs, except slice `self`, this part's own, which `t` still holds: the same sum, in the same order,
 // whichever part arrives last, with one slice fewer to read.
-template <class L> __device__ void split_sum(const Region<float>& g, long long n, int parts, int self, Tile<float, L>& t) {
+template <class L> __device__ void split_sum_pairs(const Region<float>& g, long long n, int parts, int self, Tile<float, L>& t) {
   const int tid = opaque_tid();
   if constexpr (L::VEC % 2 == 0) {
     // Pairs as in split_store_partial; an even n keeps every slice's pairs aligned.

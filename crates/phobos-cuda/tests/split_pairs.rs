@@ -26,7 +26,7 @@ fn small_at(pins: &str, types: &str, dims: &[(&str, i64)]) -> Emitted {
 fn pins(tile_n: u32, stages: u32, split_k: u32) -> String {
     format!(
         "TILE_M=128 TILE_N={tile_n} TILE_K=64 THREADS=288 STAGES={stages} SPLIT_K={split_k} \
-         SCHEDULE=1 GROUP_M=1 SPLIT_REDUCE=1 CLUSTER=1"
+         SCHEDULE=1 GROUP_M=1 SPLIT_REDUCE=3 CLUSTER=1"
     )
 }
 
@@ -53,11 +53,12 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
             .collect::<Vec<_>>()
     };
     // 512x512x4096: 16 and 12 tiles of 128x128 and 128x192, each in 2, 4 or 8 parts, 3 or 4
-    // stages, either SPLIT_REDUCE, alone or in clusters of two; one block per tile (no
+    // stages, the paired workspace (SPLIT_REDUCE=3), alone or in clusters of two; one block per tile (no
     // persistent split); 128x256 unsplit (its 128 accumulators a thread and the split's sum
     // spill).
     let p = split288(points_for(&P512));
-    assert_eq!(p.len(), 2 * 3 * 2 * 2 * 2, "{p:?}");
+    assert_eq!(p.len(), 2 * 3 * 2 * 2, "{p:?}");
+    assert!(p.iter().all(|p| p.get("SPLIT_REDUCE") == Some(3)));
     assert_eq!(
         p.iter().filter(|p| p.get("CLUSTER") == Some(2)).count(),
         p.len() / 2
@@ -103,8 +104,18 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
         .source
         .contains("MainLoop<ph::gemm::F16, 128, 128, 64, 2, 1, 4, true, false, true>::run("));
 
-    // Compiled: no spills, and the partial stores and the sum's loads are 8-byte accesses
-    // (the element-wise forms remain for rows that are not 8-byte aligned, and at the edge).
+    assert!(e
+        .source
+        .contains("ph::split_store_partial_pairs(ph::split_slice("));
+    assert!(e.source.contains(", ph_split_n, 8, (int)blockIdx.z, acc);"));
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.contains("in 8-byte pairs of columns")));
+
+    // Compiled: no spills, and the partial stores and the sum's loads are 8-byte accesses (the
+    // element-wise forms remain for rows that are not 8-byte aligned, and at the edge). The
+    // default workspace (SPLIT_REDUCE=1) on a 160-thread point has none.
     let points = [
         (pins(128, 4, 8), "TA=f16,TB=f16,TC=f16"),
         (pins(192, 4, 8), "TA=bf16,TB=bf16,TC=bf16"),
@@ -112,8 +123,15 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
             pins(128, 4, 4).replace("CLUSTER=1", "CLUSTER=2"),
             "TA=f16,TB=f16,TC=f16",
         ),
+        (
+            "TILE_M=64 TILE_N=64 TILE_K=64 THREADS=160 STAGES=12 SPLIT_K=2 SCHEDULE=1 GROUP_M=1 \
+             SPLIT_REDUCE=1 CLUSTER=1"
+                .to_string(),
+            "TA=f16,TB=f16,TC=f16",
+        ),
     ];
     let emitted: Vec<Emitted> = points.iter().map(|(p, t)| small_at(p, t, &P512)).collect();
+    assert!(!emitted[3].source.contains("_pairs("));
     let jobs: Vec<_> = emitted
         .iter()
         .map(|e| (e.source.clone(), common::compile_options(e)))
@@ -139,8 +157,9 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
             (0, 0),
             "{p} {types}"
         );
-        assert!(c.ptx.contains("st.global.cg.v2.f32"), "{p} {types}");
-        assert!(c.ptx.contains("ld.global.cg.v2.f32"), "{p} {types}");
+        let pairs = p.contains("SPLIT_REDUCE=3");
+        assert_eq!(c.ptx.contains("st.global.cg.v2.f32"), pairs, "{p} {types}");
+        assert_eq!(c.ptx.contains("ld.global.cg.v2.f32"), pairs, "{p} {types}");
     }
 }
 
