@@ -27,10 +27,11 @@ bin=.gpu-bundle/bin
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ -n $ncu ]] || { echo "profile.sh: no ncu on this machine" >&2; exit 2; }
 
-# What each column reads: time, clock, tensor-pipe activity, issue activity, L2 and DRAM bytes.
+# What each column reads: time, clock, tensor-pipe activity, issue activity, L2 bytes and L2
+# throughput (% of its peak: near 100, the kernel is bound by L2 bandwidth), DRAM bytes.
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,\
 sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,\
-sm__inst_executed.avg.per_cycle_active,lts__t_bytes.sum,dram__bytes_read.sum,\
+sm__inst_executed.avg.per_cycle_active,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,\
 dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,\
 launch__cluster_dim_x,launch__cluster_dim_y,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio
 
@@ -66,6 +67,7 @@ out, m, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cols = [("gpu__time_duration.sum", "us", 1e-3), ("sm__cycles_elapsed.avg.per_second", "MHz", 1e-6),
         ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor%", 1),
         ("sm__inst_executed.avg.per_cycle_active", "IPC", 1), ("lts__t_bytes.sum", "L2 MB", 1e-6),
+        ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 %", 1),
         ("dram__bytes_read.sum", "DRAM rd MB", 1e-6), ("dram__bytes_write.sum", "DRAM wr MB", 1e-6),
         ("launch__grid_size", "grid", 1), ("launch__registers_per_thread", "regs", 1),
         ("launch__cluster_dim_x", "clX", 1), ("launch__cluster_dim_y", "clY", 1)]

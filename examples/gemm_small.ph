@@ -4,7 +4,8 @@
 //
 // - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
 //   256 wide, one block per tile or persistent (SCHEDULE = 2). 128x192 makes 264 tiles of
-//   3000x2000: exactly two per multiprocessor.
+//   3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
+//   16 tiles of 128x128 in 8 parts read A and B half as often as 64x64 tiles do).
 // - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
 //   B by TMA into a deep ring (6 to 12 stages of k 64), split like the below, alone or in
 //   clusters of two blocks sharing B (CLUSTER = 2): the shape cuBLAS runs 512x512x4096 with
@@ -21,14 +22,17 @@
 // which, per operand). SPLIT_K adds f32 partial tiles into an f32 C with atomics; into an f16
 // or bf16 C, the parts store f32 partial tiles into a workspace and the last part of each tile
 // sums them and stores C (`phobos emit` says which); SPLIT_REDUCE=2 takes the workspace for an
-// f32 C too (no zeroing of C in the launch). Element types are bound per problem
+// f32 C too (no zeroing of C in the launch); 3 as 2, the workspace's stores and sums in 8-byte
+// pairs of columns (the last part's own slice from its registers). Element types are bound per problem
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2], CLUSTER in [1, 2])
+@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 3], CLUSTER in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
-// (TMA); 288 threads have no mma.sync warp grid.
-@where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && SPLIT_K == 1))
+// (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
+// tiles (128 accumulators a thread and the split's sum spill at 168 registers); split, they
+// take the paired workspace (SPLIT_REDUCE=3: the element-wise sum of 8 parts spills).
+@where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && (SPLIT_K == 1 || (SCHEDULE == 1 && TILE_N <= 192 && SPLIT_REDUCE == 3))))
 @where((THREADS != 160 && THREADS != 288) || (K % 8 == 0 && N % 8 == 0))
 // The producer warp's ring is deep: 6, 8 or 12 stages of 64x64 (16 KiB each; two blocks a
 // multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); the other loops keep 3 or 4.
@@ -36,8 +40,9 @@
 @where(THREADS != 160 || TILE_N == 64 || STAGES <= 8)
 @where(THREADS == 160 || STAGES <= 4)
 // Clusters of two blocks on neighbouring M tiles share each B stage (each copies half, multicast
-// into both), split or not: the deep ring's points.
-@where(CLUSTER == 1 || THREADS == 160)
+// into both): the deep ring's points, split or not, and split 128-row tiles (512x512x4096:
+// 128x128 in clusters read B twice instead of four times).
+@where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && SPLIT_K > 1))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)

@@ -823,6 +823,46 @@ __device__ __forceinline__ float split_ld_cg(const float* p) {
 template <class S> __device__ __forceinline__ Region<float> split_slice(const Region<S>& c, const S* base, float* ws, long long n, int z) {
   return Region<float>{ws + (long long)z * n + (c.p - base), c.r0, c.c0, c.rn, c.cn, c.rs, c.cs, c.ok};
 }
+__device__ __forceinline__ void split_st_cg2(float* p, float a, float b) {
+  asm volatile("st.global.cg.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ void split_ld_cg2(const float* p, float& a, float& b) {
+  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(a), "=f"(b) : "l"(p));
+}
+// Pairs of adjacent columns move as one 8-byte access when the layout's vector groups are
+// pairs of columns (VEC even: the wgmma and mma.sync accumulators hold (c, c + 1)) and the
+// slice's rows keep them 8-byte aligned (vector_rows_ok: N even): a warp's access then fills
+// whole 32-byte sectors instead of every other 4 bytes of them, with half the instructions.
+template <class L> __device__ __forceinline__ bool split_pairs_ok(const Region<float>& g) {
+  return L::VEC % 2 == 0 && vector_rows_ok<L>(g);
+}
+// SPLIT_REDUCE=3: this part's partial tile into its slice in pairs (element-wise where the
+// rows are not 8-byte aligned, and at the edge).
+template <class L> __device__ void split_store_partial_pairs(const Region<float>& g, const Tile<float, L>& t) {
+  const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
+  if constexpr (L::VEC % 2 == 0) {
+    if (split_pairs_ok<L>(g)) {
+#pragma unroll
+      for (int i = 0; i < L::N; i += 2) {
+        int r, c;
+        L::coord(tid, i, r, c);
+        if (!in_tile<L>(r, c) || !Owner<L>::at(tid, i)) continue;
+        if (in_bounds(g, r, c) && in_bounds(g, r, c + 1)) {
+          split_st_cg2(elem_ptr(g, r, c), t.v[i], t.v[i + 1]);
+        } else if (in_bounds(g, r, c)) {
+          split_st_cg(elem_ptr(g, r, c), t.v[i]);
+        }
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) split_st_cg(elem_ptr(g, r, c), t.v[i]);
+  }
+}
 // This part's partial tile into its slice, to L2 (only the last part reads it, from L2).
 template <class L> __device__ void split_store_partial(const Region<float>& g, const Tile<float, L>& t) {
   const int tid = opaque_tid();  // as store_tile: addresses are not kept live across loops
@@ -860,6 +900,53 @@ template <class L> __device__ void split_sum(const Region<float>& g, long long n
       const float* p = elem_ptr(g, r, c);
       float s = split_ld_cg(p);
       for (int z = 1; z < parts; ++z) s += split_ld_cg(p + (long long)z * n);
+      t.v[i] = s;
+    }
+  }
+}
+
+// SPLIT_REDUCE=3: the whole sum into `t`: slice 0 (the region `g`) + slice 1 + ... in order,
+// read from L2 in pairs, except slice `self`, this part's own, which `t` still holds: the same sum, in the same order,
+// whichever part arrives last, with one slice fewer to read.
+template <class L> __device__ void split_sum_pairs(const Region<float>& g, long long n, int parts, int self, Tile<float, L>& t) {
+  const int tid = opaque_tid();
+  if constexpr (L::VEC % 2 == 0) {
+    // Pairs as in split_store_partial; an even n keeps every slice's pairs aligned.
+    if (n % 2 == 0 && split_pairs_ok<L>(g)) {
+#pragma unroll
+      for (int i = 0; i < L::N; i += 2) {
+        int r, c;
+        L::coord(tid, i, r, c);
+        if (!in_tile<L>(r, c)) continue;
+        const float* p = elem_ptr(g, r, c);
+        if (in_bounds(g, r, c) && in_bounds(g, r, c + 1)) {
+          float a = t.v[i], b = t.v[i + 1];
+          if (self != 0) split_ld_cg2(p, a, b);
+          for (int z = 1; z < parts; ++z) {
+            float x = t.v[i], y = t.v[i + 1];
+            if (z != self) split_ld_cg2(p + (long long)z * n, x, y);
+            a += x;
+            b += y;
+          }
+          t.v[i] = a;
+          t.v[i + 1] = b;
+        } else if (in_bounds(g, r, c)) {
+          float s = self != 0 ? split_ld_cg(p) : t.v[i];
+          for (int z = 1; z < parts; ++z) s += z != self ? split_ld_cg(p + (long long)z * n) : t.v[i];
+          t.v[i] = s;
+        }
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) {
+    int r, c;
+    L::coord(tid, i, r, c);
+    if (in_tile<L>(r, c) && in_bounds(g, r, c)) {
+      const float* p = elem_ptr(g, r, c);
+      float s = self != 0 ? split_ld_cg(p) : t.v[i];
+      for (int z = 1; z < parts; ++z) s += z != self ? split_ld_cg(p + (long long)z * n) : t.v[i];
       t.v[i] = s;
     }
   }

@@ -369,11 +369,14 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         va: width(req.align_a),
         vb: width(req.align_b),
     };
+    // Without STAGES: as many stages as the target's shared memory holds, an even count
+    // (floor(limit / two stages) pairs), 2 to 4.
+    let limit = req.target.max_smem_per_block();
     c.stages = match knobs.stages {
         Some(st) => st,
-        None => (SM90_SMEM_LIMIT / c.smem_bytes().max(1) * 2).clamp(2, 4),
+        None => (limit / c.smem_bytes().max(1) * 2).clamp(2, 4),
     };
-    c.validate().map_err(|e| rej(s, e))?;
+    c.validate(req.target).map_err(|e| rej(s, e))?;
     Ok(GemmPlan {
         strategy: s,
         mainloop: c.cpp(),
@@ -460,7 +463,7 @@ fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         vb: width(req.align_b, if req.b_k_major { bk } else { req.tile_n }),
         stages: knobs.stages.unwrap_or(FFMA_STAGES),
     };
-    c.validate().map_err(|e| rej(s, e))?;
+    c.validate(req.target).map_err(|e| rej(s, e))?;
     Ok(GemmPlan {
         strategy: s,
         mainloop: c.cpp(),
@@ -609,3 +612,7 @@ pub fn split_k_range(k_lo: i64, k_hi: i64, tile_k: i64, split_k: i64, z: i64) ->
 #[cfg(test)]
 #[path = "gemm_fast_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gemm_fast_target_tests.rs"]
+mod target_tests;

@@ -4,13 +4,28 @@
 
 use phobos_ir::DType;
 
-/// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB); every main loop's
-/// stage count is sized against it.
+use crate::Target;
+
+/// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB): the wgmma loop's
+/// stage count is sized against it; the mma.sync and FFMA loops, which also run on other
+/// targets, take their target's [`crate::Target::max_smem_per_block`].
 pub const SM90_SMEM_LIMIT: u32 = crate::Target::sm90a().max_smem_per_block();
 
 /// The deepest ring of the wgmma loop (`gemm/sm90.cuh`'s static_assert): 13 stages of 64x64x64
 /// f16 tiles are what cuBLAS runs small problems with; shared memory bounds it before this does.
 pub const SM90_MAX_STAGES: u32 = 16;
+
+/// `Ok` when `bytes` of shared memory fit one block on `target`.
+fn smem_fits(bytes: u32, target: Target) -> Result<(), String> {
+    let limit = target.max_smem_per_block();
+    if bytes <= limit {
+        return Ok(());
+    }
+    Err(format!(
+        "shared memory over {} KiB ({bytes} bytes; {target} allows {limit})",
+        limit / 1024
+    ))
+}
 
 /// The `ph::gemm::Dt` enumerator of an operand type as a main loop reads it.
 pub fn dt_cpp(dtype: DType, tf32: bool) -> Option<&'static str> {
@@ -327,7 +342,8 @@ impl Sm80Cfg {
             self.vb
         )
     }
-    pub fn validate(&self) -> Result<(), String> {
+    /// The header's constraints, and shared memory within `target`'s limit per block.
+    pub fn validate(&self, target: Target) -> Result<(), String> {
         let es = self.elem_bytes;
         let ks = mma_k(es);
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
@@ -336,7 +352,7 @@ impl Sm80Cfg {
             let line = if kmajor { self.bk } else { rows } * es;
             line % 32 == 0 && line % v.max(4) == 0 && (rows * self.bk * es) % 128 == 0
         };
-        let checks: [(bool, &str); 9] = [
+        let checks: [(bool, &str); 8] = [
             (
                 es == 2 || (self.a_k && self.b_k),
                 "tf32 and 8-bit operands must both be K-major",
@@ -363,17 +379,13 @@ impl Sm80Cfg {
                 "staged lines must be whole 32-byte pairs of chunks",
             ),
             (
-                self.smem_bytes() <= SM90_SMEM_LIMIT,
-                "shared memory over 227 KiB",
-            ),
-            (
                 self.acc_regs() <= 128,
                 "more than 128 accumulators per thread",
             ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
             Some((_, why)) => Err(why.to_string()),
-            None => Ok(()),
+            None => smem_fits(self.smem_bytes(), target),
         }
     }
     /// Mirror of `AccLayout::coord`.
@@ -440,10 +452,11 @@ impl FfmaCfg {
             self.stages
         )
     }
-    pub fn validate(&self) -> Result<(), String> {
+    /// The header's constraints, and shared memory within `target`'s limit per block.
+    pub fn validate(&self, target: Target) -> Result<(), String> {
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
         let fits = |kmajor: bool, rows: u32, v: u32| (if kmajor { self.bk } else { rows }) % v == 0;
-        let checks: [(bool, &str); 8] = [
+        let checks: [(bool, &str); 7] = [
             (
                 [4, 8, 16].contains(&self.tm)
                     && [4, 8, 16].contains(&self.tn)
@@ -471,14 +484,10 @@ impl FfmaCfg {
                 !(self.a_k || self.b_k) || self.threads() % self.bk == 0,
                 "a K-major operand needs the block's threads to be a multiple of TILE_K",
             ),
-            (
-                self.smem_bytes() <= SM90_SMEM_LIMIT,
-                "shared memory over 227 KiB",
-            ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
             Some((_, why)) => Err(why.to_string()),
-            None => Ok(()),
+            None => smem_fits(self.smem_bytes(), target),
         }
     }
     /// Mirror of `AccLayout::coord`.

@@ -11,7 +11,8 @@ use phobos_ir::Point;
 /// WARP_N < TILE_N splits N across consumer warpgroups. TILE_TM/TILE_TN: the FFMA thread tile.
 /// STAGES: shared-memory pipeline depth. GROUP_M: block swizzle group (1 = none). SPLIT_K: k
 /// range split across blockIdx.z (1 = none). SPLIT_REDUCE: 2 makes the parts meet in an f32
-/// workspace even when C is f32 (1, the default: atomics into an f32 C). On sm90 the kernel's thread count picks the copy
+/// workspace even when C is f32 (1, the default: atomics into an f32 C); 3 as 2, the workspace
+/// accessed in 8-byte pairs of columns. On sm90 the kernel's thread count picks the copy
 /// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
 /// SCHEDULE: 1 (the default) runs one block per tile; 2 makes each block loop over tiles, the
 /// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
@@ -81,9 +82,14 @@ impl Knobs {
         self.split_k.unwrap_or(1)
     }
 
-    /// SPLIT_REDUCE=2: split parts meet in the f32 workspace whatever C's type.
+    /// SPLIT_REDUCE=2 or 3: split parts meet in the f32 workspace whatever C's type.
     pub fn split_workspace(&self) -> bool {
-        self.split_reduce == Some(2)
+        matches!(self.split_reduce, Some(2 | 3))
+    }
+
+    /// SPLIT_REDUCE=3: the workspace's stores and the last part's sum in 8-byte pairs.
+    pub fn split_pairs(&self) -> bool {
+        self.split_reduce == Some(3)
     }
 }
 
@@ -113,6 +119,9 @@ mod tests {
         assert_eq!(Knobs::default().cluster(), 1);
         assert!(!k.split_workspace());
         assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());
+        assert!(!Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_pairs());
+        let k3 = Knobs::from_point(&point(&[("SPLIT_REDUCE", 3)]));
+        assert!(k3.split_workspace() && k3.split_pairs());
     }
 
     #[test]

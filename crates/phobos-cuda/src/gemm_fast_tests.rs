@@ -387,11 +387,13 @@ fn harness_configurations_are_valid_and_their_layouts_cover_the_tile() {
         covers_tile(c.bm, c.bn, c.threads(), c.acc_regs(), |t, i| c.coord(t, i));
     }
     for c in &s80 {
-        c.validate().unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
+        c.validate(Target::sm90a())
+            .unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
         covers_tile(c.bm, c.bn, c.threads(), c.acc_regs(), |t, i| c.coord(t, i));
     }
     for c in &ff {
-        c.validate().unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
+        c.validate(Target::sm90a())
+            .unwrap_or_else(|e| panic!("{}: {e}", c.cpp()));
         covers_tile(c.bm, c.bn, c.threads(), c.tm * c.tn, |t, i| c.coord(t, i));
     }
 }
@@ -407,7 +409,7 @@ fn invalid_configurations_say_why() {
     assert!(c.validate().unwrap_err().contains("producer warp"));
     let mut c = s80[6].clone();
     c.b_k = false;
-    assert!(c.validate().unwrap_err().contains("K-major"));
+    assert!(c.validate(Target::sm90a()).unwrap_err().contains("K-major"));
 }
 
 #[test]

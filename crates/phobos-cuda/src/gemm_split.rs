@@ -7,7 +7,7 @@
 //!
 //! - an f32 C: each part adds its partial tile into C with atomics; the host zeroes C right
 //!   before the launch ([`SplitReduce::AtomicAdd`]);
-//! - any other floating-point C (f16, bf16, ...), or any with SPLIT_REDUCE=2: each part stores its partial tile into its own f32 slice of
+//! - any other floating-point C (f16, bf16, ...), or any with SPLIT_REDUCE=2 or 3: each part stores its partial tile into its own f32 slice of
 //!   a workspace the host allocates with the launch, then takes a ticket on its tile's
 //!   counter; the part that arrives last sums the S slices in slice order, resets the counter,
 //!   and runs the epilogue store (its cast included) once ([`SplitReduce::Workspace`]).
@@ -62,6 +62,9 @@ pub struct SplitK {
     pub store: usize,
     /// The output C.
     pub c: ParamId,
+    /// SPLIT_REDUCE=3 (workspace only): partial tiles and the last part's sum move in 8-byte
+    /// pairs of columns where C's rows allow, the last part's own slice from its registers.
+    pub pairs: bool,
 }
 
 impl SplitK {
@@ -86,19 +89,26 @@ impl SplitK {
             SplitReduce::Workspace => format!(
                 "SPLIT_K={parts}: grid z = {parts} parts of the k range, partial tiles stored into \
                  {parts} f32 workspace slices; the last part of each tile sums them in order and \
-                 stores `{c}` (serial split-K; the host allocates the workspace with the launch)"
+                 stores `{c}` (serial split-K; the host allocates the workspace with the launch){}",
+                if self.pairs {
+                    "; in 8-byte pairs of columns, the last part's own slice from its registers"
+                } else {
+                    ""
+                }
             ),
         }
     }
 }
 
 /// The split of `gemms[0]` into `parts`, or why the loop must stay whole. `workspace`
-/// (SPLIT_REDUCE=2): through the f32 workspace even when C is f32.
+/// (SPLIT_REDUCE=2 or 3): through the f32 workspace even when C is f32; `pairs`
+/// (SPLIT_REDUCE=3): the workspace's accesses in pairs ([`SplitK::pairs`]).
 pub fn plan_split(
     k: &Kernel,
     gemms: &[&GemmMatch],
     parts: u32,
     workspace: bool,
+    pairs: bool,
 ) -> Result<SplitK, String> {
     let [m] = gemms else {
         return Err(format!(
@@ -180,6 +190,7 @@ pub fn plan_split(
         reduce,
         store: *store,
         c: *tensor,
+        pairs: pairs && reduce == SplitReduce::Workspace,
     })
 }
 

@@ -219,6 +219,22 @@ fn arch_below_90_never_takes_wgmma() {
     );
     let e = emit_for_target(&k, &EmitOptions { source: Some(src) }, &Target::sm80()).unwrap();
     assert!(e.tma.is_empty());
+    // 4 stages of 128x256x64 are 192 KiB, over sm_80's 163 KiB: not mma.sync either.
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("no Sm80 main loop: shared memory over 163 KiB")),
+        "{}",
+        e.notes.join("\n")
+    );
+    // 3 stages (144 KiB) fit: the mma.sync loop.
+    let (k, src) = kernel_of(
+        &gemm_text(&WGMMA_POINT.replace("[4]", "[3]"), "@launch(256)"),
+        "TA=f16,TB=f16,TC=f32",
+        &aligned_dims(),
+    );
+    let e = emit_for_target(&k, &EmitOptions { source: Some(src) }, &Target::sm80()).unwrap();
+    assert!(e.tma.is_empty());
     assert!(
         e.source.contains("ph::gemm::sm80::MainLoop<"),
         "{}",

@@ -80,7 +80,9 @@ impl Knob {
             Knob::Stages => "shared-memory pipeline depth",
             Knob::GroupM => "the block swizzle group, for L2 reuse",
             Knob::SplitK => "the k range split over SPLIT_K blocks along z",
-            Knob::SplitReduce => "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace",
+            Knob::SplitReduce => {
+                "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace; 3: in pairs"
+            }
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
             Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",

@@ -590,12 +590,19 @@ impl<'k> Emitter<'k> {
             .collect::<Vec<_>>()
             .join(" * ");
         let ws = super::SPLIT_WS;
+        // SPLIT_REDUCE=3: the paired forms; the last part passes its own slice's index.
+        let paired = self.plan.split.as_ref().is_some_and(|s| s.pairs);
+        let (pairs, own) = if paired {
+            ("_pairs", "(int)blockIdx.z, ")
+        } else {
+            ("", "")
+        };
         self.line("{  // SPLIT_K: partial tiles through the f32 workspace");
         self.indent += 1;
         self.line(format!("const auto ph_split_c = {region};"));
         self.line(format!("const long long ph_split_n = {n};"));
         self.line(format!(
-            "ph::split_store_partial(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, (int)blockIdx.z), {acc});"
+            "ph::split_store_partial{pairs}(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, (int)blockIdx.z), {acc});"
         ));
         self.line(format!(
             "unsigned* ph_split_count = reinterpret_cast<unsigned*>({ws} + {parts} * ph_split_n) + (blockIdx.y * gridDim.x + blockIdx.x);"
@@ -603,7 +610,7 @@ impl<'k> Emitter<'k> {
         self.line(format!("if (ph::split_arrive(ph_split_count, {parts})) {{"));
         self.indent += 1;
         self.line(format!(
-            "ph::split_sum(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {acc});"
+            "ph::split_sum{pairs}(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {own}{acc});"
         ));
         self.store_tile(tensor, index, value, Eviction::Normal)?;
         self.indent -= 1;

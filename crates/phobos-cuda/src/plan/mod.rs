@@ -105,7 +105,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let split = match knobs.split_k() {
         parts if parts > 1 && !gemms.is_empty() => {
             let ms: Vec<&GemmMatch> = gemms.iter().map(|(m, _)| m).collect();
-            match plan_split(k, &ms, parts, knobs.split_workspace()) {
+            match plan_split(k, &ms, parts, knobs.split_workspace(), knobs.split_pairs()) {
                 Ok(s) => {
                     notes.push(s.note(&k.params[s.c].name));
                     Some(s)

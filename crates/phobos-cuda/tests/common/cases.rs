@@ -240,11 +240,12 @@ fn example_dims(path: &str, k: &Kernel) -> Vec<(String, i64)> {
         // or aligned depending on TILE_N.
         let p = |n: &str| k.point.get(n).unwrap_or(1);
         let m = (p("GROUP_M") * p("TILE_M")).max(77) + 5;
-        let (n, kk) = if p("THREADS") == 288 {
+        let (n, kk) = if p("THREADS") == 288 && p("SPLIT_K") == 1 {
             (p("TILE_N") / 2 + 8, 72)
-        } else if p("THREADS") == 160 {
-            // The producer warp's deep ring at 64-row tiles: 8-aligned, ragged K past four k
-            // steps a part (the last tile of each part's range half zero-filled by TMA).
+        } else if p("THREADS") == 160 || p("THREADS") == 288 {
+            // The producer warp's deep ring at 64-row tiles, or split 128-row tiles: 8-aligned,
+            // ragged K past four k steps a part (the last tile of each part's range half
+            // zero-filled by TMA).
             (p("TILE_N") / 2 + 8, 4 * p("SPLIT_K") * p("TILE_K") + 8)
         } else {
             (

@@ -115,6 +115,13 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm90 f16 64x64x64 s12 CLUSTER=2 SPLIT_K=4 -> f16: workspace", text: gemm_text(&at(64, 64, 64, 12, ", SPLIT_K in [4], CLUSTER in [2]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: ", 1, 1, 12, true, false, true, 2>::run(", interp: false },
         Spec { label: "sm90 bf16 64x128x64 s8 CLUSTER=2 SPLIT_K=2 -> f32: atomics", text: gemm_text(&at(64, 128, 64, 8, ", SPLIT_K in [2], CLUSTER in [2]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [200, 392, 1000], expect: ", 1, 1, 8, true, false, true, 2>::run(", interp: false },
         Spec { label: "sm90 f16 64x64x64 s8 CLUSTER=2 SPLIT_K=2 -> f16 (interpreter)", text: gemm_text(&at(64, 64, 64, 8, ", SPLIT_K in [2], CLUSTER in [2]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [136, 136, 328], expect: ", 1, 1, 8, true, false, true, 2>::run(", interp: true },
+        // Two consumer warpgroups and a producer warp (@launch(288)) split through the
+        // workspace: 128-row tiles at 512x512x4096's shape (8 parts), the partial tiles and
+        // the last part's sum in 8-byte pairs of columns (SPLIT_REDUCE=3); a 128x192 tile
+        // overhanging N; clusters of two with the default element-wise workspace.
+        Spec { label: "sm90 f16 128x128x64 s4 producer warp SPLIT_K=8 -> f16: workspace", text: gemm_text(&at(128, 128, 64, 4, ", SPLIT_K in [8], SPLIT_REDUCE in [3]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: "ph::split_arrive(", interp: false },
+        Spec { label: "sm90 bf16 128x192x64 s3 producer warp SPLIT_K=3 -> bf16: workspace (interpreter)", text: gemm_text(&at(128, 192, 64, 3, ", SPLIT_K in [3], SPLIT_REDUCE in [3]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=bf16", dims: [136, 200, 456], expect: "ph::split_arrive(", interp: true },
+        Spec { label: "sm90 f16 128x128x64 s4 producer warp CLUSTER=2 SPLIT_K=4 -> f16: workspace", text: gemm_text(&at(128, 128, 64, 4, ", SPLIT_K in [4], CLUSTER in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: ", 2, 1, 4, true, false, true, 2>::run(", interp: false },
         Spec { label: "sm80 e4m3 128x128x64 s3 dot_t odd K: 1-byte loads", text: gemm_t_text(&at(128, 128, 64, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: [520, 392, 333], expect: "sm80::MainLoop<ph::gemm::F8E4M3, 128, 128, 64, 2, 4, 3, true, true, 1, 1>", interp: false },
     ]
 }
