@@ -3,9 +3,10 @@
 // computes BR rows of one batch-head, streaming K and V in BC-row tiles with the online softmax
 // (running row max m and row sum l). Pin CAUSAL=1 for causal masking (a key column attends only
 // to rows at or after it); the key loop then stops at the block's last row.
-// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax.
+// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax; OVERLAP=2
+// overlaps with the wait for P·V fenced, so that the exponentials run beside it.
 @autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256},
-          OVERLAP in {1, 0})
+          OVERLAP in {1, 0, 2})
 @launch(THREADS)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)

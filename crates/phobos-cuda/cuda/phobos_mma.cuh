@@ -467,6 +467,15 @@ template <int N, class L> __device__ __forceinline__ void wg_wait(Tile<float, L>
   wg_fence_tile(acc);
 #endif
 }
+// A CTA memory fence (MEMBAR.ALL.CTA) that ptxas does not move a wgmma.wait_group above: put
+// before an overlapped loop's wait for its deferred product (OVERLAP=2), it keeps the work in
+// between (the softmax) overlapped with that product, where ptxas would otherwise hoist the
+// wait to the first instruction it can. Orders this thread's memory accesses, nothing else.
+__device__ __forceinline__ void wg_wait_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.acq_rel.cta;" ::: "memory");
+#endif
+}
 // Commits the wgmma issued since the last commit as one group (an empty group when none).
 __device__ __forceinline__ void wg_commit() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -1,6 +1,7 @@
 //! Attention's loop forms at the points the tuner picks: the P·V dot reads the f32 `p` of
 //! `T(p)` straight from its registers in both the overlapped (OVERLAP=1) and the serial
-//! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), the wgmma
+//! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), OVERLAP=2 puts
+//! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
 //! form against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and
 //! 128.
@@ -77,6 +78,54 @@ fn the_overlapped_loop_keeps_p_itself() {
 }
 
 #[test]
+fn overlap_2_fences_the_wait_for_the_deferred_product() {
+    for (path, pins, types) in [
+        (FA, "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1", "T=f16"),
+        (D128, "BR=128 BC=64 THREADS=256 CAUSAL=1", "T=bf16"),
+    ] {
+        let fenced = emitted(path, &format!("{pins} OVERLAP=2"), types);
+        let plain = emitted(path, &format!("{pins} OVERLAP=1"), types);
+        let record = |e: &Emitted| {
+            assert_eq!(e.loops.len(), 1, "{pins}");
+            assert!(e.notes.contains(&e.loops[0].to_string()), "{:?}", e.notes);
+            e.loops[0]
+                .overlap
+                .clone()
+                .unwrap_or_else(|w| panic!("{pins}: {w}"))
+        };
+        let (o2, o1) = (record(&fenced), record(&plain));
+        assert!(o2.fenced && !o1.fenced, "{pins}");
+        assert_eq!(
+            (o2.ahead, o2.behind, o2.buffers),
+            (o1.ahead, o1.behind, o1.buffers)
+        );
+        assert!(fenced.loops[0]
+            .to_string()
+            .ends_with("behind a fence: OVERLAP=2)"));
+        // One fence, in the loop, right before the wait for acc there (not the one after it).
+        let src = &fenced.source;
+        assert_eq!(src.matches("ph::wg_wait_fence();").count(), 1, "{src}");
+        let fence = src.find("ph::wg_wait_fence();").unwrap();
+        let wait0 = src.find("ph::wg_wait<0>(acc);").unwrap();
+        assert!(fence < wait0, "{src}");
+        assert!(src[fence..wait0]
+            .trim_start_matches("ph::wg_wait_fence();")
+            .trim()
+            .is_empty());
+        assert!(src.find("ph::wg_wait<1>(s)").unwrap() < fence, "{src}");
+        assert!(!plain.source.contains("wg_wait_fence"), "{pins}");
+        // Otherwise the same code (the notes' loop record aside).
+        let code = |src: &str| -> Vec<String> {
+            src.lines()
+                .filter(|l| !l.contains("wg_wait_fence") && !l.starts_with("// "))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(code(src), code(&plain.source), "{pins}");
+    }
+}
+
+#[test]
 fn wgmma_descriptors_take_no_thread_index() {
     // The header's descriptor builders: a compile-time offset added to one start field a dot,
     // the warpgroup's first row a constant (one warpgroup) or lane 0's (__shfl_sync).
@@ -117,6 +166,10 @@ fn form_cases() -> Vec<common::cases::Case> {
                     "BR=128 BC=128 THREADS=256 OVERLAP=0 CAUSAL=1",
                     &[("BH", 1), ("N", 257)],
                 ),
+                (
+                    "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=2",
+                    &[("BH", 2), ("N", 300)],
+                ),
             ],
             seed,
         ));
@@ -136,6 +189,10 @@ fn form_cases() -> Vec<common::cases::Case> {
                     "BR=128 BC=64 THREADS=256 OVERLAP=1 CAUSAL=1",
                     &[("BH", 1), ("N", 193)],
                 ),
+                (
+                    "BR=64 BC=64 THREADS=128 OVERLAP=2 CAUSAL=1",
+                    &[("BH", 2), ("N", 200)],
+                ),
             ],
             seed + 10,
         ));
@@ -148,7 +205,7 @@ fn form_cases() -> Vec<common::cases::Case> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 12);
+    assert_eq!(cases.len(), 16);
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),

@@ -77,7 +77,9 @@ impl Knob {
             Knob::SplitReduce => "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace",
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
-            Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
+            Knob::Overlap => {
+                "0: a loop's wgmma dots wait at once; 1: overlapped; 2: overlapped, the wait fenced"
+            }
         }
     }
 

@@ -32,6 +32,8 @@ pub(crate) struct Ahead<'k> {
     pub prev_ops: Vec<(usize, String)>,
     /// This iteration's buffer index.
     pub buf: String,
+    /// The deferred dot's wait goes behind a fence (`Overlap::fenced`).
+    pub fenced: bool,
 }
 
 /// The first dot of the statement's own expressions.
@@ -112,6 +114,7 @@ impl<'k> Emitter<'k> {
             prev,
             prev_ops,
             buf: String::new(),
+            fenced: o.fenced,
         });
         Ok(())
     }
@@ -182,9 +185,13 @@ impl<'k> Emitter<'k> {
         let (acc, acc_lay) = (a.acc.clone(), a.acc_lay.clone());
         let (kept, kept_lay) = (a.a.clone(), a.a_lay.clone());
         let (prev, buf) = (a.prev.clone(), a.buf.clone());
+        let fenced = a.fenced;
         let ExprKind::Dot { a: op_a, .. } = &dot.kind else {
             return Ok(false);
         };
+        if fenced {
+            self.line("ph::wg_wait_fence();");
+        }
         self.line(format!("ph::wg_wait<0>({acc});"));
         if let Some(rest) = rest {
             self.tile_into(&acc, &acc_lay, rest)?;
