@@ -288,6 +288,7 @@ impl<'k> Emitter<'k> {
             return Ok(());
         }
         if let Layout::Mma(acc) = lay {
+            let a = self.packed_register_operand(a, acc);
             let (an, a_lay) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;
             let dt = match a.ty.dtype() {
@@ -340,6 +341,28 @@ impl<'k> Emitter<'k> {
         self.headers.insert(crate::DOT_HEADER);
         self.line(format!("ph::dot_acc<{trans_b}>({dst}, {an}, {bn}, {s});"));
         Ok(())
+    }
+
+    /// The A operand a dot with accumulator `acc` reads: `x` for `T(x)` (f16 / bf16 of an f32
+    /// local laid out as an accumulator whose registers are the A fragments), since the
+    /// fragments' pack (`ph::mma_pack`, round to nearest) rounds `x` to `T` exactly as the cast
+    /// would: no cast's round trip (a conversion to `T` and back to f32 an element). Any other
+    /// operand (one an overlapped loop keeps, or streams) is read as it is.
+    fn packed_register_operand<'e>(&self, a: &'e Expr, acc: &crate::layout::MmaAcc) -> &'e Expr {
+        let key = a as *const Expr as usize;
+        if self.streamed.contains_key(&key)
+            || matches!(&self.operand_override, Some((p, _, _)) if *p == key)
+        {
+            return a;
+        }
+        let x = super::ahead::packed_operand(a);
+        match &x.kind {
+            ExprKind::Local(l) if !std::ptr::eq(x, a) => match self.plan.layouts.get(l) {
+                Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc) => x,
+                _ => a,
+            },
+            _ => a,
+        }
     }
 
     /// The scratch argument of a tensor-core dot staging `bytes` (none when every operand was
