@@ -53,12 +53,14 @@ template <int DT, int K16, class T, int BM, int BN, int WARPS_M>
 __device__ __forceinline__ void wg_smem_k(Tile<T, gemm::sm80::AccLayout<BM, BN, WARPS_M, 1>>& acc, unsigned sa, unsigned sb) {
   static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
   static_assert(K16 % 64 == 0, "wgmma reads whole 128-byte lines");
-  const int row0 = (threadIdx.x / 128) * 64;
+  // Descriptors from the start fields of the two bases (phobos_mma.cuh: wg_lo, wg_row0).
+  const int row0 = wg_row0<BM>();
+  const unsigned la = wg_lo(sa), lb = wg_lo(sb);
   wg_fence_k(acc);
   gemm::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K16 / 16; ++kk) {
-    WgOpK<DT, BN>::run(acc.v, wg_desc_kmajor<BM, K16>(sa, row0, kk), wg_desc_kmajor<BN, K16>(sb, 0, kk));
+    WgOpK<DT, BN>::run(acc.v, wg_desc_kmajor<BM, K16>(la, row0, kk), wg_desc_kmajor<BN, K16>(lb, 0, kk));
   }
   gemm::wgmma_commit();
   gemm::wgmma_wait<0>();
