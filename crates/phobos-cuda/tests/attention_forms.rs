@@ -251,3 +251,26 @@ fn gpu_attention_forms_match_interpreter() {
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
+
+#[test]
+fn causal_row_blocks_run_longest_first() {
+    for (path, pins) in [
+        (FA, "BR=64 BC=128 THREADS=128 MIN_BLOCKS=3"),
+        (D128, "BR=64 BC=64 THREADS=128"),
+    ] {
+        let causal = emitted(path, &format!("{pins} CAUSAL=1"), "T=f16");
+        let plain = emitted(path, &format!("{pins} CAUSAL=0"), "T=f16");
+        let reversed = "rb = ph::sub(ph::sub((int)gridDim.x, 1), (int)blockIdx.x);";
+        // Both forms carry the reversal; only the causal one takes it.
+        for e in [&causal, &plain] {
+            let at = e.source.find(reversed).expect("the reversed row block");
+            let before = &e.source[..at];
+            let test = &before[before.rfind("if (").unwrap()..];
+            let taken = test.starts_with("if (true)");
+            assert_eq!(taken, std::ptr::eq(e, &causal), "{pins}: {test}");
+        }
+        // The mask tests still see the row block's first row.
+        assert!(causal.source.contains("<= (long long)(r)"), "{pins}");
+        assert_eq!(causal.masks.len(), 2, "{pins}");
+    }
+}
