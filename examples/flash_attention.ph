@@ -5,11 +5,13 @@
 // T is the element type of Q, K, V and O: f16 by default, `--types T=bf16` for bf16.
 // MIN_BLOCKS asks ptxas for that many resident blocks a multiprocessor (a register cap): three
 // 128-thread blocks need at most 168 registers a thread. OVERLAP=0 makes each wgmma dot wait at
-// once instead of overlapping the softmax (docs/language.md), for the tuner to compare.
+// once instead of overlapping the softmax (docs/language.md), for the tuner to compare; OVERLAP=2
+// overlaps with the wait for P·V fenced, so that the exponentials run beside it.
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2})
 @where(THREADS * MIN_BLOCKS <= 384)
 @launch(THREADS, MIN_BLOCKS)
+@grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)
 kernel flash_attention<T = f16>(
@@ -17,7 +19,13 @@ kernel flash_attention<T = f16>(
   O: tensor<T>[BH, N, D], scale: f32
 ) {
   let bh = ctx.block.y
-  let r = ctx.block.x * BR
+  // Causal: the row blocks with the most key tiles (the last rows) start first, so that the
+  // short ones fill the multiprocessors at the end instead of the long ones running alone.
+  var rb = ctx.block.x
+  if CAUSAL == 1 {
+    rb = ctx.grid.x - 1 - ctx.block.x
+  }
+  let r = rb * BR
   let q = Q[bh, r :+ BR, :]
   let rows = r + arange(BR)[:, None]
   // The softmax in base 2, as FlashAttention's: the row max m is kept in units of

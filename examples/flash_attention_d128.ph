@@ -3,10 +3,12 @@
 // computes BR rows of one batch-head, streaming K and V in BC-row tiles with the online softmax
 // (running row max m and row sum l). Pin CAUSAL=1 for causal masking (a key column attends only
 // to rows at or after it); the key loop then stops at the block's last row.
-// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax.
+// OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax; OVERLAP=2
+// overlaps with the wait for P·V fenced, so that the exponentials run beside it.
 @autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256},
-          OVERLAP in {1, 0})
+          OVERLAP in {1, 0, 2})
 @launch(THREADS)
+@grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
 @bytes(8 * BH * N * D)
 kernel flash_attention_d128<T = f16>(
@@ -14,7 +16,13 @@ kernel flash_attention_d128<T = f16>(
   O: tensor<T>[BH, N, D], scale: f32
 ) {
   let bh = ctx.block.y
-  let r = ctx.block.x * BR
+  // Causal: the row blocks with the most key tiles (the last rows) start first, so that the
+  // short ones fill the multiprocessors at the end instead of the long ones running alone.
+  var rb = ctx.block.x
+  if CAUSAL == 1 {
+    rb = ctx.grid.x - 1 - ctx.block.x
+  }
+  let r = rb * BR
   let q = Q[bh, r :+ BR, :]
   let rows = r + arange(BR)[:, None]
   // The softmax in base 2, as FlashAttention's: the row max m is kept in units of

@@ -10,98 +10,12 @@
 
 mod common;
 
-use common::cases::{build, Case, Value};
-use phobos::backend::cuda::launch_facts;
-use phobos_cuda::{EmitOptions, MmaInstr, MmaType, NoMma, NoWgmma};
-use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu};
-use phobos_ir::{relative_error, Kernel, ParamKind};
+use common::cases::{build, Case};
+use common::dot_kernels::{kernel, typed, FLOAT_DOTS};
+use common::gpu_run::run_within;
+use phobos_cuda::{EmitOptions, MmaInstr, NoMma, NoWgmma};
+use phobos_gpu::Gpu;
 use phobos_syntax::SourceFile;
-
-/// A dot of global tiles after an elementwise statement (B read as [K, N], staged transposed),
-/// then a `dot_t` of a register tile: float operand types, f32 results.
-const FLOAT_DOTS: &str = "\
-@autotune(R in {32, 64}, KD in {44, 64}, THREADS in {128, 256})
-@launch(THREADS)
-kernel dot_after<T = f16>(
-  A: tensor<T>[M, KD], B: tensor<T>[KD, 64], W: tensor<T>[32, KD], X: tensor<f32>[M, 64],
-  C: tensor<f32>[M, 64], D: tensor<f32>[M, 32]
-) {
-  let r = ctx.block.x * R
-  let x = X[r :+ R, :] * 0.5
-  C[r :+ R, :] = x + dot(A[r :+ R, :], B[0 :+ KD, :])
-  let a = A[r :+ R, :]
-  D[r :+ R, :] = dot_t(a, W[0 :+ 32, :]) - 1.0
-}
-";
-
-/// The same for 8-bit integers: i32 results.
-const INT_DOTS: &str = "\
-@autotune(R in {32, 64}, KD in {44, 64}, THREADS in {128, 256})
-@launch(THREADS)
-kernel idot_after<T = i8>(
-  A: tensor<T>[M, KD], B: tensor<T>[KD, 64], W: tensor<T>[32, KD], X: tensor<i32>[M, 64],
-  C: tensor<i32>[M, 64], D: tensor<i32>[M, 32]
-) {
-  let r = ctx.block.x * R
-  let x = X[r :+ R, :] * 2
-  C[r :+ R, :] = x + dot(A[r :+ R, :], B[0 :+ KD, :])
-  let a = A[r :+ R, :]
-  D[r :+ R, :] = dot_t(a, W[0 :+ 32, :]) - 1
-}
-";
-
-/// A dot inside a loop (not a GEMM loop: the accumulator is scaled each iteration) over a tile
-/// loaded once before it, B's rows past L read as zeros.
-const LOOP_DOTS: &str = "\
-@autotune(R in {32, 64}, KD in {44, 64}, THREADS in {128, 256})
-@launch(THREADS)
-kernel loop_dots<T = f8e4m3>(A: tensor<T>[M, KD], B: tensor<T>[L, KD], C: tensor<f32>[M, 32]) {
-  let r = ctx.block.x * R
-  let a = A[r :+ R, :]
-  var acc: tile<f32>[R, 32] = 0.0
-  for c in range(0, L, 32) {
-    acc = acc * 0.5 + dot_t(a, B[c :+ 32, :])
-  }
-  C[r :+ R, :] = acc
-}
-";
-
-/// `@allow_tf32` over f32 operands.
-fn allow_tf32_text() -> String {
-    FLOAT_DOTS
-        .replace(
-            "kernel dot_after<T = f16>",
-            "@allow_tf32\nkernel dot_after<T = f32>",
-        )
-        .replace("dot_after", "dot_after_allow_tf32")
-}
-
-fn kernel(text: &str, types: &str, pins: &str) -> Kernel {
-    let module =
-        phobos_check::load(SourceFile::new("dots.ph", text)).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info
-        .variant(Some(pins), Some(types), None)
-        .unwrap_or_else(|e| panic!("{types} {pins}: {e:?}"));
-    phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"))
-}
-
-/// (text, types, the operand type) of every case.
-fn typed() -> Vec<(String, &'static str, MmaType)> {
-    vec![
-        (FLOAT_DOTS.to_string(), "T=f16", MmaType::F16),
-        (FLOAT_DOTS.to_string(), "T=bf16", MmaType::BF16),
-        (FLOAT_DOTS.to_string(), "T=tf32", MmaType::Tf32),
-        (allow_tf32_text(), "T=f32", MmaType::Tf32),
-        (FLOAT_DOTS.to_string(), "T=f8e4m3", MmaType::F8E4M3),
-        (FLOAT_DOTS.to_string(), "T=f8e5m2", MmaType::F8E5M2),
-        (INT_DOTS.to_string(), "T=i8", MmaType::S8),
-        (INT_DOTS.to_string(), "T=u8", MmaType::U8),
-        (LOOP_DOTS.to_string(), "T=f8e4m3", MmaType::F8E4M3),
-        (LOOP_DOTS.to_string(), "T=tf32", MmaType::Tf32),
-        (LOOP_DOTS.to_string(), "T=bf16", MmaType::BF16),
-    ]
-}
 
 /// Every operand type runs on mma.sync with its own instruction on sm_80+ (fp8 on sm_89+), a K
 /// of no whole k steps padded; the records say why not wgmma, and why FFMA where it is.
@@ -138,13 +52,18 @@ fn records_name_the_instruction_of_each_type() {
                         Some(MmaInstr::MmaSync(why)) => why,
                         other => panic!("{types} KD={kd} sm_{arch}: {other:?}"),
                     };
+                    // 32 rows over 4 warps: 2 x 2 warps, no whole warpgroup of 16-row warps
+                    // (tests/dot_wgmma_k.rs has the shapes that take wgmma).
                     if arch != 90 {
                         assert_eq!(why, NoWgmma::Arch(arch));
-                    } else if !matches!(ty, MmaType::F16 | MmaType::BF16) {
-                        assert_eq!(why, NoWgmma::Operands(ty));
-                    } else if padded {
-                        assert_eq!(why, NoWgmma::InnerExtent(kd));
+                    } else {
+                        let rows = NoWgmma::WarpRows {
+                            rows: 16,
+                            warps_n: 2,
+                        };
+                        assert_eq!(why, rows, "{types} KD={kd}");
                     }
+                    assert_eq!(d.wgmma, None);
                 }
                 let staged = e.source.contains("ph::mma_dot_k<");
                 assert_eq!(
@@ -284,75 +203,14 @@ fn cases_build_offline() {
     }
 }
 
-/// Runs one case and compares every output with the interpreter's at the kernel's tolerance
-/// (TF32's for TF32 and fp8 dots, exact for the integer ones).
-fn run_on_gpu(gpu: &Gpu, c: &Case) -> Result<(), String> {
-    let e = &c.emitted;
-    let compiled = phobos_gpu::compile(&e.source, &common::compile_options(e))
-        .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
-    let module = gpu
-        .load_compiled(&compiled)
-        .map_err(|err| format!("load: {err}"))?;
-    let func = module
-        .function(&e.entry)
-        .map_err(|err| format!("function: {err}"))?;
-    let mut tensors: Vec<Option<DeviceTensor>> = Vec::new();
-    for (p, v) in c.kernel.params.iter().zip(&c.args) {
-        tensors.push(match (&p.kind, v) {
-            (ParamKind::Tensor { order, .. }, Value::Tensor(t)) => {
-                Some(DeviceTensor::upload(gpu, t, *order).map_err(|err| format!("upload: {err}"))?)
-            }
-            _ => None,
-        });
-    }
-    let args: Vec<Arg<'_>> = tensors
-        .iter()
-        .zip(&c.args)
-        .map(|(t, v)| match (t, v) {
-            (Some(t), _) => t.arg(),
-            (None, Value::Scalar(x)) => Arg::Scalar(*x),
-            (None, Value::Tensor(_)) => Arg::Scalar(0.0),
-        })
-        .collect();
-    let bound = bind_args(&c.kernel, &args).map_err(|err| format!("bind: {err}"))?;
-    let prepared = gpu
-        .prepare_launch(&c.kernel, bound, &args, &launch_facts(e))
-        .map_err(|err| format!("prepare: {err}"))?;
-    gpu.launch_prepared(&func, &prepared, e.dynamic_smem_bytes)
-        .map_err(|err| format!("launch: {err}"))?;
-    gpu.synchronize().map_err(|err| format!("run: {err}"))?;
-    for (id, want) in &c.expected {
-        let t = tensors[*id]
-            .as_ref()
-            .ok_or("an output that is not a tensor")?;
-        let got = t.download().map_err(|err| format!("download: {err}"))?;
-        let err = relative_error(&got.data, &want.data);
-        let tol = phobos_ir::walk::output_tolerance(&c.kernel, t.dtype);
-        if err > tol {
-            let first = got
-                .data
-                .iter()
-                .zip(&want.data)
-                .position(|(g, w)| {
-                    (g - w).abs() > tol * w.abs().max(1.0) || g.is_nan() != w.is_nan()
-                })
-                .unwrap_or(0);
-            return Err(format!(
-                "{}: relative error {err:.3e} > {tol:.1e}; first difference at flat index {first}: gpu {} vs reference {}",
-                c.kernel.params[*id].name, got.data[first], want.data[first]
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_dot_types_match_interpreter() {
     let gpu = Gpu::new(0).expect("a CUDA device");
     let mut errors = Vec::new();
     for c in &cases() {
-        match run_on_gpu(&gpu, c) {
+        // The kernel's tolerance: TF32's for TF32 and fp8 dots, exact for the integer ones.
+        match run_within(&gpu, c, &phobos_ir::walk::output_tolerance) {
             Ok(()) => eprintln!("ok   {}", c.label),
             Err(e) => {
                 eprintln!("FAIL {}: {e}", c.label);

@@ -85,7 +85,9 @@ impl Knob {
             }
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
-            Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
+            Knob::Overlap => {
+                "0: a loop's wgmma dots wait at once; 1: overlapped; 2: overlapped, the wait fenced"
+            }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
         }

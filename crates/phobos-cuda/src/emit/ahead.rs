@@ -32,6 +32,8 @@ pub(crate) struct Ahead<'k> {
     pub prev_ops: Vec<(usize, String)>,
     /// This iteration's buffer index.
     pub buf: String,
+    /// The deferred dot's wait goes behind a fence (`Overlap::fenced`).
+    pub fenced: bool,
 }
 
 /// The first dot of the statement's own expressions.
@@ -49,7 +51,7 @@ fn first_dot(s: &Stmt) -> Option<&Expr> {
 /// A fragments the dot packs with a round-to-nearest conversion (`mma_pack`) that rounds `x` to
 /// `T` itself, exactly as the cast would; keeping `x` saves the cast's round trip (a conversion
 /// to `T` and one back to f32 an element). Any other operand is kept as it is.
-fn packed_operand(a: &Expr) -> &Expr {
+pub(super) fn packed_operand(a: &Expr) -> &Expr {
     match &a.kind {
         ExprKind::Cast(x)
             if matches!(a.ty.dtype(), DType::F16 | DType::BF16) && x.ty.dtype() == DType::F32 =>
@@ -112,6 +114,7 @@ impl<'k> Emitter<'k> {
             prev,
             prev_ops,
             buf: String::new(),
+            fenced: o.fenced,
         });
         Ok(())
     }
@@ -182,9 +185,13 @@ impl<'k> Emitter<'k> {
         let (acc, acc_lay) = (a.acc.clone(), a.acc_lay.clone());
         let (kept, kept_lay) = (a.a.clone(), a.a_lay.clone());
         let (prev, buf) = (a.prev.clone(), a.buf.clone());
+        let fenced = a.fenced;
         let ExprKind::Dot { a: op_a, .. } = &dot.kind else {
             return Ok(false);
         };
+        if fenced {
+            self.line("ph::wg_wait_fence();");
+        }
         self.line(format!("ph::wg_wait<0>({acc});"));
         if let Some(rest) = rest {
             self.tile_into(&acc, &acc_lay, rest)?;

@@ -290,20 +290,36 @@ impl<'k> Emitter<'k> {
             // tf32, fp8, i8/u8, or a K of no whole k steps: both operands staged K-major, the
             // last k step padded with zeros (`ph::mma_dot_k`). Never a streamed or resident
             // operand: those feed direct dots only.
+            // On wgmma (sm_90a) K is padded to whole 128-byte lines (`ph::wg_dot_k`).
             let (an, _) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;
-            let k16 = ty.padded_k(k) * ty.bytes() / 2;
+            let t = crate::plan::dot_tensor(self.k, &self.plan.target, dot);
+            let wg = t.is_ok_and(|t| {
+                crate::plan::staged_instr(&self.plan.target, &t) == crate::plan::MmaInstr::Wgmma
+            });
+            let kp = match wg {
+                true => ty.wgmma_padded_k(k),
+                false => ty.padded_k(k),
+            };
+            let k16 = kp * ty.bytes() / 2;
             let bytes = crate::layout::staged_bytes(m, k16) + crate::layout::staged_bytes(n, k16);
             self.headers.insert(crate::MMA_HEADER);
             self.headers.insert(crate::MMA_K_HEADER);
+            let f = match wg {
+                true => {
+                    self.headers.insert(crate::WGMMA_K_HEADER);
+                    self.headers.insert(crate::WGMMA_INT_HEADER);
+                    "wg_dot_k"
+                }
+                false => "mma_dot_k",
+            };
             let s = self.scratch(bytes);
             let dt = ty.cuda();
-            self.line(format!(
-                "ph::mma_dot_k<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"
-            ));
+            self.line(format!("ph::{f}<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"));
             return Ok(());
         }
         if let Layout::Mma(acc) = lay {
+            let a = self.packed_register_operand(a, acc);
             let (an, a_lay) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;
             let dt = match a.ty.dtype() {
@@ -356,6 +372,28 @@ impl<'k> Emitter<'k> {
         self.headers.insert(crate::DOT_HEADER);
         self.line(format!("ph::dot_acc<{trans_b}>({dst}, {an}, {bn}, {s});"));
         Ok(())
+    }
+
+    /// The A operand a dot with accumulator `acc` reads: `x` for `T(x)` (f16 / bf16 of an f32
+    /// local laid out as an accumulator whose registers are the A fragments), since the
+    /// fragments' pack (`ph::mma_pack`, round to nearest) rounds `x` to `T` exactly as the cast
+    /// would: no cast's round trip (a conversion to `T` and back to f32 an element). Any other
+    /// operand (one an overlapped loop keeps, or streams) is read as it is.
+    fn packed_register_operand<'e>(&self, a: &'e Expr, acc: &crate::layout::MmaAcc) -> &'e Expr {
+        let key = a as *const Expr as usize;
+        if self.streamed.contains_key(&key)
+            || matches!(&self.operand_override, Some((p, _, _)) if *p == key)
+        {
+            return a;
+        }
+        let x = super::ahead::packed_operand(a);
+        match &x.kind {
+            ExprKind::Local(l) if !std::ptr::eq(x, a) => match self.plan.layouts.get(l) {
+                Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc) => x,
+                _ => a,
+            },
+            _ => a,
+        }
     }
 
     /// The scratch argument of a tensor-core dot staging `bytes` (none when every operand was

@@ -2,7 +2,7 @@
 //! cores (and why the others do not), the operand layouts and shared-memory residents that feed
 //! them, and the typed record `Emitted::dots` carries.
 
-use super::mma_type::{dot_tensor, staged_instr, MmaType, TensorDot};
+use super::mma_type::{dot_tensor, staged_instr, MmaType, TensorDot, WgOperand, WgmmaForm};
 use super::{accumulates_dot, collect_assigns};
 use crate::gemm_match::GemmMatch;
 use crate::layout::{blocked, FfmaAcc, Layout, MmaAcc};
@@ -22,21 +22,40 @@ pub struct DotRecord {
     pub k: i64,
     /// The tensor-core accumulator, or why the dot runs on FFMA.
     pub lowering: Result<MmaAcc, NoMma>,
-    /// The instruction, on tensor cores: wgmma, or mma.sync and why not wgmma.
+    /// The instruction, on tensor cores: wgmma, or mma.sync and why not wgmma (direct dots:
+    /// [`dot_instr`]; K-major staged ones: [`super::staged_instr`]).
     pub instr: Option<MmaInstr>,
     /// The operand type, on tensor cores (which mma.sync: m16n8k16, k8 or k32).
     pub operands: Option<MmaType>,
+    /// On wgmma: the instruction's type and where it reads each operand from.
+    pub wgmma: Option<WgmmaForm>,
 }
 
 impl std::fmt::Display for DotRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (m, n) = (self.m, self.n);
         match (&self.lowering, &self.instr) {
-            (Ok(a), Some(MmaInstr::Wgmma)) => write!(
-                f,
-                "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k16, {} warpgroups)",
-                a.warps_m / 4
-            ),
+            (Ok(a), Some(MmaInstr::Wgmma)) => match self.wgmma {
+                // K-major staging: name the type, the operands' layout and the padding.
+                Some(w) if !w.ty.direct(self.k) => {
+                    let padded = match w.k {
+                        kp if kp != self.k => format!(", K {} padded to {kp}", self.k),
+                        _ => String::new(),
+                    };
+                    write!(
+                        f,
+                        "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k{} {}, A and B K-major in shared memory, {} warpgroups{padded})",
+                        w.ty.k(),
+                        w.ty,
+                        a.warps_m / 4
+                    )
+                }
+                _ => write!(
+                    f,
+                    "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k16, {} warpgroups)",
+                    a.warps_m / 4
+                ),
+            },
             (Ok(a), instr) => {
                 let ty = self.operands.unwrap_or(MmaType::F16);
                 let named = match ty {
@@ -85,10 +104,6 @@ pub enum NoWgmma {
     /// A staged operand's rows are not whole 128-byte lines of the swizzled form
     /// (`[rows, cols]` with cols a multiple of 64 and rows of 8).
     Operand { rows: i64, cols: i64 },
-    /// The operands are not f16 or bf16 (the wgmma dots generated here take 16-bit operands).
-    Operands(MmaType),
-    /// K is not a multiple of 16 (the dot runs on mma.sync with its last k step padded).
-    InnerExtent(i64),
 }
 
 impl std::fmt::Display for NoWgmma {
@@ -104,8 +119,6 @@ impl std::fmt::Display for NoWgmma {
                 f,
                 "a staged [{rows}, {cols}] operand is not in 128-byte swizzled lines (columns a multiple of 64, rows of 8)"
             ),
-            NoWgmma::Operands(t) => write!(f, "{t} operands (wgmma here takes f16 and bf16)"),
-            NoWgmma::InnerExtent(k) => write!(f, "K = {k} is not a multiple of 16"),
         }
     }
 }
@@ -159,6 +172,32 @@ pub fn dot_instr(
     }
 }
 
+/// The wgmma form of a direct dot (`ph::mma_dot` / `ph::mma_dot_ra`): A from registers when it
+/// is an accumulator holding the same whole rows, else K-major in shared memory; B K-major for
+/// `dot_t`, N-major for `dot`.
+fn direct_form(t: &TensorDot, dot: &Expr, layouts: &BTreeMap<LocalId, Layout>) -> WgmmaForm {
+    let (a, trans_b) = match &dot.kind {
+        ExprKind::Dot { a, trans_b, .. } => (&**a, *trans_b),
+        _ => (dot, true),
+    };
+    let a_in_registers = matches!(&a.kind, ExprKind::Local(l)
+        if matches!(layouts.get(l), Some(Layout::Mma(p)) if a_from_registers(p, &t.acc)));
+    WgmmaForm {
+        ty: t.ty,
+        a: if a_in_registers {
+            WgOperand::Registers
+        } else {
+            WgOperand::KMajor
+        },
+        b: if trans_b {
+            WgOperand::KMajor
+        } else {
+            WgOperand::MnMajor
+        },
+        k: t.k,
+    }
+}
+
 /// Whether an A operand laid out as `a` feeds a dot with accumulator `acc` from registers
 /// (`ph::mma_dot_ra`): whole rows per warp, the same warps and rows.
 pub fn a_from_registers(a: &MmaAcc, acc: &MmaAcc) -> bool {
@@ -201,7 +240,8 @@ impl std::fmt::Display for NoMma {
 pub enum NotDirect {
     /// It runs on FFMA.
     Ffma(NoMma),
-    /// It runs on tensor cores through K-major staging (`ph::mma_dot_k`).
+    /// It runs on tensor cores through K-major staging (`ph::mma_dot_k`, or `ph::wg_dot_k` on
+    /// wgmma).
     Staged(TensorDot),
 }
 
@@ -375,15 +415,22 @@ pub(super) fn dot_records(
             _ => 0,
         };
         let lowering = dot_tensor(k, target, d);
+        let instr = lowering.as_ref().ok().map(|t| match t.direct() {
+            true => dot_instr(target, d, &t.acc, layouts),
+            false => staged_instr(target, t),
+        });
+        let wgmma = match (&lowering, instr) {
+            (Ok(t), Some(MmaInstr::Wgmma)) if !t.direct() => Some(WgmmaForm::k_major(t)),
+            (Ok(t), Some(MmaInstr::Wgmma)) => Some(direct_form(t, d, layouts)),
+            _ => None,
+        };
         DotRecord {
             m,
             n,
             k: k_inner,
-            instr: lowering.as_ref().ok().map(|t| match t.direct() {
-                true => dot_instr(target, d, &t.acc, layouts),
-                false => MmaInstr::MmaSync(staged_instr(target, t)),
-            }),
+            instr,
             operands: lowering.as_ref().ok().map(|t| t.ty),
+            wgmma,
             lowering: lowering.map(|t| t.acc),
         }
     };

@@ -1,9 +1,10 @@
 //! The operand types of dots on tensor cores outside the recognized GEMM loops: which mma.sync
 //! instruction each runs, and which dots take the direct path (`ph::mma_dot`: f16 / bf16 with
 //! whole k steps, operands streamed, resident or from registers, wgmma possible) rather than
-//! K-major staging (`ph::mma_dot_k`: every other type, and a K padded to whole k steps).
+//! K-major staging (`ph::mma_dot_k`: every other type, and a K padded to whole k steps; on
+//! sm_90a `ph::wg_dot_k`, wgmma with K padded to whole 128-byte lines).
 
-use super::dots::{NoMma, NoWgmma};
+use super::dots::{MmaInstr, NoMma, NoWgmma};
 use crate::layout::MmaAcc;
 use crate::Target;
 use phobos_ir::{DType, Expr, ExprKind, Kernel};
@@ -66,6 +67,13 @@ impl MmaType {
     /// K rounded up to whole k steps (the columns past K are staged as zeros).
     pub const fn padded_k(self, k: i64) -> i64 {
         (k + self.k() - 1) / self.k() * self.k()
+    }
+
+    /// K rounded up to whole 128-byte lines: the K of a K-major staged dot on wgmma, whose
+    /// descriptors address the 128-byte swizzled form (the columns past K are staged as zeros).
+    pub const fn wgmma_padded_k(self, k: i64) -> i64 {
+        let line = 128 / self.bytes();
+        (k + line - 1) / line * line
     }
 
     /// The compute capability (times ten) whose mma.sync first takes this type.
@@ -161,13 +169,67 @@ pub fn k_major_staged(dot: &Expr) -> Option<MmaType> {
     MmaType::of(dot).filter(|t| !t.direct(inner))
 }
 
-/// The instruction of a K-major staged dot: mma.sync, and why not wgmma.
-pub fn staged_instr(target: &Target, t: &TensorDot) -> NoWgmma {
+/// The instruction of a K-major staged dot: wgmma (`ph::wg_dot_k`, both operands K-major, K
+/// padded to whole 128-byte lines) when the target has it, each warp holds 16 whole rows and N
+/// is a generated wgmma shape; else mma.sync (`ph::mma_dot_k`) and why not wgmma.
+pub fn staged_instr(target: &Target, t: &TensorDot) -> MmaInstr {
+    let acc = &t.acc;
+    let rows = acc.bm / acc.warps_m;
     if !target.wgmma() {
-        NoWgmma::Arch(target.cc())
-    } else if !matches!(t.ty, MmaType::F16 | MmaType::BF16) {
-        NoWgmma::Operands(t.ty)
+        MmaInstr::MmaSync(NoWgmma::Arch(target.cc()))
+    } else if acc.warps_n != 1 || rows != 16 || acc.bm % 64 != 0 {
+        MmaInstr::MmaSync(NoWgmma::WarpRows {
+            rows,
+            warps_n: acc.warps_n,
+        })
+    } else if acc.bn % 32 != 0 || acc.bn > 256 {
+        MmaInstr::MmaSync(NoWgmma::Columns(acc.bn))
     } else {
-        NoWgmma::InnerExtent(t.k)
+        MmaInstr::Wgmma
+    }
+}
+
+/// Where a wgmma reads one operand from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgOperand {
+    /// The A fragments in registers (an accumulator holding whole rows, `ph::mma_dot_ra`).
+    Registers,
+    /// Shared memory, K-major: the inner extent along the 128-byte swizzled lines.
+    KMajor,
+    /// Shared memory, M- or N-major (dot's [K, N] B operand as it is; 16-bit types only).
+    MnMajor,
+}
+
+impl std::fmt::Display for WgOperand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WgOperand::Registers => "registers",
+            WgOperand::KMajor => "K-major shared",
+            WgOperand::MnMajor => "N-major shared",
+        })
+    }
+}
+
+/// The form of a dot on wgmma: the instruction's operand type, where each operand is read from,
+/// and the K the instruction steps over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaForm {
+    /// The operand type (the instruction's k: 32 bytes of it).
+    pub ty: MmaType,
+    pub a: WgOperand,
+    pub b: WgOperand,
+    /// K as staged: the dot's own K, or for K-major staging padded to whole 128-byte lines.
+    pub k: i64,
+}
+
+impl WgmmaForm {
+    /// The form of a K-major staged dot (`ph::wg_dot_k`).
+    pub fn k_major(t: &TensorDot) -> WgmmaForm {
+        WgmmaForm {
+            ty: t.ty,
+            a: WgOperand::KMajor,
+            b: WgOperand::KMajor,
+            k: t.ty.wgmma_padded_k(t.k),
+        }
     }
 }

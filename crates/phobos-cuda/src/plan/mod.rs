@@ -19,7 +19,9 @@ pub use dots::{
 };
 mod masks;
 mod mma_type;
-pub use mma_type::{k_major_staged, MmaType, TensorDot};
+pub use mma_type::{
+    dot_tensor, k_major_staged, staged_instr, MmaType, TensorDot, WgOperand, WgmmaForm,
+};
 mod overlap;
 mod schedule;
 use dots::{a_operand_layouts, dot_records, resident_operands};

@@ -54,6 +54,11 @@ pub struct Overlap {
     /// the residents take.
     pub buffers: u32,
     pub smem: u32,
+    /// The wait for the deferred dot comes after a CTA memory fence (`OVERLAP=2`): ptxas
+    /// schedules `wgmma.wait_group 0` no earlier than the fence, so the statements in between
+    /// (the softmax's exponentials) run while the tensor cores finish the deferred product;
+    /// without it ptxas moves the wait up to the row max.
+    pub fenced: bool,
 }
 
 /// Why a loop's dots wait for their wgmma at once.
@@ -91,10 +96,15 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands)",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{})",
                 o.ahead + 1,
                 o.behind + 1,
-                o.buffers
+                o.buffers,
+                if o.fenced {
+                    "; the wait for the second behind a fence: OVERLAP=2"
+                } else {
+                    ""
+                }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
         }
@@ -289,6 +299,7 @@ pub(super) fn loop_records(
             )
             .and_then(|o| match Knob::Overlap.get(&k.point) {
                 Some(0) => Err(NoOverlap::Knob),
+                Some(2) => Ok(Overlap { fenced: true, ..o }),
                 _ => Ok(o),
             }),
         });
@@ -415,5 +426,6 @@ fn overlap(
         acc: *acc,
         buffers: OVERLAP_BUFFERS,
         smem: need,
+        fenced: false,
     })
 }

@@ -5,10 +5,21 @@
 use super::cases::{Case, Value};
 use phobos::backend::cuda::launch_facts;
 use phobos_gpu::{bind_args, Arg, DeviceTensor, Gpu};
-use phobos_ir::{relative_error, ParamKind};
+use phobos_ir::{relative_error, DType, Kernel, ParamKind};
 
-/// Runs `c` on `gpu`; the first output off by more than its tolerance is the error.
+/// Runs `c` on `gpu`; the first output off by more than its tolerance
+/// ([`phobos_ir::walk::output_tolerance`]) is the error.
 pub fn run_on_gpu(gpu: &Gpu, c: &Case) -> Result<(), String> {
+    run_within(gpu, c, &phobos_ir::walk::output_tolerance)
+}
+
+/// Runs `c` on `gpu`; the first output off by more than `tolerance(kernel, output type)` is the
+/// error.
+pub fn run_within(
+    gpu: &Gpu,
+    c: &Case,
+    tolerance: &dyn Fn(&Kernel, DType) -> f64,
+) -> Result<(), String> {
     let e = &c.emitted;
     let compiled = phobos_gpu::compile(&e.source, &super::compile_options(e))
         .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
@@ -51,7 +62,7 @@ pub fn run_on_gpu(gpu: &Gpu, c: &Case) -> Result<(), String> {
             .ok_or("an output that is not a tensor")?;
         let got = t.download().map_err(|err| format!("download: {err}"))?;
         let err = relative_error(&got.data, &want.data);
-        let tol = phobos_ir::walk::output_tolerance(&c.kernel, t.dtype);
+        let tol = tolerance(&c.kernel, t.dtype);
         if err > tol {
             let first = got
                 .data

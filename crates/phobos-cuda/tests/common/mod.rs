@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod dot_kernels;
 pub mod fast;
 pub mod fast_cases;
 pub mod gpu_run;

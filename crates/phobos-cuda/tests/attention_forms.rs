@@ -1,0 +1,276 @@
+//! Attention's loop forms at the points the tuner picks: the P·V dot reads the f32 `p` of
+//! `T(p)` straight from its registers in both the overlapped (OVERLAP=1) and the serial
+//! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), OVERLAP=2 puts
+//! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
+//! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
+//! form against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and
+//! 128.
+
+mod common;
+
+use common::gpu_run::run_on_gpu;
+use common::mma_cases::typed_cases_of;
+use phobos_cuda::{emit_for_arch, EmitOptions, Emitted};
+
+fn emitted(path: &str, pins: &str, types: &str) -> Emitted {
+    let k = &common::kernels_at(path, pins, Some(types))[0];
+    emit_for_arch(k, &EmitOptions::default(), 90).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+const FA: &str = "examples/flash_attention.ph";
+const D128: &str = "examples/flash_attention_d128.ph";
+
+/// The source line of the P·V dot (the one `mma_dot_ra` of the loop body).
+fn pv_dot(src: &str) -> &str {
+    let at = src.find("ph::mma_dot_ra<").expect("a dot from registers");
+    let end = at + src[at..].find('\n').unwrap();
+    &src[at..end]
+}
+
+#[test]
+fn the_serial_loop_packs_p_without_the_casts_round_trip() {
+    for (path, pins, types, round) in [
+        (
+            FA,
+            "BR=64 BC=128 THREADS=128 MIN_BLOCKS=3 OVERLAP=0",
+            "T=f16",
+            "ph::rn_f16(p.v",
+        ),
+        (
+            FA,
+            "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=0 CAUSAL=1",
+            "T=bf16",
+            "ph::rn_bf16(p.v",
+        ),
+        (
+            D128,
+            "BR=64 BC=64 THREADS=128 OVERLAP=0",
+            "T=bf16",
+            "ph::rn_bf16(p.v",
+        ),
+    ] {
+        let e = emitted(path, pins, types);
+        let src = &e.source;
+        assert!(!src.contains("wg_wait"), "{pins}: serial loop\n{src}");
+        let dot = pv_dot(src);
+        assert!(dot.contains("(acc, p, ph::stile<"), "{pins}: {dot}");
+        assert!(!src.contains(round), "{pins}: a round trip of p\n{src}");
+    }
+}
+
+#[test]
+fn the_overlapped_loop_keeps_p_itself() {
+    for (path, pins, types) in [
+        (
+            FA,
+            "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=1",
+            "T=bf16",
+        ),
+        (D128, "BR=64 BC=64 THREADS=128 OVERLAP=1", "T=f16"),
+    ] {
+        let e = emitted(path, pins, types);
+        let src = &e.source;
+        assert!(src.contains("ph::wg_wait<1>(s)"), "{pins}\n{src}");
+        let kept = src.find("ph_kept1 = p;").expect("the kept operand is p");
+        assert!(pv_dot(src).contains("ph_kept1"), "{pins}");
+        assert!(kept > src.find("ph::wg_wait<0>(acc)").unwrap(), "{pins}");
+    }
+}
+
+#[test]
+fn overlap_2_fences_the_wait_for_the_deferred_product() {
+    for (path, pins, types) in [
+        (FA, "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1", "T=f16"),
+        (D128, "BR=128 BC=64 THREADS=256 CAUSAL=1", "T=bf16"),
+    ] {
+        let fenced = emitted(path, &format!("{pins} OVERLAP=2"), types);
+        let plain = emitted(path, &format!("{pins} OVERLAP=1"), types);
+        let record = |e: &Emitted| {
+            assert_eq!(e.loops.len(), 1, "{pins}");
+            assert!(e.notes.contains(&e.loops[0].to_string()), "{:?}", e.notes);
+            e.loops[0]
+                .overlap
+                .clone()
+                .unwrap_or_else(|w| panic!("{pins}: {w}"))
+        };
+        let (o2, o1) = (record(&fenced), record(&plain));
+        assert!(o2.fenced && !o1.fenced, "{pins}");
+        assert_eq!(
+            (o2.ahead, o2.behind, o2.buffers),
+            (o1.ahead, o1.behind, o1.buffers)
+        );
+        assert!(fenced.loops[0]
+            .to_string()
+            .ends_with("behind a fence: OVERLAP=2)"));
+        // One fence, in the loop, right before the wait for acc there (not the one after it).
+        let src = &fenced.source;
+        assert_eq!(src.matches("ph::wg_wait_fence();").count(), 1, "{src}");
+        let fence = src.find("ph::wg_wait_fence();").unwrap();
+        let wait0 = src.find("ph::wg_wait<0>(acc);").unwrap();
+        assert!(fence < wait0, "{src}");
+        assert!(src[fence..wait0]
+            .trim_start_matches("ph::wg_wait_fence();")
+            .trim()
+            .is_empty());
+        assert!(src.find("ph::wg_wait<1>(s)").unwrap() < fence, "{src}");
+        assert!(!plain.source.contains("wg_wait_fence"), "{pins}");
+        // Otherwise the same code (the notes' loop record aside).
+        let code = |src: &str| -> Vec<String> {
+            src.lines()
+                .filter(|l| !l.contains("wg_wait_fence") && !l.starts_with("// "))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(code(src), code(&plain.source), "{pins}");
+    }
+}
+
+#[test]
+fn wgmma_descriptors_take_no_thread_index() {
+    // The header's descriptor builders: a compile-time offset added to one start field a dot,
+    // the warpgroup's first row a constant (one warpgroup) or lane 0's (__shfl_sync).
+    let h = phobos_cuda::header_text(phobos_cuda::MMA_HEADER).expect("the mma header");
+    let start = h
+        .find("__device__ __forceinline__ unsigned wg_lo(")
+        .unwrap();
+    let end = h.find("// The accumulator's registers pinned").unwrap();
+    let builders = &h[start..end];
+    assert_eq!(builders.matches("threadIdx").count(), 1, "{builders}");
+    assert!(builders.contains("__shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0)"));
+    assert!(
+        !h.contains("desc_sw128(base"),
+        "per-step descriptors rebuilt from addresses"
+    );
+}
+
+/// The forms at the tuner's winners and their neighbours: serial and overlapped loops, one or
+/// two warpgroups, f16 and bf16, D=64 and 128, causal and not, N leaving a ragged last tile.
+fn form_cases() -> Vec<common::cases::Case> {
+    let fa = common::source(FA);
+    let d128 = common::source(D128);
+    let mut out = Vec::new();
+    for (types, seed) in [("T=f16", 41), ("T=bf16", 42)] {
+        out.extend(typed_cases_of(
+            &fa,
+            Some(types),
+            &[
+                (
+                    "BR=64 BC=128 THREADS=128 MIN_BLOCKS=3 OVERLAP=0",
+                    &[("BH", 2), ("N", 300)],
+                ),
+                (
+                    "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=1 CAUSAL=1",
+                    &[("BH", 2), ("N", 300)],
+                ),
+                (
+                    "BR=128 BC=128 THREADS=256 OVERLAP=0 CAUSAL=1",
+                    &[("BH", 1), ("N", 257)],
+                ),
+                (
+                    "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=2",
+                    &[("BH", 2), ("N", 300)],
+                ),
+            ],
+            seed,
+        ));
+        out.extend(typed_cases_of(
+            &d128,
+            Some(types),
+            &[
+                (
+                    "BR=64 BC=64 THREADS=128 OVERLAP=1",
+                    &[("BH", 2), ("N", 200)],
+                ),
+                (
+                    "BR=64 BC=64 THREADS=128 OVERLAP=0 CAUSAL=1",
+                    &[("BH", 2), ("N", 200)],
+                ),
+                (
+                    "BR=128 BC=64 THREADS=256 OVERLAP=1 CAUSAL=1",
+                    &[("BH", 1), ("N", 193)],
+                ),
+                (
+                    "BR=64 BC=64 THREADS=128 OVERLAP=2 CAUSAL=1",
+                    &[("BH", 2), ("N", 200)],
+                ),
+            ],
+            seed + 10,
+        ));
+    }
+    out.into_iter()
+        .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+#[test]
+fn form_cases_build_offline() {
+    let cases = form_cases();
+    assert_eq!(cases.len(), 16);
+    for c in &cases {
+        assert!(
+            c.emitted.source.contains("ph::mma_dot_ra<"),
+            "{}: P·V from registers",
+            c.label
+        );
+    }
+    // Each compiles (NVRTC, as the GPU would get it), when NVRTC is here.
+    let jobs: Vec<_> = (cases.iter())
+        .map(|c| {
+            (
+                c.emitted.source.clone(),
+                common::compile_options(&c.emitted),
+            )
+        })
+        .collect();
+    let results = phobos_gpu::compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let phobos_gpu::CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var("CI").is_err(),
+                "NVRTC is needed under CI: {why}"
+            );
+            return;
+        }
+    }
+    for (c, r) in cases.iter().zip(&results) {
+        if let Err(e) = r {
+            panic!("{}: {}\n{}", c.label, e.summary(), e.log);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_attention_forms_match_interpreter() {
+    let gpu = phobos_gpu::Gpu::new(0).expect("a CUDA device");
+    let mut errors = Vec::new();
+    for c in &form_cases() {
+        if let Err(e) = run_on_gpu(&gpu, c) {
+            errors.push(format!("{}: {e}", c.label));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn causal_row_blocks_run_longest_first() {
+    for (path, pins) in [
+        (FA, "BR=64 BC=128 THREADS=128 MIN_BLOCKS=3"),
+        (D128, "BR=64 BC=64 THREADS=128"),
+    ] {
+        let causal = emitted(path, &format!("{pins} CAUSAL=1"), "T=f16");
+        let plain = emitted(path, &format!("{pins} CAUSAL=0"), "T=f16");
+        let reversed = "rb = ph::sub(ph::sub((int)gridDim.x, 1), (int)blockIdx.x);";
+        // Both forms carry the reversal; only the causal one takes it.
+        for e in [&causal, &plain] {
+            let at = e.source.find(reversed).expect("the reversed row block");
+            let before = &e.source[..at];
+            let test = &before[before.rfind("if (").unwrap()..];
+            let taken = test.starts_with("if (true)");
+            assert_eq!(taken, std::ptr::eq(e, &causal), "{pins}: {test}");
+        }
+        // The mask tests still see the row block's first row.
+        assert!(causal.source.contains("<= (long long)(r)"), "{pins}");
+        assert_eq!(causal.masks.len(), 2, "{pins}");
+    }
+}
