@@ -42,9 +42,13 @@ impl std::fmt::Display for DotRecord {
                         kp if kp != self.k => format!(", K {} padded to {kp}", self.k),
                         _ => String::new(),
                     };
+                    let operands = match w.a {
+                        WgOperand::Registers => "A from registers, B K-major in shared memory",
+                        _ => "A and B K-major in shared memory",
+                    };
                     write!(
                         f,
-                        "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k{} {}, A and B K-major in shared memory, {} warpgroups{padded})",
+                        "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k{} {}, {operands}, {} warpgroups{padded})",
                         w.ty.k(),
                         w.ty,
                         a.warps_m / 4
@@ -420,7 +424,10 @@ pub(super) fn dot_records(
             false => staged_instr(target, t),
         });
         let wgmma = match (&lowering, instr) {
-            (Ok(t), Some(MmaInstr::Wgmma)) if !t.direct() => Some(WgmmaForm::k_major(t)),
+            (Ok(t), Some(MmaInstr::Wgmma)) if !t.direct() => Some(WgmmaForm::k_major(
+                t,
+                super::mma_type::staged_a_from_registers(k, target, layouts, d, t),
+            )),
             (Ok(t), Some(MmaInstr::Wgmma)) => Some(direct_form(t, d, layouts)),
             _ => None,
         };

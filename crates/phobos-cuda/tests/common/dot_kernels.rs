@@ -91,3 +91,44 @@ pub fn typed() -> Vec<(String, &'static str, MmaType)> {
         (LOOP_DOTS.to_string(), "T=bf16", MmaType::BF16),
     ]
 }
+
+/// Two dots in a row: the first's result (48 columns: N no wgmma shape, mma.sync), scaled and
+/// cast, is the A operand of the second, whose warps hold the same whole rows (wgmma with A from
+/// registers on sm_90a; K = 48 is one and a half 8-bit k steps).
+pub const CHAIN_DOTS: &str = "\
+@autotune(R in {64, 128}, KD in {44, 200}, THREADS in {128, 256})
+@launch(THREADS)
+kernel chain<T = tf32>(
+  A: tensor<T>[M, KD], B: tensor<T>[48, KD], V: tensor<T>[48, 32], C: tensor<f32>[M, 32]
+) {
+  let r = ctx.block.x * R
+  let s = dot_t(A[r :+ R, :], B[0 :+ 48, :])
+  let p = T(s * 0.0625)
+  C[r :+ R, :] = dot(p, V[0 :+ 48, :]) + 1.0
+}
+";
+
+/// The same for 8-bit integers: i32 results, the first product wrapped into the operand type.
+pub const INT_CHAIN_DOTS: &str = "\
+@autotune(R in {64, 128}, KD in {44, 200}, THREADS in {128, 256})
+@launch(THREADS)
+kernel ichain<T = i8>(
+  A: tensor<T>[M, KD], B: tensor<T>[48, KD], V: tensor<T>[48, 32], C: tensor<i32>[M, 32]
+) {
+  let r = ctx.block.x * R
+  let s = dot_t(A[r :+ R, :], B[0 :+ 48, :])
+  let p = T(s % 100)
+  C[r :+ R, :] = dot(p, V[0 :+ 48, :]) + 1
+}
+";
+
+/// (text, types, the operand type) of every chained case.
+pub fn chained() -> Vec<(&'static str, &'static str, MmaType)> {
+    vec![
+        (CHAIN_DOTS, "T=tf32", MmaType::Tf32),
+        (CHAIN_DOTS, "T=f8e4m3", MmaType::F8E4M3),
+        (CHAIN_DOTS, "T=f8e5m2", MmaType::F8E5M2),
+        (INT_CHAIN_DOTS, "T=i8", MmaType::S8),
+        (INT_CHAIN_DOTS, "T=u8", MmaType::U8),
+    ]
+}
