@@ -271,48 +271,7 @@ impl<'k> Emitter<'k> {
         let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
         let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
         if let (Layout::Mma(_), Some(ty)) = (lay, crate::plan::k_major_staged(dot)) {
-            // tf32, fp8, i8/u8, or a K of no whole k steps: both operands staged K-major, the
-            // last k step padded with zeros (`ph::mma_dot_k`). Never a streamed or resident
-            // operand: those feed direct dots only.
-            // On wgmma (sm_90a) K is padded to whole 128-byte lines (`ph::wg_dot_k`).
-            let (an, a_lay) = self.mma_operand(a)?;
-            let (bn, _) = self.mma_operand(b)?;
-            let (k_, target, layouts) = (self.k, &self.plan.target, &self.plan.layouts);
-            let t = crate::plan::dot_tensor(k_, target, dot);
-            let wg = t.is_ok_and(|t| {
-                crate::plan::staged_instr(target, &t) == crate::plan::MmaInstr::Wgmma
-            });
-            // A from registers (`ph::wg_dot_k_ra`) as the plan's record says, its layout the
-            // one the operand was computed in.
-            let a_regs = t.is_ok_and(|t| {
-                crate::plan::staged_a_from_registers(k_, target, layouts, dot, &t)
-                    && matches!(&a_lay, Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, &t.acc))
-            });
-            let kp = match wg {
-                true => ty.wgmma_padded_k(k),
-                false => ty.padded_k(k),
-            };
-            let k16 = kp * ty.bytes() / 2;
-            let a_bytes = match a_regs {
-                true => 0,
-                false => crate::layout::staged_bytes(m, k16),
-            };
-            let bytes = a_bytes + crate::layout::staged_bytes(n, k16);
-            self.headers.insert(crate::MMA_HEADER);
-            self.headers.insert(crate::MMA_K_HEADER);
-            if wg {
-                self.headers.insert(crate::WGMMA_K_HEADER);
-                self.headers.insert(crate::WGMMA_INT_HEADER);
-            }
-            let f = match (wg, a_regs) {
-                (true, true) => "wg_dot_k_ra",
-                (true, false) => "wg_dot_k",
-                _ => "mma_dot_k",
-            };
-            let s = self.scratch(bytes);
-            let dt = ty.cuda();
-            self.line(format!("ph::{f}<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"));
-            return Ok(());
+            return self.staged_dot(dst, dot, ty);
         }
         if let Layout::Mma(acc) = lay {
             let (an, a_lay) = self.mma_operand(a)?;
@@ -380,7 +339,7 @@ impl<'k> Emitter<'k> {
 
     /// A tensor-core dot's operand: a tile load goes straight from global to shared memory
     /// (`ph::gtile`, no layout); anything else is a register tile.
-    fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
+    pub(super) fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
         if let Some(staged) = self.streamed.get(&(e as *const Expr as usize)) {
             return Ok((staged.clone(), None));
         }
