@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Attention forward: Phobos tuned against torch's scaled_dot_product_attention, in one process.
 
-    python3 bench/attention.py [--quick] [--only-d128] [--dtype f16,bf16] [--json out.json]
+    python3 bench/attention.py [--quick] [--only-d128] [--causal] [--kernel flash_attention]
+                               [--dtype f16,bf16] [--json out.json]
 
 For every case (batch-heads, tokens, head dim, causal or not, element type): phobos-kbench tunes
 the example kernel for that problem — flash_attention.ph and attention_lse.ph at head dim 64,
@@ -78,6 +79,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only-d128", action="store_true", help="only the head-dim-128 cases")
+    ap.add_argument("--causal", action="store_true", help="only the causal cases")
+    ap.add_argument("--kernel", default="", help="only the cases of these examples, comma-separated stems")
     ap.add_argument("--dtype", default="f16", help="element types, comma-separated: f16, bf16")
     ap.add_argument("--json", default=os.path.join(OUT, "attention.json"))
     a = ap.parse_args()
@@ -91,6 +94,11 @@ def main():
              (32, 4096, 128, 0, "flash_attention_d128.ph"), (32, 4096, 128, 1, "flash_attention_d128.ph")]
     if a.only_d128:
         cases = [c for c in cases if c[2] == 128]
+    if a.causal:
+        cases = [c for c in cases if c[3]]
+    if a.kernel:
+        stems = a.kernel.split(",")
+        cases = [c for c in cases if c[4].removesuffix(".ph") in stems]
     if a.quick:
         cases = cases[:1]
     dtypes = a.dtype.split(",")
@@ -107,7 +115,10 @@ def main():
             row["sdpa"] = sdpa_backends(q, k, v, causal, ref)
             if row["sdpa"]:
                 row["torch_backend"], row["torch"] = min(row["sdpa"].items(), key=lambda kv: kv[1])
-            row["triton"] = triton_time(q, k, v, causal, scale, ref)
+            try:  # a Triton failure leaves the Phobos column
+                row["triton"] = triton_time(q, k, v, causal, scale, ref)
+            except Exception as e:
+                row["triton_error"] = f"{type(e).__name__}: {str(e)[:300]}"
             case = dict(name="attention", file=file, dims=f"BH={bh},N={n}",
                         args=[f"scale={scale}"], budget=60, types=f"T={dtype}")
             # Pinned either way: attention_lse.ph declares both, and a causal winner would
@@ -158,7 +169,7 @@ def main():
         vs_sdpa = f"{p / t:.2f}" if t and p else "-"
         vs_triton = f"{p / tr:.2f}" if tr and p else "-"
         print(f"{r['kernel']:<16} {r['dtype']:>4} {r['bh']:>4} {r['n']:>6} {r['d']:>4} {r['causal']:>6} {vals} "
-              f"{vs_sdpa:>7} {vs_triton:>8}  {r.get('pins') or r.get('error', '')}")
+              f"{vs_sdpa:>7} {vs_triton:>8}  {r.get('pins') or r.get('error', '')}{'  (triton: ' + r['triton_error'][:80] + ')' if r.get('triton_error') else ''}")
 
 
 def tune_pinned(case, log):

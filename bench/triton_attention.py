@@ -37,7 +37,8 @@ def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, N, D: tl.constexpr,
         cols = c + tl.arange(0, BLOCK_N)
         kt = tl.load(k_ptr + base + cols[None, :] * D + dcol[:, None], mask=cols[None, :] < N, other=0.0)
         s = tl.dot(q, kt) * qk_scale
-        keep = cols[None, :] < N
+        # Full [BLOCK_M, BLOCK_N] from the start: the causal branch below narrows it per row.
+        keep = (cols[None, :] < N) & (rows[:, None] >= 0)
         if c + BLOCK_N > full_end:
             if CAUSAL:
                 keep = keep & (cols[None, :] <= rows[:, None])

@@ -11,6 +11,11 @@
 // and storing it (at the row's start that is an access before column 0, which reads nothing).
 // THREADS up to 1024 puts fewer rows in flight per multiprocessor, so that the rows between the
 // two passes fit in L2.
+//
+// Eviction hints keep the row in L2 between the passes: the first pass reads it `evict_last`
+// (kept over other lines), the second reads it `evict_first` (its last use) and stores Y
+// `evict_first` (written once, never read here), so neither displaces rows still to be read
+// again. Hints never change a value.
 @autotune(BLOCK in [1024, 16384], THREADS in [128, 1024])
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @launch(THREADS)
@@ -19,21 +24,21 @@ kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
   var m: f32 = -inf
   var l: f32 = 0.0
-  var next = X[r, 0 :+ BLOCK]
+  var next = X[r, 0 :+ BLOCK, cache = evict_last]
   for c in range(0, N, BLOCK) {
     let x = where(c + arange(BLOCK) < N, f32(next), -inf)
-    next = X[r, c + BLOCK :+ BLOCK]
+    next = X[r, c + BLOCK :+ BLOCK, cache = evict_last]
     let m_new = max(m, max(x))
     l = l * exp(m - m_new) + sum(exp(x - m_new))
     m = m_new
   }
   let inv = 1.0 / l
   let last = (N - 1) / BLOCK * BLOCK
-  var prev = X[r, last :+ BLOCK]
+  var prev = X[r, last :+ BLOCK, cache = evict_first]
   for i in range(0, last + 1, BLOCK) {
     let c = last - i
     let x = f32(prev)
-    prev = X[r, c - BLOCK :+ BLOCK]
-    Y[r, c :+ BLOCK] = T(exp(x - m) * inv)
+    prev = X[r, c - BLOCK :+ BLOCK, cache = evict_first]
+    Y[r, c :+ BLOCK, cache = evict_first] = T(exp(x - m) * inv)
   }
 }

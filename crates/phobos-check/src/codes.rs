@@ -132,6 +132,10 @@ codes! {
     ATOMIC_TYPE = "E0618";
     /// An atomic's value used where it has none: inside an expression, or a tile atomic's.
     ATOMIC_VALUE = "E0619";
+    /// An unknown or repeated option after the indices of an access, or one on a tile or an atomic.
+    ACCESS_OPTION = "E0620";
+    /// A `cache =` value that is not one of the eviction hints.
+    EVICTION_VALUE = "E0621";
     /// Assignment to a `let`.
     ASSIGN_IMMUTABLE = "E0701";
     /// Assignment to a parameter, a dim or a constant.

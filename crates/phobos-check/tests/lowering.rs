@@ -314,3 +314,53 @@ fn a_float_times_dims_stays_f64_in_flops() {
     let bytes = phobos_ir::eval::eval(k.bytes.as_ref().unwrap(), &env).unwrap();
     assert_eq!(bytes.as_f64(), 3e10);
 }
+
+#[test]
+fn eviction_hints_are_fields_of_loads_and_stores() {
+    let k = lower(
+        "kernel k(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  Y[0, cache = evict_first] = X[0, cache = evict_last] + X[1, cache = no_allocate] + X[2]\n  Y[1, cache = evict_normal] = 1.0\n  Y[2, cache = evict_last] += 1.0\n}\n",
+    );
+    let hint = |e: &ir::Expr| match &e.kind {
+        ir::ExprKind::Load { cache, .. } => *cache,
+        other => panic!("{other:?}"),
+    };
+    let store_hint = |n: usize| match &k.body[n].kind {
+        ir::StmtKind::Store { cache, .. } => *cache,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(store_hint(0), ir::Eviction::First);
+    let ir::ExprKind::Binary(ir::BinOp::Add, ab, c) = &value(&k, 0).kind else {
+        panic!()
+    };
+    let ir::ExprKind::Binary(ir::BinOp::Add, a, b) = &ab.kind else {
+        panic!()
+    };
+    assert_eq!(
+        [hint(a), hint(b), hint(c)],
+        [
+            ir::Eviction::Last,
+            ir::Eviction::NoAllocate,
+            ir::Eviction::Normal
+        ]
+    );
+    // `evict_normal` is no hint; a compound store gives its hint to its load and its store.
+    assert_eq!(store_hint(1), ir::Eviction::Normal);
+    assert_eq!(store_hint(2), ir::Eviction::Last);
+    let ir::ExprKind::Binary(ir::BinOp::Add, cur, _) = &value(&k, 2).kind else {
+        panic!()
+    };
+    assert_eq!(hint(cur), ir::Eviction::Last);
+    let printed = ir::print_kernel(&k);
+    assert!(
+        printed.contains("store Y[0:i32, cache = evict_first]"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("X[0:i32, cache = evict_last]"),
+        "{printed}"
+    );
+    for h in ir::Eviction::ALL {
+        assert_eq!(ir::Eviction::from_name(h.name()), Some(h));
+    }
+    assert_eq!(ir::Eviction::from_name("evict_lst"), None);
+}

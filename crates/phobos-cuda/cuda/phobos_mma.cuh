@@ -386,25 +386,53 @@ __device__ __forceinline__ void mma_smem(Tile<T, gemm::sm80::AccLayout<BM, BN, W
 // empty group and the group counts stay uniform), and the caller waits for it with wg_wait
 // before reading the accumulator (the plan's overlapped loops, plan/overlap.rs).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// Descriptor of the 64-row (A) or whole (B, K-major) slab of a K-major staged [R, KD] tile:
-// k step kk starts kk * 32 bytes into the 128-byte lines of slab kk / 4.
-template <int R, int KD> __device__ __forceinline__ unsigned long long wg_desc_kmajor(unsigned base, int row0, int kk) {
+// Descriptors are block-uniform arithmetic (wgmma reads them from uniform registers): the
+// 14-bit start field of a staged tile's base, (addr & 0x3FFFF) >> 4, is computed once a dot
+// (wg_lo), and each k step's descriptor adds a compile-time offset (16-byte units) to it and
+// ORs the compile-time leading / stride byte offsets and the 128-byte swizzle mode (wg_desc).
+// Shared addresses stay below 2^18, so the offset never carries out of the field; no thread
+// index enters (the warpgroup's first row is wg_row0), and ptxas keeps the whole chain in
+// uniform registers.
+__device__ __forceinline__ unsigned wg_lo(unsigned addr) { return (addr & 0x3FFFF) >> 4; }
+template <unsigned LBO, unsigned SBO> __device__ __forceinline__ unsigned long long wg_desc(unsigned lo, unsigned off) {
+  // lo < 2^14 and the leading byte offset's field starts at bit 16: adding it is ORing it, and
+  // the compile-time parts fold into one constant, one add a k step.
+  constexpr unsigned LO_CONST = ((LBO & 0x3FFFF) >> 4) << 16;
+  constexpr unsigned long long HI = ((unsigned long long)((SBO & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+  return (unsigned long long)(lo + ((off >> 4) + LO_CONST)) | HI;
+}
+// The first of the 64 rows of the calling thread's warpgroup in a BM-row accumulator: a
+// constant with one warpgroup, else the warpgroup index taken from lane 0 (__shfl_sync makes it
+// provably warp-uniform, so descriptors built on it stay in uniform registers).
+template <int BM> __device__ __forceinline__ int wg_row0() {
+  if constexpr (BM == 64) {
+    return 0;
+  } else {
+    return __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) * 64;
+  }
+}
+// Byte offset, from a K-major staged [R, KD] tile's base, of the 64-row (A) or whole (B) slab
+// from row row0 at k step kk: kk * 32 bytes into the 128-byte lines of slab kk / 4.
+template <int R, int KD> __host__ __device__ constexpr unsigned wg_off_kmajor(int row0, int kk) {
+  return (unsigned)((kk * 32 / 128) * (R * 128) + row0 * 128 + (kk * 32 % 128));
+}
+// Descriptor of a K-major staged [R, KD] tile (lo: wg_lo of its base) from row row0 at step kk.
+template <int R, int KD> __device__ __forceinline__ unsigned long long wg_desc_kmajor(unsigned lo, int row0, int kk) {
   static_assert(mma_swizzled<R, KD>(), "wgmma reads the swizzled form");
-  const int kb = kk * 32;
-  return gemm::sm90::desc_sw128(base + (kb / 128) * (R * 128) + row0 * 128 + (kb % 128), 16, 1024);
+  return wg_desc<16, 1024>(lo, wg_off_kmajor<R, KD>(row0, kk));
 }
 // Descriptor of the N-major staged [KD, N] tile (dot's [K, N] operand) at k step kk: 16 lines
-// of the slabs, slab to slab R * 128 bytes apart.
-template <int KD, int N> __device__ __forceinline__ unsigned long long wg_desc_nmajor(unsigned base, int kk) {
+// of the slabs, slab to slab KD * 128 bytes apart.
+template <int KD, int N> __device__ __forceinline__ unsigned long long wg_desc_nmajor(unsigned lo, int kk) {
   static_assert(mma_swizzled<KD, N>(), "wgmma reads the swizzled form");
-  return gemm::sm90::desc_sw128(base + kk * 16 * 128, KD * 128, 1024);
+  return wg_desc<KD * 128, 1024>(lo, (unsigned)(kk * 16 * 128));
 }
 // The B descriptor at k step kk: dot_t's [N, K] operand (K-major) or dot's [K, N] (N-major).
-template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long wg_desc_b(unsigned base, int kk) {
+template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long wg_desc_b(unsigned lo, int kk) {
   if constexpr (B_NK) {
-    return wg_desc_kmajor<N, K>(base, 0, kk);
+    return wg_desc_kmajor<N, K>(lo, 0, kk);
   } else {
-    return wg_desc_nmajor<K, N>(base, kk);
+    return wg_desc_nmajor<K, N>(lo, kk);
   }
 }
 // The accumulator's registers pinned: no read or write of them moves across this point.
@@ -415,12 +443,13 @@ template <class L> __device__ __forceinline__ void wg_fence_tile(Tile<float, L>&
 template <int DT, bool B_NK, int K, bool ASYNC = false, int BM, int BN, int WARPS_M>
 __device__ __forceinline__ void wg_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, 1>>& acc, unsigned sa, unsigned sb) {
   static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
-  const int row0 = (threadIdx.x / 128) * 64;
+  const int row0 = wg_row0<BM>();
+  const unsigned la = wg_lo(sa), lb = wg_lo(sb);
   wg_fence_tile(acc);
   gemm::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    gemm::sm90::Wgmma<DT, BN, 0, B_NK ? 0 : 1>::run(acc.v, wg_desc_kmajor<BM, K>(sa, row0, kk), wg_desc_b<B_NK, K, BN>(sb, kk));
+    gemm::sm90::Wgmma<DT, BN, 0, B_NK ? 0 : 1>::run(acc.v, wg_desc_kmajor<BM, K>(la, row0, kk), wg_desc_b<B_NK, K, BN>(lb, kk));
   }
   if constexpr (!ASYNC) {
     gemm::wgmma_commit();
@@ -514,11 +543,12 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
       af[kk][2] = mma_pack<DT>(c1[0], c1[1]);
       af[kk][3] = mma_pack<DT>(c1[2], c1[3]);
     }
+    const unsigned lb = wg_lo(sb);
     wg_fence_tile(acc);
     gemm::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, af[kk], wg_desc_b<TRANS_B, K, N>(sb, kk));
+      gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, af[kk], wg_desc_b<TRANS_B, K, N>(lb, kk));
     }
     if constexpr (!ASYNC) {
       gemm::wgmma_commit();

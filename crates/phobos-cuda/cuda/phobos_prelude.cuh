@@ -339,12 +339,192 @@ template <> struct VecT<4> { typedef unsigned int T; };
 template <> struct VecT<8> { typedef uint2 T; };
 template <> struct VecT<16> { typedef uint4 T; };
 
+// Eviction hints (`X[.., cache = evict_last]`, ir::Eviction): the PTX cache-eviction priority
+// of a global access. EVICT_LAST / EVICT_FIRST give L1 the priority and L2 a `createpolicy`
+// cache policy of the same priority (`.L2::cache_hint`); NO_ALLOCATE skips L1. EVICT_NORMAL
+// is the plain access the compiler emits (the same code as without a hint). Hints never
+// change a value.
+// READ_ONLY is added to the hint of a load of a tensor the kernel never writes (its pointer
+// is `const __restrict__`): the load then takes the non-coherent path (`ld.global.nc`), as the
+// compiler's own loads of such tensors do.
+enum : int { EVICT_NORMAL = 0, EVICT_LAST = 1, EVICT_FIRST = 2, NO_ALLOCATE = 3, HINT_MASK = 7, READ_ONLY = 8 };
+
+// The L2 cache policy of a hint (a uniform 64-bit value; not volatile, so the compiler
+// computes it once).
+template <int EV> __device__ __forceinline__ unsigned long long l2_policy() {
+  unsigned long long p = 0;
+  if constexpr ((EV & HINT_MASK) == EVICT_LAST) {
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  } else if constexpr ((EV & HINT_MASK) == EVICT_FIRST) {
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  }
+  return p;
+}
+
+// The PTX of one hinted access of each width. The policy is always the last operand (%2, %3
+// or %5 by width); NO_ALLOCATE does not read it. NC: a tensor the kernel never writes (its
+// pointer is `const __restrict__`), read through the non-coherent path as the compiler reads
+// it without a hint (`ld.global.nc`).
+#define PH_HINT_ACCESS(EV, NC, LDQ, STQ, P1, P2, P4)                                              \
+  template <> struct HintAccess<EV, NC> {                                                         \
+    static __device__ __forceinline__ unsigned ld1(const void* a, unsigned long long pol) {       \
+      unsigned x;                                                                                 \
+      asm volatile(LDQ ".u8 %0, [%1]" P1 ";" : "=r"(x) : "l"(a), "l"(pol));                      \
+      return x;                                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ unsigned short ld2(const void* a, unsigned long long pol) { \
+      unsigned short x;                                                                           \
+      asm volatile(LDQ ".b16 %0, [%1]" P1 ";" : "=h"(x) : "l"(a), "l"(pol));                     \
+      return x;                                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ unsigned ld4(const void* a, unsigned long long pol) {       \
+      unsigned x;                                                                                 \
+      asm volatile(LDQ ".b32 %0, [%1]" P1 ";" : "=r"(x) : "l"(a), "l"(pol));                     \
+      return x;                                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ uint2 ld8(const void* a, unsigned long long pol) {          \
+      uint2 x;                                                                                    \
+      asm volatile(LDQ ".v2.b32 {%0, %1}, [%2]" P2 ";" : "=r"(x.x), "=r"(x.y) : "l"(a), "l"(pol)); \
+      return x;                                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ uint4 ld16(const void* a, unsigned long long pol) {         \
+      uint4 x;                                                                                    \
+      asm volatile(LDQ ".v4.b32 {%0, %1, %2, %3}, [%4]" P4 ";"                                    \
+                   : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)                                   \
+                   : "l"(a), "l"(pol));                                                           \
+      return x;                                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ void st1(void* a, unsigned x, unsigned long long pol) {     \
+      asm volatile(STQ ".u8 [%0], %1" P1 ";" : : "l"(a), "r"(x), "l"(pol) : "memory");           \
+    }                                                                                             \
+    static __device__ __forceinline__ void st2(void* a, unsigned short x, unsigned long long pol) { \
+      asm volatile(STQ ".b16 [%0], %1" P1 ";" : : "l"(a), "h"(x), "l"(pol) : "memory");          \
+    }                                                                                             \
+    static __device__ __forceinline__ void st4(void* a, unsigned x, unsigned long long pol) {     \
+      asm volatile(STQ ".b32 [%0], %1" P1 ";" : : "l"(a), "r"(x), "l"(pol) : "memory");          \
+    }                                                                                             \
+    static __device__ __forceinline__ void st8(void* a, uint2 x, unsigned long long pol) {        \
+      asm volatile(STQ ".v2.b32 [%0], {%1, %2}" P2 ";" : : "l"(a), "r"(x.x), "r"(x.y), "l"(pol)   \
+                   : "memory");                                                                   \
+    }                                                                                             \
+    static __device__ __forceinline__ void st16(void* a, uint4 x, unsigned long long pol) {       \
+      asm volatile(STQ ".v4.b32 [%0], {%1, %2, %3, %4}" P4 ";"                                    \
+                   :                                                                              \
+                   : "l"(a), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w), "l"(pol)                     \
+                   : "memory");                                                                   \
+    }                                                                                             \
+  };
+template <int EV, bool NC> struct HintAccess;
+PH_HINT_ACCESS(EVICT_LAST, false, "ld.global.L1::evict_last.L2::cache_hint",
+               "st.global.L1::evict_last.L2::cache_hint", ", %2", ", %3", ", %5")
+PH_HINT_ACCESS(EVICT_FIRST, false, "ld.global.L1::evict_first.L2::cache_hint",
+               "st.global.L1::evict_first.L2::cache_hint", ", %2", ", %3", ", %5")
+PH_HINT_ACCESS(NO_ALLOCATE, false, "ld.global.L1::no_allocate", "st.global.L1::no_allocate", "", "", "")
+PH_HINT_ACCESS(EVICT_LAST, true, "ld.global.nc.L1::evict_last.L2::cache_hint",
+               "st.global.L1::evict_last.L2::cache_hint", ", %2", ", %3", ", %5")
+PH_HINT_ACCESS(EVICT_FIRST, true, "ld.global.nc.L1::evict_first.L2::cache_hint",
+               "st.global.L1::evict_first.L2::cache_hint", ", %2", ", %3", ", %5")
+PH_HINT_ACCESS(NO_ALLOCATE, true, "ld.global.nc.L1::no_allocate", "st.global.L1::no_allocate", "", "", "")
+#undef PH_HINT_ACCESS
+
+// *p, with the hint EV and its policy `pol` (l2_policy<EV>(), made once by the caller: each
+// createpolicy is several uniform instructions where ptxas does not reuse one).
+template <int EV, class V> __device__ __forceinline__ typename Bare<V>::T ldh(V* p, unsigned long long pol) {
+  typedef typename Bare<V>::T U;
+  if constexpr ((EV & HINT_MASK) == EVICT_NORMAL) {
+    return *p;
+  } else {
+    static_assert(sizeof(U) == 1 || sizeof(U) == 2 || sizeof(U) == 4 || sizeof(U) == 8 || sizeof(U) == 16,
+                  "a hinted access of 1, 2, 4, 8 or 16 bytes");
+    U out;
+    if constexpr (sizeof(U) == 1) {
+      const unsigned char x = (unsigned char)HintAccess<EV & HINT_MASK, (EV & READ_ONLY) != 0>::ld1(p, pol);
+      memcpy(&out, &x, 1);
+    } else if constexpr (sizeof(U) == 2) {
+      const unsigned short x = HintAccess<EV & HINT_MASK, (EV & READ_ONLY) != 0>::ld2(p, pol);
+      memcpy(&out, &x, 2);
+    } else if constexpr (sizeof(U) == 4) {
+      const unsigned x = HintAccess<EV & HINT_MASK, (EV & READ_ONLY) != 0>::ld4(p, pol);
+      memcpy(&out, &x, 4);
+    } else if constexpr (sizeof(U) == 8) {
+      const uint2 x = HintAccess<EV & HINT_MASK, (EV & READ_ONLY) != 0>::ld8(p, pol);
+      memcpy(&out, &x, 8);
+    } else {
+      const uint4 x = HintAccess<EV & HINT_MASK, (EV & READ_ONLY) != 0>::ld16(p, pol);
+      memcpy(&out, &x, 16);
+    }
+    return out;
+  }
+}
+
+// *p = x, with the hint EV and its policy.
+template <int EV, class V> __device__ __forceinline__ void sth(V* p, const typename Bare<V>::T& x, unsigned long long pol) {
+  if constexpr ((EV & HINT_MASK) == EVICT_NORMAL) {
+    *p = x;
+  } else {
+    if constexpr (sizeof(V) == 1) {
+      unsigned char y;
+      memcpy(&y, &x, 1);
+      HintAccess<EV & HINT_MASK, false>::st1(p, y, pol);
+    } else if constexpr (sizeof(V) == 2) {
+      unsigned short y;
+      memcpy(&y, &x, 2);
+      HintAccess<EV & HINT_MASK, false>::st2(p, y, pol);
+    } else if constexpr (sizeof(V) == 4) {
+      unsigned y;
+      memcpy(&y, &x, 4);
+      HintAccess<EV & HINT_MASK, false>::st4(p, y, pol);
+    } else if constexpr (sizeof(V) == 8) {
+      uint2 y;
+      memcpy(&y, &x, 8);
+      HintAccess<EV & HINT_MASK, false>::st8(p, y, pol);
+    } else {
+      uint4 y;
+      memcpy(&y, &x, 16);
+      HintAccess<EV & HINT_MASK, false>::st16(p, y, pol);
+    }
+  }
+}
+
+// The same with the policy made here (one access: element loads and stores).
+template <int EV, class V> __device__ __forceinline__ typename Bare<V>::T ldh(V* p) {
+  return ldh<EV>(p, l2_policy<EV>());
+}
+template <int EV, class V> __device__ __forceinline__ void sth(V* p, const typename Bare<V>::T& x) {
+  sth<EV>(p, x, l2_policy<EV>());
+}
+
 template <class S> __device__ __forceinline__ bool in_bounds(const Region<S>& g, int r, int c) {
   return g.ok && (unsigned)(g.r0 + r) < (unsigned)g.rn && (unsigned)(g.c0 + c) < (unsigned)g.cn;
 }
 template <class S> __device__ __forceinline__ S* elem_ptr(const Region<S>& g, int r, int c) {
   return g.p + (long long)(g.r0 + r) * g.rs + (long long)(g.c0 + c) * g.cs;
 }
+
+// Element addresses for hinted accesses: the address of the thread's first element plus an
+// offset that is a constant of the unrolled register index. A hinted access is inline PTX,
+// which takes its address in a register; written this way the compiler adds an immediate to
+// one base instead of rebuilding each 64-bit address from the element's row and column.
+// Unhinted accesses keep elem_ptr (the compiler folds their offsets into the loads).
+template <class L, int EV, class S> struct HintBase {
+  S* p;
+  int r0, c0;
+  __device__ __forceinline__ HintBase(const Region<S>& g, int tid) {
+    if constexpr ((EV & HINT_MASK) != EVICT_NORMAL) {
+      L::coord(tid, 0, r0, c0);
+      p = elem_ptr(g, r0, c0);
+      // Opaque to the compiler, so it keeps `p + offset` rather than re-deriving each address.
+      asm("" : "+l"(p));
+    }
+  }
+  __device__ __forceinline__ S* at(const Region<S>& g, int r, int c) const {
+    if constexpr ((EV & HINT_MASK) == EVICT_NORMAL) {
+      return elem_ptr(g, r, c);
+    } else {
+      return p + (long long)(r - r0) * g.rs + (long long)(c - c0) * g.cs;
+    }
+  }
+};
 
 // The vectorized path is taken when the whole tile is in bounds, columns are contiguous and
 // every VEC-group is aligned to its vector width (a uniform test, once per access).
@@ -374,19 +554,21 @@ template <class L, class S> __device__ __forceinline__ bool group_inside(const R
 // around each load and reuse its registers, so each load waited for the one before (one 16-byte
 // load in flight per thread; bf16 norms +10-15 %). 4-byte types load straight into their
 // registers, where the one-phase form keeps fewer registers (bench/NOTES.md r4).
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g);
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g);
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile(const Region<S>& g) {
+template <class L, int EV = EVICT_NORMAL, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g);
+template <class L, int EV = EVICT_NORMAL, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g);
+template <class L, int EV = EVICT_NORMAL, class S> __device__ Tile<typename Reg<S>::T, L> load_tile(const Region<S>& g) {
   if constexpr (sizeof(S) >= 4) {
-    return load_tile_wide<L>(g);
+    return load_tile_wide<L, EV>(g);
   } else {
-    return load_tile_narrow<L>(g);
+    return load_tile_narrow<L, EV>(g);
   }
 }
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g) {
+template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_narrow(const Region<S>& g) {
   typedef typename Reg<S>::T T;
+  const unsigned long long pol = l2_policy<EV>();
   Tile<T, L> t;
   const int tid = threadIdx.x;
+  const HintBase<L, EV, S> hb(g, tid);
   if (vector_ok<L>(g) || vector_rows_ok<L>(g)) {
     constexpr int BYTES = L::VEC * (int)sizeof(S);
     constexpr int W = BYTES < 16 ? BYTES : 16;
@@ -403,11 +585,11 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_nar
       int r, c;
       L::coord(tid, j * L::VEC, r, c);
       whole[j] = in_tile<L>(r, c) && (whole_tile || group_inside<L>(g, r, c));
-      const V* src = reinterpret_cast<const V*>(elem_ptr(g, r, c));
+      const V* src = reinterpret_cast<const V*>(hb.at(g, r, c));
 #pragma unroll
       for (int w = 0; w < BYTES / W; ++w) {
         V x{};
-        if (whole[j]) x = src[w];
+        if (whole[j]) x = ldh<EV>(src + w, pol);
         raw[j][w] = x;
       }
     }
@@ -424,7 +606,7 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_nar
         L::coord(tid, i, r, c);
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v)
-          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(*elem_ptr(g, r, c + v)) : T(0);
+          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c + v), pol)) : T(0);
       }
     }
   } else {
@@ -432,7 +614,7 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_nar
     for (int i = 0; i < L::N; ++i) {
       int r, c;
       L::coord(tid, i, r, c);
-      t.v[i] = (in_tile<L>(r, c) && in_bounds(g, r, c)) ? Reg<S>::load(*elem_ptr(g, r, c)) : T(0);
+      t.v[i] = (in_tile<L>(r, c) && in_bounds(g, r, c)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c), pol)) : T(0);
     }
   }
   return t;
@@ -440,10 +622,12 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_nar
 
 // The one-phase load of 4-byte and wider types: each vector group loaded and stored into its
 // registers in turn.
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g) {
+template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wide(const Region<S>& g) {
   typedef typename Reg<S>::T T;
+  const unsigned long long pol = l2_policy<EV>();
   Tile<T, L> t;
   const int tid = threadIdx.x;
+  const HintBase<L, EV, S> hb(g, tid);
   if (vector_ok<L>(g)) {
     constexpr int BYTES = L::VEC * (int)sizeof(S);
     constexpr int W = BYTES < 16 ? BYTES : 16;
@@ -454,10 +638,10 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wid
       L::coord(tid, i, r, c);
       typename Bare<S>::T s[L::VEC];
       if (in_tile<L>(r, c)) {
-        const V* src = reinterpret_cast<const V*>(elem_ptr(g, r, c));
+        const V* src = reinterpret_cast<const V*>(hb.at(g, r, c));
 #pragma unroll
         for (int w = 0; w < BYTES / W; ++w) {
-          V x = src[w];
+          V x = ldh<EV>(src + w, pol);
           memcpy(reinterpret_cast<unsigned char*>(s) + w * W, &x, W);
         }
 #pragma unroll
@@ -477,10 +661,10 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wid
       L::coord(tid, i, r, c);
       if (in_tile<L>(r, c) && group_inside<L>(g, r, c)) {
         typename Bare<S>::T s[L::VEC];
-        const V* src = reinterpret_cast<const V*>(elem_ptr(g, r, c));
+        const V* src = reinterpret_cast<const V*>(hb.at(g, r, c));
 #pragma unroll
         for (int w = 0; w < BYTES / W; ++w) {
-          V x = src[w];
+          V x = ldh<EV>(src + w, pol);
           memcpy(reinterpret_cast<unsigned char*>(s) + w * W, &x, W);
         }
 #pragma unroll
@@ -488,7 +672,7 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wid
       } else {
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v)
-          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(*elem_ptr(g, r, c + v)) : T(0);
+          t.v[i + v] = (in_tile<L>(r, c + v) && in_bounds(g, r, c + v)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c + v), pol)) : T(0);
       }
     }
   } else {
@@ -496,7 +680,7 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_wid
     for (int i = 0; i < L::N; ++i) {
       int r, c;
       L::coord(tid, i, r, c);
-      t.v[i] = (in_tile<L>(r, c) && in_bounds(g, r, c)) ? Reg<S>::load(*elem_ptr(g, r, c)) : T(0);
+      t.v[i] = (in_tile<L>(r, c) && in_bounds(g, r, c)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c), pol)) : T(0);
     }
   }
   return t;
@@ -526,8 +710,10 @@ __device__ __forceinline__ int opaque_tid() {
   return t;
 }
 
-template <class L, class S, class T> __device__ void store_tile(const Region<S>& g, const Tile<T, L>& t) {
+template <int EV = EVICT_NORMAL, class L, class S, class T> __device__ void store_tile(const Region<S>& g, const Tile<T, L>& t) {
   const int tid = opaque_tid();
+  const unsigned long long pol = l2_policy<EV>();
+  const HintBase<L, EV, S> hb(g, tid);
   if (vector_ok<L>(g)) {
     constexpr int BYTES = L::VEC * (int)sizeof(S);
     constexpr int W = BYTES < 16 ? BYTES : 16;
@@ -549,7 +735,7 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
         for (int w = 0; w < BYTES / W; ++w) {
           V x;
           memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
-          dst[w] = x;
+          sth<EV>(dst + w, x, pol);
         }
       }
       return;
@@ -562,12 +748,12 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
         typename Bare<S>::T s[L::VEC];
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v) s[v] = Reg<S>::store(t.v[i + v]);
-        V* dst = reinterpret_cast<V*>(elem_ptr(g, r, c));
+        V* dst = reinterpret_cast<V*>(hb.at(g, r, c));
 #pragma unroll
         for (int w = 0; w < BYTES / W; ++w) {
           V x;
           memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
-          dst[w] = x;
+          sth<EV>(dst + w, x, pol);
         }
       }
     }
@@ -584,17 +770,17 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
         typename Bare<S>::T s[L::VEC];
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v) s[v] = Reg<S>::store(t.v[i + v]);
-        V* dst = reinterpret_cast<V*>(elem_ptr(g, r, c));
+        V* dst = reinterpret_cast<V*>(hb.at(g, r, c));
 #pragma unroll
         for (int w = 0; w < BYTES / W; ++w) {
           V x;
           memcpy(&x, reinterpret_cast<const unsigned char*>(s) + w * W, W);
-          dst[w] = x;
+          sth<EV>(dst + w, x, pol);
         }
       } else {
 #pragma unroll
         for (int v = 0; v < L::VEC; ++v)
-          if (in_bounds(g, r, c + v)) *elem_ptr(g, r, c + v) = Reg<S>::store(t.v[i + v]);
+          if (in_bounds(g, r, c + v)) sth<EV>(hb.at(g, r, c + v), Reg<S>::store(t.v[i + v]), pol);
       }
     }
   } else {
@@ -602,7 +788,7 @@ template <class L, class S, class T> __device__ void store_tile(const Region<S>&
     for (int i = 0; i < L::N; ++i) {
       int r, c;
       L::coord(tid, i, r, c);
-      if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) *elem_ptr(g, r, c) = Reg<S>::store(t.v[i]);
+      if (in_tile<L>(r, c) && Owner<L>::at(tid, i) && in_bounds(g, r, c)) sth<EV>(hb.at(g, r, c), Reg<S>::store(t.v[i]), pol);
     }
   }
 }
@@ -681,33 +867,33 @@ template <class L> __device__ void split_sum(const Region<float>& g, long long n
 
 // Element access of tensors by logical index; out of bounds reads 0 and stores nothing.
 // ROW is true for row-major memory order, false for the reversed (column-major) order.
-template <bool ROW, class S> __device__ __forceinline__ typename Reg<S>::T load1(const S* p, int i0, int d0) {
-  return (unsigned)i0 < (unsigned)d0 ? Reg<S>::load(p[i0]) : typename Reg<S>::T(0);
+template <bool ROW, int EV = EVICT_NORMAL, class S> __device__ __forceinline__ typename Reg<S>::T load1(const S* p, int i0, int d0) {
+  return (unsigned)i0 < (unsigned)d0 ? Reg<S>::load(ldh<EV>(p + i0)) : typename Reg<S>::T(0);
 }
-template <bool ROW, class S>
+template <bool ROW, int EV = EVICT_NORMAL, class S>
 __device__ __forceinline__ typename Reg<S>::T load2(const S* p, int i0, int i1, int d0, int d1) {
   const bool ok = (unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1;
   const long long o = ROW ? (long long)i0 * d1 + i1 : (long long)i1 * d0 + i0;
-  return ok ? Reg<S>::load(p[o]) : typename Reg<S>::T(0);
+  return ok ? Reg<S>::load(ldh<EV>(p + o)) : typename Reg<S>::T(0);
 }
-template <bool ROW, class S>
+template <bool ROW, int EV = EVICT_NORMAL, class S>
 __device__ __forceinline__ typename Reg<S>::T load3(const S* p, int i0, int i1, int i2, int d0, int d1, int d2) {
   const bool ok = (unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1 && (unsigned)i2 < (unsigned)d2;
   const long long o = ROW ? ((long long)i0 * d1 + i1) * d2 + i2 : ((long long)i2 * d1 + i1) * d0 + i0;
-  return ok ? Reg<S>::load(p[o]) : typename Reg<S>::T(0);
+  return ok ? Reg<S>::load(ldh<EV>(p + o)) : typename Reg<S>::T(0);
 }
-template <bool ROW, class S, class T> __device__ __forceinline__ void store1(S* p, int i0, int d0, T v) {
-  if ((unsigned)i0 < (unsigned)d0) p[i0] = Reg<S>::store(v);
+template <bool ROW, int EV = EVICT_NORMAL, class S, class T> __device__ __forceinline__ void store1(S* p, int i0, int d0, T v) {
+  if ((unsigned)i0 < (unsigned)d0) sth<EV>(p + i0, Reg<S>::store(v));
 }
-template <bool ROW, class S, class T>
+template <bool ROW, int EV = EVICT_NORMAL, class S, class T>
 __device__ __forceinline__ void store2(S* p, int i0, int i1, int d0, int d1, T v) {
   const long long o = ROW ? (long long)i0 * d1 + i1 : (long long)i1 * d0 + i0;
-  if ((unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1) p[o] = Reg<S>::store(v);
+  if ((unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1) sth<EV>(p + o, Reg<S>::store(v));
 }
-template <bool ROW, class S, class T>
+template <bool ROW, int EV = EVICT_NORMAL, class S, class T>
 __device__ __forceinline__ void store3(S* p, int i0, int i1, int i2, int d0, int d1, int d2, T v) {
   const long long o = ROW ? ((long long)i0 * d1 + i1) * d2 + i2 : ((long long)i2 * d1 + i1) * d0 + i0;
-  if ((unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1 && (unsigned)i2 < (unsigned)d2) p[o] = Reg<S>::store(v);
+  if ((unsigned)i0 < (unsigned)d0 && (unsigned)i1 < (unsigned)d1 && (unsigned)i2 < (unsigned)d2) sth<EV>(p + o, Reg<S>::store(v));
 }
 
 // Any rank (the checker allows up to 8): indices and extents as small arrays.
@@ -723,15 +909,15 @@ template <bool ROW, int R> __device__ __forceinline__ bool offset_n(const Idx<R>
   }
   return ok;
 }
-template <bool ROW, int R, class S>
+template <bool ROW, int R, int EV = EVICT_NORMAL, class S>
 __device__ __forceinline__ typename Reg<S>::T load_n(const S* p, const Idx<R>& i, const Idx<R>& d) {
   long long o;
-  return offset_n<ROW>(i, d, o) ? Reg<S>::load(p[o]) : typename Reg<S>::T(0);
+  return offset_n<ROW>(i, d, o) ? Reg<S>::load(ldh<EV>(p + o)) : typename Reg<S>::T(0);
 }
-template <bool ROW, int R, class S, class T>
+template <bool ROW, int R, int EV = EVICT_NORMAL, class S, class T>
 __device__ __forceinline__ void store_n(S* p, const Idx<R>& i, const Idx<R>& d, T v) {
   long long o;
-  if (offset_n<ROW>(i, d, o)) p[o] = Reg<S>::store(v);
+  if (offset_n<ROW>(i, d, o)) sth<EV>(p + o, Reg<S>::store(v));
 }
 
 // ---- moving tiles through shared memory ------------------------------------------------------------

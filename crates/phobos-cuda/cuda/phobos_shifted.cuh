@@ -24,14 +24,16 @@ __device__ __forceinline__ uint4 shift_group(const uint4& lo, const uint4& hi, i
                     __funnelshift_r(b[2], b[3], bits), __funnelshift_r(b[3], b[4], bits));
 }
 
-template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
+template <class L, int EV = EVICT_NORMAL, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
   if constexpr (sizeof(S) != 2 || L::VEC != 8) {
-    return load_tile<L>(g);
+    return load_tile<L, EV>(g);
   } else {
     typedef typename Reg<S>::T T;
-    if (!(g.ok && g.cs == 1)) return load_tile<L>(g);
+    if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);
+    const unsigned long long pol = l2_policy<EV>();
     Tile<T, L> t;
     const int tid = threadIdx.x;
+    const HintBase<L, EV, S> hb(g, tid);
     constexpr int G = L::N / L::VEC;
     uint4 lo[G], hi[G];
     int sh[G];
@@ -42,15 +44,15 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shi
       int r, c;
       L::coord(tid, j * L::VEC, r, c);
       whole[j] = in_tile<L>(r, c) && group_inside<L>(g, r, c);
-      const S* p = elem_ptr(g, r, c);
+      const S* p = hb.at(g, r, c);
       sh[j] = (int)(((unsigned long long)p >> 1) & 7);
       // From p itself (not from the integer), so the compiler keeps it a global address.
       const uint4* base = reinterpret_cast<const uint4*>(p - sh[j]);
       uint4 x = make_uint4(0, 0, 0, 0), y = make_uint4(0, 0, 0, 0);
-      if (whole[j]) x = base[0];
+      if (whole[j]) x = ldh<EV>(base, pol);
       // Only when the group crosses into the next vector: that vector then holds one of its
       // elements, so it lies in the tensor's memory.
-      if (whole[j] && sh[j] != 0) y = base[1];
+      if (whole[j] && sh[j] != 0) y = ldh<EV>(base + 1, pol);
       lo[j] = x;
       hi[j] = y;
     }
@@ -68,7 +70,7 @@ template <class L, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shi
         L::coord(tid, i, r, c);
 #pragma unroll
         for (int e = 0; e < L::VEC; ++e)
-          t.v[i + e] = (in_tile<L>(r, c + e) && in_bounds(g, r, c + e)) ? Reg<S>::load(*elem_ptr(g, r, c + e)) : T(0);
+          t.v[i + e] = (in_tile<L>(r, c + e) && in_bounds(g, r, c + e)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c + e), pol)) : T(0);
       }
     }
     return t;

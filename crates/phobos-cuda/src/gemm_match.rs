@@ -227,7 +227,7 @@ fn operand_of(
     tk: i64,
     k_first: bool,
 ) -> Option<GemmOperand> {
-    let ExprKind::Load { tensor, index } = &load.kind else {
+    let ExprKind::Load { tensor, index, .. } = &load.kind else {
         return None;
     };
     let ParamKind::Tensor { dtype, dims, order } = &k.params[*tensor].kind else {

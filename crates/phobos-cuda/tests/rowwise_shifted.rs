@@ -53,7 +53,7 @@ fn odd_bf16_rows_take_shifted_loads() {
         assert!(src.contains("ph::load_tile<"), "{label}: {src}");
     }
     // The online softmax: every load of X (each pass's first chunk and the chunk it loads
-    // ahead) is shifted; its store keeps `store_tile`.
+    // ahead) is shifted; its store keeps `store_tile` (with its eviction hint).
     let sm = example(
         "softmax_online.ph",
         "BLOCK=4096 THREADS=512",
@@ -63,7 +63,7 @@ fn odd_bf16_rows_take_shifted_loads() {
     .source;
     assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 4, "{sm}");
     assert!(!sm.contains("ph::load_tile<"), "{sm}");
-    assert!(sm.contains("ph::store_tile("), "{sm}");
+    assert!(sm.contains("ph::store_tile<ph::EVICT_FIRST>("), "{sm}");
 }
 
 /// The shifted loads are 128-bit loads of global memory (`ld.global.v4`, not generic `ld.v4`:

@@ -157,10 +157,12 @@ impl Machine<'_> {
                 let v = self.eval(value, mask)?;
                 self.assign(*local, v, mask, s.span)
             }
+            // The eviction hint (`cache`) never changes a value: the interpreter ignores it.
             StmtKind::Store {
                 tensor,
                 index,
                 value,
+                cache: _,
             } => {
                 let v = self.eval(value, mask)?;
                 self.store(*tensor, index, v, s.span, mask)

@@ -116,7 +116,12 @@ impl Machine<'_> {
                     (Ty::Scalar(_), v) => v,
                 }
             }
-            ExprKind::Load { tensor, index } => self.load(*tensor, index, span, mask)?,
+            // The eviction hint (`cache`) never changes a value: the interpreter ignores it.
+            ExprKind::Load {
+                tensor,
+                index,
+                cache: _,
+            } => self.load(*tensor, index, span, mask)?,
             ExprKind::TileGet { tile, index } => {
                 let src = self.eval(tile, mask)?.tile(span)?;
                 let idx = index

@@ -69,6 +69,41 @@ fn softmax_online_matches_the_host() {
     }
 }
 
+/// Eviction hints never change a value: the online softmax (hinted on every access) and the
+/// same kernel without its hints give the same bits.
+#[test]
+fn eviction_hints_change_no_value() {
+    let hinted = example("softmax_online.ph");
+    let plain: String = hinted
+        .replace(", cache = evict_last]", "]")
+        .replace(", cache = evict_first]", "]");
+    assert_eq!(hinted.matches("cache = ").count(), 5);
+    assert!(!plain.contains("cache ="));
+    for types in [None, Some("T=bf16")] {
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let x = scaled(dt, &[3, 2500], 5, 8.0);
+        let pins = Some("BLOCK=1024 THREADS=256");
+        let run = |src: &str| {
+            let k = kernel(src, None, pins, types);
+            let out = run_ok(
+                &k,
+                Args::new().push(x.clone()).push(sentinel(dt, &[3, 2500])),
+            );
+            out.get("Y").unwrap().data.clone()
+        };
+        let (a, b) = (run(&hinted), run(&plain));
+        assert!(a.iter().all(|v| v.is_finite()));
+        assert_eq!(
+            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
+}
+
 #[test]
 fn layer_norm_matches_the_host() {
     for (pins, types, (m, n), tol) in [

@@ -402,6 +402,9 @@ pub enum ExprKind {
     Load {
         tensor: ParamId,
         index: Vec<Index>,
+        /// The cache eviction hint written on the access (`cache = evict_last`); a hint only:
+        /// it never changes the values read.
+        cache: Eviction,
     },
     /// One element of a tile value (indices out of range read as zero).
     TileGet {
@@ -431,6 +434,47 @@ pub enum ExprKind {
     Reshape(Box<Expr>),
     /// `arange(n)`: `tile<i32>[n]` holding 0, 1, .., n-1.
     Arange(i64),
+}
+
+/// The cache eviction priority of a tensor access (`X[i, j, cache = evict_last]`): a hint to
+/// the memory system about how long the lines it touches should stay cached. It never changes
+/// the values read or stored; the interpreter ignores it and back ends may too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Eviction {
+    /// No hint (`evict_normal`, or nothing written).
+    #[default]
+    Normal,
+    /// Lines likely to be used again soon: evicted after the others (`evict_last`).
+    Last,
+    /// Lines used once: evicted before the others (`evict_first`).
+    First,
+    /// Read or written without allocating in the first-level cache (`no_allocate`).
+    NoAllocate,
+}
+
+impl Eviction {
+    /// Every hint, in the order the docs list them.
+    pub const ALL: [Eviction; 4] = [
+        Eviction::First,
+        Eviction::Last,
+        Eviction::Normal,
+        Eviction::NoAllocate,
+    ];
+
+    /// The spelling in source (`cache = evict_last`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Eviction::Normal => "evict_normal",
+            Eviction::Last => "evict_last",
+            Eviction::First => "evict_first",
+            Eviction::NoAllocate => "no_allocate",
+        }
+    }
+
+    /// The hint spelled `name` in source.
+    pub fn from_name(name: &str) -> Option<Eviction> {
+        Eviction::ALL.into_iter().find(|e| e.name() == name)
+    }
 }
 
 /// One position of a tensor access.
@@ -463,6 +507,8 @@ pub enum StmtKind {
         tensor: ParamId,
         index: Vec<Index>,
         value: Expr,
+        /// The cache eviction hint written on the access; never changes what is stored.
+        cache: Eviction,
     },
     /// `atomic_add(X[..], v)`, `atomic_max`, `atomic_min`: a read-modify-write of tensor
     /// elements that concurrent threads and blocks cannot interleave. `value` already has the

@@ -92,11 +92,12 @@ fn block(out: &mut String, k: &Kernel, stmts: &[Stmt], depth: usize) {
                 tensor,
                 index,
                 value,
+                cache,
             } => {
                 let _ = writeln!(
                     out,
                     "{pad}store {} = {}",
-                    access(k, *tensor, index),
+                    access(k, *tensor, index, *cache),
                     expr(k, value)
                 );
             }
@@ -112,7 +113,7 @@ fn block(out: &mut String, k: &Kernel, stmts: &[Stmt], depth: usize) {
                     out,
                     "{pad}{bind}{}({}, {})",
                     op.name(),
-                    access(k, *tensor, index),
+                    access(k, *tensor, index, Eviction::Normal),
                     expr(k, value)
                 );
             }
@@ -174,15 +175,18 @@ fn local_name(k: &Kernel, id: LocalId) -> String {
         .map_or(format!("%{id}"), |l| format!("{}%{id}", l.name))
 }
 
-fn access(k: &Kernel, tensor: ParamId, index: &[Index]) -> String {
+fn access(k: &Kernel, tensor: ParamId, index: &[Index], cache: Eviction) -> String {
     let name = k.params.get(tensor).map_or("?", |p| p.name.as_str());
-    let ix: Vec<String> = index
+    let mut ix: Vec<String> = index
         .iter()
         .map(|i| match i {
             Index::At(e) => expr(k, e),
             Index::Span { start, len } => format!("{} :+ {len}", expr(k, start)),
         })
         .collect();
+    if cache != Eviction::Normal {
+        ix.push(format!("cache = {}", cache.name()));
+    }
     format!("{name}[{}]", ix.join(", "))
 }
 
@@ -234,7 +238,11 @@ fn expr(k: &Kernel, e: &Expr) -> String {
         ExprKind::Cast(a) => format!("{}({})", e.ty.dtype(), expr(k, a)),
         ExprKind::Cdiv(a, b) => format!("cdiv({}, {})", expr(k, a), expr(k, b)),
         ExprKind::Broadcast(a) => format!("broadcast<{}>({})", ty(&e.ty), expr(k, a)),
-        ExprKind::Load { tensor, index } => access(k, *tensor, index),
+        ExprKind::Load {
+            tensor,
+            index,
+            cache,
+        } => access(k, *tensor, index, *cache),
         ExprKind::TileGet { tile, index } => {
             let ix: Vec<String> = index.iter().map(|i| expr(k, i)).collect();
             format!("{}[{}]", expr(k, tile), ix.join(", "))

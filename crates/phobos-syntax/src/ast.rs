@@ -291,10 +291,12 @@ pub enum ExprKind {
         callee: Ident,
         args: Vec<Arg>,
     },
-    /// `base[i, a :+ n, a : b, :]`
+    /// `base[i, a :+ n, a : b, :]`, optionally followed by named options
+    /// (`X[r, c :+ n, cache = evict_last]`).
     Index {
         base: Box<Expr>,
         indices: Vec<IndexExpr>,
+        options: Vec<IndexOption>,
     },
     /// `[a, b, ...]`: a list, such as the shape argument of `reshape(t, [R, C])`.
     List(Vec<Expr>),
@@ -304,6 +306,14 @@ pub enum ExprKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Arg {
     pub name: Option<Ident>,
+    pub value: Expr,
+}
+
+/// A named option after the indices of `[...]`: `cache = evict_last`. The parser accepts any
+/// name and value; the checker decides what they mean.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexOption {
+    pub name: Ident,
     pub value: Expr,
 }
 

@@ -312,12 +312,20 @@ fn expr(out: &mut String, e: &Expr) {
             exprs(out, items);
             out.push(']');
         }
-        ExprKind::Index { base, indices } => {
+        ExprKind::Index {
+            base,
+            indices,
+            options,
+        } => {
             postfix_base(out, base);
             out.push('[');
             for (i, ix) in indices.iter().enumerate() {
                 sep(out, i);
                 index(out, ix);
+            }
+            for o in options {
+                let _ = write!(out, ", {} = ", o.name.name);
+                expr(out, &o.value);
             }
             out.push(']');
         }

@@ -164,7 +164,11 @@ fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Span)) {
             }
         }
         ExprKind::List(items) => items.iter_mut().for_each(|x| expr(x, f)),
-        ExprKind::Index { base, indices } => {
+        ExprKind::Index {
+            base,
+            indices,
+            options,
+        } => {
             expr(base, f);
             for i in indices {
                 match i {
@@ -184,6 +188,10 @@ fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Span)) {
                         f(span);
                     }
                 }
+            }
+            for o in options {
+                ident(&mut o.name, f);
+                expr(&mut o.value, f);
             }
         }
     }

@@ -83,7 +83,7 @@ fn stmt(s: &Stmt, out: &mut Vec<Access>) {
         }
     }
     stmt_exprs(s, &mut |e| {
-        if let ExprKind::Load { tensor, index } = &e.kind {
+        if let ExprKind::Load { tensor, index, .. } = &e.kind {
             out.push(Access {
                 tensor: *tensor,
                 spans: spans(index),

@@ -152,7 +152,11 @@ impl Cx<'_> {
                     span,
                 ));
             }
-            ast::ExprKind::Index { base, indices } => {
+            ast::ExprKind::Index {
+                base,
+                indices,
+                options,
+            } => {
                 let tensor = match &base.kind {
                     ast::ExprKind::Name(id) => match self.lookup(&id.name) {
                         Named::Tensor(pid) => Some(pid),
@@ -182,7 +186,7 @@ impl Cx<'_> {
                     }
                     return;
                 };
-                let acc = self.access(pid, indices, target.span);
+                let acc = self.access(pid, indices, options, target.span);
                 let v = self.expr(value);
                 let (Some(acc), Some(v)) = (acc, v) else {
                     return;
@@ -211,6 +215,7 @@ impl Cx<'_> {
                         tensor: pid,
                         index: acc.index,
                         value: v,
+                        cache: acc.cache,
                     },
                     span,
                 ));

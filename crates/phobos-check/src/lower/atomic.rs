@@ -164,7 +164,12 @@ impl Cx<'_> {
         let name = op.name();
         let (pos, _) = self.args(name, args, (2, 2), &[], e.span)?;
         let target = pos[0];
-        let ExprKind::Index { base, indices } = &target.kind else {
+        let ExprKind::Index {
+            base,
+            indices,
+            options,
+        } = &target.kind
+        else {
             self.expr(pos[1]);
             return self.not_atomic_target(op, target, "not a tensor access");
         };
@@ -179,7 +184,15 @@ impl Cx<'_> {
             self.expr(pos[1]);
             return self.not_atomic_target(op, target, "not an access of a tensor parameter");
         };
-        let acc = self.access(pid, indices, target.span);
+        if !self.no_options(
+            options,
+            "an atomic",
+            "an atomic is a read-modify-write in L2: it takes no eviction hint",
+        ) {
+            self.expr(pos[1]);
+            return None;
+        }
+        let acc = self.access(pid, indices, &[], target.span);
         let v = self.expr(pos[1]);
         let (acc, v) = (acc?, v?);
         let t = acc.dtype;

@@ -101,7 +101,11 @@ impl Cx<'_> {
                 self.binary(ir_op(*op), a?, b?, e.span)
             }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
-            ExprKind::Index { base, indices } => self.index_value(base, indices, e.span),
+            ExprKind::Index {
+                base,
+                indices,
+                options,
+            } => self.index_value(base, indices, options, e.span),
             ExprKind::List(_) => {
                 self.error(
                     Diagnostic::error(codes::LIST_VALUE, "a list is not a value", e.span)

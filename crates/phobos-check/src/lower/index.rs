@@ -25,6 +25,8 @@ pub(crate) struct Access {
     pub shape: Option<Vec<i64>>,
     pub uniform: bool,
     pub dtype: DType,
+    /// The eviction hint written on the access (`cache = ..`).
+    pub cache: ir::Eviction,
 }
 
 impl Access {
@@ -37,6 +39,7 @@ impl Access {
         let kind = ir::ExprKind::Load {
             tensor: self.tensor,
             index: self.index.clone(),
+            cache: self.cache,
         };
         V::strong(ex(kind, ty, self.uniform, span))
     }
@@ -78,14 +81,24 @@ impl Cx<'_> {
         &mut self,
         base: &ast::Expr,
         indices: &[IndexExpr],
+        options: &[ast::IndexOption],
         span: Span,
     ) -> Option<V> {
         if let ast::ExprKind::Name(id) = &base.kind {
             if let Named::Tensor(pid) = self.lookup(&id.name) {
-                return self.access(pid, indices, span).map(|a| a.load(span));
+                return self
+                    .access(pid, indices, options, span)
+                    .map(|a| a.load(span));
             }
         }
         let b = self.expr(base)?;
+        if !self.no_options(
+            options,
+            "an element of a tile",
+            "tiles live in registers: put the hint on the tensor access that loads the tile",
+        ) {
+            return None;
+        }
         let ir::Ty::Tile(t, shape) = b.ty().clone() else {
             self.error(
                 Diagnostic::error(
@@ -233,8 +246,10 @@ impl Cx<'_> {
         &mut self,
         pid: ir::ParamId,
         indices: &[IndexExpr],
+        options: &[ast::IndexOption],
         span: Span,
     ) -> Option<Access> {
+        let cache = self.access_options(options);
         let ir::ParamKind::Tensor { dtype, dims, .. } = self.params[pid].kind.clone() else {
             return None;
         };
@@ -388,12 +403,14 @@ impl Cx<'_> {
             }
             return None;
         }
+        let cache = cache?;
         Some(Access {
             tensor: pid,
             index,
             shape: (!shape.is_empty()).then_some(shape),
             uniform,
             dtype,
+            cache,
         })
     }
 

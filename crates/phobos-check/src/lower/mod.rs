@@ -20,6 +20,7 @@ mod grid;
 mod index;
 mod linear;
 mod names;
+mod options;
 mod stmt;
 mod types;
 mod value;

@@ -49,7 +49,7 @@ fn first_dot(s: &Stmt) -> Option<&Expr> {
 /// A fragments the dot packs with a round-to-nearest conversion (`mma_pack`) that rounds `x` to
 /// `T` itself, exactly as the cast would; keeping `x` saves the cast's round trip (a conversion
 /// to `T` and one back to f32 an element). Any other operand is kept as it is.
-fn packed_operand(a: &Expr) -> &Expr {
+pub(super) fn packed_operand(a: &Expr) -> &Expr {
     match &a.kind {
         ExprKind::Cast(x)
             if matches!(a.ty.dtype(), DType::F16 | DType::BF16) && x.ty.dtype() == DType::F32 =>

@@ -4,7 +4,7 @@ use super::ops::{self, Code, ATOM, UNARY};
 use super::{Emitter, Result};
 use crate::ctype;
 use phobos_ir::{
-    Ctx, DType, Dim, Expr, ExprKind, Index, Lit, MemOrder, ParamId, ParamKind, ReduceOp,
+    Ctx, DType, Dim, Eviction, Expr, ExprKind, Index, Lit, MemOrder, ParamId, ParamKind, ReduceOp,
 };
 
 impl<'k> Emitter<'k> {
@@ -62,9 +62,11 @@ impl<'k> Emitter<'k> {
                 ops::cdiv(&a, &b)
             }
             ExprKind::Broadcast(a) => self.scalar(a)?,
-            ExprKind::Load { tensor, index } => {
-                Code::atom(self.element_access(*tensor, index, None)?)
-            }
+            ExprKind::Load {
+                tensor,
+                index,
+                cache,
+            } => Code::atom(self.element_access(*tensor, index, None, *cache)?),
             ExprKind::TileGet { tile, index } => self.tile_get(tile, index)?,
             ExprKind::Reduce {
                 op,
@@ -178,7 +180,12 @@ impl<'k> Emitter<'k> {
         tensor: ParamId,
         index: &[Index],
         value: Option<&Code>,
+        cache: Eviction,
     ) -> Result<String> {
+        let ev = match value {
+            None => self.load_eviction_arg(tensor, cache),
+            Some(_) => super::tile::eviction_arg(cache),
+        };
         let (_, order, _) = self.tensor_info(tensor);
         let dims = self.dim_strings(tensor);
         let mut idx = Vec::new();
@@ -197,18 +204,18 @@ impl<'k> Emitter<'k> {
             let i = format!("ph::Idx<{rank}>{{{{{}}}}}", idx.join(", "));
             let d = format!("ph::Idx<{rank}>{{{{{}}}}}", dims.join(", "));
             return Ok(match value {
-                None => format!("ph::load_n<{row}, {rank}>({name}, {i}, {d})"),
-                Some(v) => format!("ph::store_n<{row}, {rank}>({name}, {i}, {d}, {})", v.s),
+                None => format!("ph::load_n<{row}, {rank}{ev}>({name}, {i}, {d})"),
+                Some(v) => format!("ph::store_n<{row}, {rank}{ev}>({name}, {i}, {d}, {})", v.s),
             });
         }
         let mut args = vec![name.clone()];
         args.extend(idx);
         args.extend(dims);
         Ok(match value {
-            None => format!("ph::load{rank}<{row}>({})", args.join(", ")),
+            None => format!("ph::load{rank}<{row}{ev}>({})", args.join(", ")),
             Some(v) => {
                 args.push(v.s.clone());
-                format!("ph::store{rank}<{row}>({})", args.join(", "))
+                format!("ph::store{rank}<{row}{ev}>({})", args.join(", "))
             }
         })
     }

@@ -43,9 +43,19 @@ impl<'k> Emitter<'k> {
         // Only where a register tile is live beside the loads (a norm's row): a value of loads
         // alone keeps the whole-tile load, every group's load issued before any conversion
         // (bench/NOTES.md r4).
+        // A load with an eviction hint keeps the whole-tile load, which honours it.
         if !self.groupable(value, &lay, tensor, &mut reads)
             || reads.loads.is_empty()
             || !reads.locals
+            || reads.loads.iter().any(|l| {
+                !matches!(
+                    l.kind,
+                    ExprKind::Load {
+                        cache: phobos_ir::Eviction::Normal,
+                        ..
+                    }
+                )
+            })
         {
             return Ok(false);
         }
@@ -53,7 +63,10 @@ impl<'k> Emitter<'k> {
         let out_region = self.region(tensor, index, true)?;
         let mut load_regions = Vec::new();
         for l in &reads.loads {
-            let ExprKind::Load { tensor: t, index } = &l.kind else {
+            let ExprKind::Load {
+                tensor: t, index, ..
+            } = &l.kind
+            else {
                 unreachable!("Reads holds loads only");
             };
             load_regions.push(self.region(*t, index, false)?);

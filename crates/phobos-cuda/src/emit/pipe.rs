@@ -158,7 +158,7 @@ impl<'k> Emitter<'k> {
         let stage = self.pipe_stage_name();
         let mut result = Ok(());
         for s in streamed {
-            let ExprKind::Load { tensor, index } = &s.load.kind else {
+            let ExprKind::Load { tensor, index, .. } = &s.load.kind else {
                 continue;
             };
             let (r, c) = rc(s.load.ty.shape().unwrap_or(&[1]));
@@ -180,7 +180,7 @@ impl<'k> Emitter<'k> {
     /// The one assignment of a shared-memory resident operand (`Plan::resident`): its tile copied
     /// into its place in the resident region, complete and visible to the block on return.
     pub(crate) fn load_resident(&mut self, l: LocalId, value: &Expr) -> Result<()> {
-        let ExprKind::Load { tensor, index } = &value.kind else {
+        let ExprKind::Load { tensor, index, .. } = &value.kind else {
             return self.unsupported_expr("a resident operand that is not a tile load", value);
         };
         let at = self.resident_smem;

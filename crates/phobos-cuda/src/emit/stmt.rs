@@ -43,6 +43,7 @@ impl<'k> Emitter<'k> {
                 tensor,
                 index,
                 value,
+                cache,
             } => {
                 let top = (self.path.len() == 1).then(|| self.path[0].1);
                 let split_store =
@@ -62,7 +63,7 @@ impl<'k> Emitter<'k> {
                     }
                     self.pending.insert(*tensor);
                 } else if value.ty.is_tile() {
-                    self.store_tile(*tensor, index, value)?;
+                    self.store_tile(*tensor, index, value, *cache)?;
                     if self.element_loaded.contains(tensor) {
                         self.barrier();
                     } else {
@@ -70,7 +71,7 @@ impl<'k> Emitter<'k> {
                     }
                 } else {
                     let v = self.scalar(value)?;
-                    let call = self.element_access(*tensor, index, Some(&v))?;
+                    let call = self.element_access(*tensor, index, Some(&v), *cache)?;
                     self.line(format!("{call};"));
                     self.pending.insert(*tensor);
                 }

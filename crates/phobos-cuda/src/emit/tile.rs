@@ -8,7 +8,7 @@ use crate::ctype;
 use crate::layout::{blocked_capped, rc, rows_in_registers, Layout};
 use crate::mainloop::dot_ld;
 use crate::plan::TmaStore;
-use phobos_ir::{Expr, ExprKind, Index, Lit, ParamId, ReduceOp};
+use phobos_ir::{Eviction, Expr, ExprKind, Index, Lit, ParamId, ReduceOp};
 
 /// The register index of the per-register loops.
 const I: &str = "ph_i";
@@ -94,20 +94,25 @@ impl<'k> Emitter<'k> {
                     format!("ph::convert<{alias}>({name}, {s})")
                 }
             }
-            ExprKind::Load { tensor, index } => {
+            ExprKind::Load {
+                tensor,
+                index,
+                cache,
+            } => {
                 let region = self.region(*tensor, index, false)?;
+                let ev = self.load_eviction_arg(*tensor, *cache);
                 if self.plan.shifted.contains(tensor) {
                     self.headers.insert(crate::SHIFTED_HEADER);
-                    format!("ph::load_tile_shifted<{alias}>({region})")
+                    format!("ph::load_tile_shifted<{alias}{ev}>({region})")
                 } else {
-                    format!("ph::load_tile<{alias}>({region})")
+                    format!("ph::load_tile<{alias}{ev}>({region})")
                 }
             }
             ExprKind::Broadcast(inner) if inner.ty.is_tile() && !same_rc(inner, e) => {
                 let (sr, sc) = rc(inner.ty.shape().unwrap_or(&[1]));
                 if let Some(call) = self.fused_row_reduce(inner, e, &alias)? {
                     call
-                } else if let ExprKind::Load { tensor, index } = &inner.kind {
+                } else if let ExprKind::Load { tensor, index, .. } = &inner.kind {
                     let region = self.region(*tensor, index, false)?;
                     format!("ph::load_tile_bcast<{alias}, {sr}, {sc}>({region})")
                 } else {
@@ -274,6 +279,7 @@ impl<'k> Emitter<'k> {
             return self.staged_dot(dst, dot, ty);
         }
         if let Layout::Mma(acc) = lay {
+            let a = self.packed_register_operand(a, acc);
             let (an, a_lay) = self.mma_operand(a)?;
             let (bn, _) = self.mma_operand(b)?;
             let dt = match a.ty.dtype() {
@@ -328,6 +334,28 @@ impl<'k> Emitter<'k> {
         Ok(())
     }
 
+    /// The A operand a dot with accumulator `acc` reads: `x` for `T(x)` (f16 / bf16 of an f32
+    /// local laid out as an accumulator whose registers are the A fragments), since the
+    /// fragments' pack (`ph::mma_pack`, round to nearest) rounds `x` to `T` exactly as the cast
+    /// would: no cast's round trip (a conversion to `T` and back to f32 an element). Any other
+    /// operand (one an overlapped loop keeps, or streams) is read as it is.
+    fn packed_register_operand<'e>(&self, a: &'e Expr, acc: &crate::layout::MmaAcc) -> &'e Expr {
+        let key = a as *const Expr as usize;
+        if self.streamed.contains_key(&key)
+            || matches!(&self.operand_override, Some((p, _, _)) if *p == key)
+        {
+            return a;
+        }
+        let x = super::ahead::packed_operand(a);
+        match &x.kind {
+            ExprKind::Local(l) if !std::ptr::eq(x, a) => match self.plan.layouts.get(l) {
+                Some(Layout::Mma(p)) if crate::plan::a_from_registers(p, acc) => x,
+                _ => a,
+            },
+            _ => a,
+        }
+    }
+
     /// The scratch argument of a tensor-core dot staging `bytes` (none when every operand was
     /// streamed into shared memory by its loop: no scratch use, no barrier).
     fn mma_scratch(&mut self, bytes: u32) -> String {
@@ -353,7 +381,7 @@ impl<'k> Emitter<'k> {
                 return Ok((staged, None));
             }
         }
-        if let ExprKind::Load { tensor, index } = &e.kind {
+        if let ExprKind::Load { tensor, index, .. } = &e.kind {
             let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
             let region = self.region(*tensor, index, false)?;
             return Ok((format!("ph::gtile<{r}, {c}>({region})"), None));
@@ -475,19 +503,25 @@ impl<'k> Emitter<'k> {
         super::columns::inline(self.k, a, super::columns::Axis::Cols, &self.column_defs)
     }
 
-    /// A tile store: from the value's own layout (no conversion for locals).
+    /// A tile store: from the value's own layout (no conversion for locals). A store with an
+    /// eviction hint takes `store_tile`'s paths, not the grouped store.
     pub(crate) fn store_tile(
         &mut self,
         tensor: ParamId,
         index: &[Index],
         value: &Expr,
+        cache: Eviction,
     ) -> Result<()> {
-        if self.grouped_store(tensor, index, value)? {
+        if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
         let (name, _) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
-        self.line(format!("ph::store_tile({region}, {name});"));
+        let ev = match cache {
+            Eviction::Normal => String::new(),
+            c => format!("<{}>", eviction_const(c)),
+        };
+        self.line(format!("ph::store_tile{ev}({region}, {name});"));
         Ok(())
     }
 
@@ -569,11 +603,48 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "ph::split_sum(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {acc});"
         ));
-        self.store_tile(tensor, index, value)?;
+        self.store_tile(tensor, index, value, Eviction::Normal)?;
         self.indent -= 1;
         self.line("}");
         self.indent -= 1;
         self.line("}");
         Ok(())
+    }
+}
+
+/// The prelude's constant for an eviction hint (`ph::EVICT_LAST`).
+pub(crate) fn eviction_const(cache: Eviction) -> &'static str {
+    match cache {
+        Eviction::Normal => "ph::EVICT_NORMAL",
+        Eviction::Last => "ph::EVICT_LAST",
+        Eviction::First => "ph::EVICT_FIRST",
+        Eviction::NoAllocate => "ph::NO_ALLOCATE",
+    }
+}
+
+/// A hint as a trailing template argument (`, ph::EVICT_LAST`), or nothing without one, so
+/// that unhinted accesses emit the same code as before hints existed.
+pub(crate) fn eviction_arg(cache: Eviction) -> String {
+    match cache {
+        Eviction::Normal => String::new(),
+        c => format!(", {}", eviction_const(c)),
+    }
+}
+
+impl Emitter<'_> {
+    /// The hint argument of a load of `tensor`: with `ph::READ_ONLY` added when the kernel
+    /// never writes the tensor (its pointer is `const __restrict__`), so the hinted load keeps
+    /// the non-coherent path the compiler gives such loads without a hint.
+    pub(crate) fn load_eviction_arg(&self, tensor: ParamId, cache: Eviction) -> String {
+        if cache == Eviction::Normal {
+            return String::new();
+        }
+        let mut stored = std::collections::BTreeSet::new();
+        crate::visit::stored_tensors(&self.k.body, &mut stored);
+        if stored.contains(&tensor) {
+            eviction_arg(cache)
+        } else {
+            format!(", {} + ph::READ_ONLY", eviction_const(cache))
+        }
     }
 }

@@ -324,6 +324,7 @@ fn plan_tma_store(
         tensor,
         index,
         value,
+        ..
     } = &k.body[last].kind
     else {
         return refuse("the kernel's last statement is not the C tile's store");

@@ -153,7 +153,7 @@ pub(crate) fn streamed_loads<'k>(
         })
     };
     let qualifies = |op: &Expr| match &op.kind {
-        ExprKind::Load { tensor, index } => {
+        ExprKind::Load { tensor, index, .. } => {
             !stored.contains(tensor)
                 && crate::ctype::register_bytes(op.ty.dtype()) == 4
                 && matches!(

@@ -124,7 +124,7 @@ pub fn build(
 
 fn kernel_reads(k: &Kernel, out: &mut std::collections::BTreeSet<ParamId>) {
     fn walk(e: &phobos_ir::Expr, out: &mut std::collections::BTreeSet<ParamId>) {
-        if let phobos_ir::ExprKind::Load { tensor, index } = &e.kind {
+        if let phobos_ir::ExprKind::Load { tensor, index, .. } = &e.kind {
             out.insert(*tensor);
             for i in index {
                 match i {

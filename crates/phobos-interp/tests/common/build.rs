@@ -292,7 +292,16 @@ impl KernelBuilder {
             uniform = true;
             Ty::Tile(dtype, shape)
         };
-        e(ExprKind::Load { tensor: p, index }, ty, uniform)
+        let cache = phobos_ir::Eviction::Normal;
+        e(
+            ExprKind::Load {
+                tensor: p,
+                index,
+                cache,
+            },
+            ty,
+            uniform,
+        )
     }
 
     pub fn finish(mut self, grid: [Expr; 3], body: Vec<Stmt>) -> Kernel {
@@ -311,6 +320,7 @@ pub fn store(tensor: ParamId, index: Vec<Index>, value: Expr) -> Stmt {
         tensor,
         index,
         value,
+        cache: phobos_ir::Eviction::Normal,
     })
 }
 

@@ -10,7 +10,7 @@
 //! ending in `_d` return the tree depth of their result alongside it.
 
 use super::{PResult, ParseError, Parser, MAX_DEPTH};
-use crate::ast::{Arg, BinOp, Expr, ExprKind, IndexExpr, UnOp};
+use crate::ast::{Arg, BinOp, Expr, ExprKind, IndexExpr, IndexOption, UnOp};
 use crate::codes;
 use crate::diag::Diagnostic;
 use crate::span::Span;
@@ -395,12 +395,31 @@ impl Parser<'_> {
         self.enter("expression")?;
         let mut deepest = base_depth;
         let r = self.delimited(open, TokenKind::RBracket, |p| {
+            if p.at(TokenKind::Ident) && p.nth_kind(1) == TokenKind::Eq {
+                let tok = p.bump();
+                p.bump();
+                let name = p.ident_of(tok);
+                let (value, depth) = p.binary_d(1)?;
+                deepest = deepest.max(depth);
+                return Ok(Err(IndexOption { name, value }));
+            }
             let (ix, depth) = p.index_pos_d()?;
             deepest = deepest.max(depth);
-            Ok(ix)
+            Ok(Ok(ix))
         });
         self.leave();
-        let (indices, close) = r?;
+        let (items, close) = r?;
+        let mut indices = Vec::new();
+        let mut options: Vec<IndexOption> = Vec::new();
+        for item in items {
+            match item {
+                Ok(ix) => match options.first() {
+                    Some(o) => return Err(self.index_after_option(ix.span(), o.name.span)),
+                    None => indices.push(ix),
+                },
+                Err(o) => options.push(o),
+            }
+        }
         if indices.is_empty() {
             return Err(self.empty_index(open.span.to(close)));
         }
@@ -412,10 +431,25 @@ impl Parser<'_> {
                 kind: ExprKind::Index {
                     base: Box::new(base),
                     indices,
+                    options,
                 },
             },
             deepest + 1,
         ))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn index_after_option(&mut self, span: Span, option: Span) -> ParseError {
+        self.report(
+            Diagnostic::error(codes::BAD_INDEX, "an index after a named option", span)
+                .with_label("an index")
+                .with_secondary(option, "the first option")
+                .with_help(
+                    "write the indices first, then the options: `X[i, j, cache = evict_last]`",
+                ),
+        );
+        ParseError
     }
 
     #[cold]

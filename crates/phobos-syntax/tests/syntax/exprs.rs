@@ -143,6 +143,37 @@ fn index_position_spans_cover_their_text() {
 }
 
 #[test]
+fn index_options_follow_the_indices() {
+    assert_eq!(
+        s("x[r, c :+ B, cache = evict_last]"),
+        "(idx x r [c :+ B] (cache = evict_last))"
+    );
+    assert_eq!(s("x[i, cache = f(a)]"), "(idx x i (cache = (call f a)))");
+    assert_eq!(s("x[i, a = b, c = d]"), "(idx x i (a = b) (c = d))");
+    // `==` inside brackets is still a comparison, not an option.
+    assert_eq!(s("x[a == b]"), "(idx x (== a b))");
+    let src = "x[i, cache = evict_first]";
+    let e = expr_ok(src);
+    let ExprKind::Index { options, .. } = &e.kind else {
+        panic!()
+    };
+    assert_eq!(&src[options[0].name.span.range()], "cache");
+    assert_eq!(&src[options[0].value.span.range()], "evict_first");
+}
+
+#[test]
+fn an_index_after_an_option_is_an_error() {
+    assert_eq!(
+        codes("kernel k() {\n  y = x[cache = evict_last, i]\n}"),
+        ["E0035"]
+    );
+    assert_eq!(
+        codes("kernel k() {\n  y = x[cache = evict_last]\n}"),
+        ["E0035"]
+    );
+}
+
+#[test]
 fn bad_index_positions() {
     assert_eq!(codes("kernel k() {\n  y = x[]\n}"), ["E0035"]);
     assert_eq!(codes("kernel k() {\n  y = x[:+ 4]\n}"), ["E0035"]);

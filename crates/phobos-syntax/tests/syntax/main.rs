@@ -87,7 +87,11 @@ pub fn sx(e: &Expr) -> String {
                     .collect::<String>()
             )
         }
-        ExprKind::Index { base, indices } => {
+        ExprKind::Index {
+            base,
+            indices,
+            options,
+        } => {
             let mut s = format!("(idx {}", sx(base));
             for i in indices {
                 s.push(' ');
@@ -100,6 +104,9 @@ pub fn sx(e: &Expr) -> String {
                         end.as_ref().map_or(String::new(), sx)
                     ),
                 });
+            }
+            for o in options {
+                s.push_str(&format!(" ({} = {})", o.name.name, sx(&o.value)));
             }
             s + ")"
         }

@@ -108,9 +108,10 @@ fn expr() -> BoxedStrategy<Expr> {
                         args: args.into_iter().map(|(name, value)| Arg { name, value }).collect(),
                     })
                 }),
-                1 => (inner.clone(), vec(index(inner.clone()), 1..3)).prop_map(|(b, indices)| ex(ExprKind::Index {
+                1 => (inner.clone(), vec(index(inner.clone()), 1..3), vec((ident(), inner.clone()), 0..2)).prop_map(|(b, indices, options)| ex(ExprKind::Index {
                     base: Box::new(b),
-                    indices
+                    indices,
+                    options: options.into_iter().map(|(name, value)| IndexOption { name, value }).collect(),
                 })),
                 1 => vec(inner.clone(), 0..3).prop_map(|items| ex(ExprKind::List(items))),
             ]

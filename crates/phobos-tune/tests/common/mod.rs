@@ -6,8 +6,8 @@
 
 use phobos_check::{Name, Space};
 use phobos_ir::{
-    BinOp, DType, Dim, DimVar, Expr, ExprKind, Index, Kernel, Launch, Lit, MemOrder, Param,
-    ParamKind, Point, Stmt, StmtKind, Ty,
+    BinOp, DType, Dim, DimVar, Eviction, Expr, ExprKind, Index, Kernel, Launch, Lit, MemOrder,
+    Param, ParamKind, Point, Stmt, StmtKind, Ty,
 };
 use phobos_tune::worker::{serve, Executor, InProcess, Setup, WorkerProcess, WorkerState};
 use phobos_tune::*;
@@ -156,9 +156,11 @@ impl MockFrontend {
                         ExprKind::Load {
                             tensor: 0,
                             index: vec![span()],
+                            cache: Eviction::Normal,
                         },
                         tile_ty,
                     ),
+                    cache: Eviction::Normal,
                 },
                 span: Default::default(),
             }],

@@ -1,0 +1,7 @@
+// A Triton porter's spelling of the eviction hint: the option is `cache`.
+@launch(128)
+@grid(cdiv(N, 128))
+kernel copy(X: tensor<f32>[N], Y: tensor<f32>[N]) {
+  let i = ctx.block.x * 128 + ctx.thread
+  Y[i] = X[i, eviction_policy = evict_last]
+}

@@ -1,0 +1,7 @@
+// The hint given twice in one access.
+@launch(128)
+@grid(cdiv(N, 128))
+kernel copy(X: tensor<f32>[N], Y: tensor<f32>[N]) {
+  let i = ctx.block.x * 128 + ctx.thread
+  Y[i] = X[i, cache = evict_last, cache = evict_first]
+}
