@@ -1,5 +1,6 @@
 //! examples/flash_attention.ph with e4m3 operands (`--types T=f8e4m3`): both dots are K-major
-//! staged fp8 dots, on wgmma on sm_90a where each warp holds 16 whole rows — Q Kᵀ with both
+//! staged fp8 dots, on wgmma on sm_90a (the knob WGMMA_K, declared here, at 1) where each warp
+//! holds 16 whole rows — Q Kᵀ with both
 //! operands in shared memory, P V with P (cast to e4m3) from the accumulator's registers — and on
 //! mma.sync elsewhere. The records, sm_90a compiles, and the GPU run against the interpreter at a
 //! ragged N, causal and not (`#[ignore]`d):
@@ -18,6 +19,27 @@ use phobos_gpu::Gpu;
 const FA: &str = "examples/flash_attention.ph";
 const FP8: &str = "T=f8e4m3";
 
+/// The example with the knob WGMMA_K declared (the example itself leaves it at 0: mma.sync).
+fn fa_wgmma() -> phobos_syntax::SourceFile {
+    let src = common::source(FA);
+    let text = src.text.replace(
+        "OVERLAP in {1, 0})",
+        "OVERLAP in {1, 0}, WGMMA_K in {0, 1})",
+    );
+    assert_ne!(text, src.text);
+    phobos_syntax::SourceFile::new(FA, text)
+}
+
+/// The kernel of [`fa_wgmma`] at `pins` (WGMMA_K=1) with e4m3 operands.
+fn kernel_at(pins: &str) -> phobos_ir::Kernel {
+    let module = phobos_check::load(fa_wgmma()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(&format!("{pins} WGMMA_K=1")), Some(FP8), None)
+        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"))
+}
+
 /// One warpgroup row block of 128 rows over 8 warps, and one of 64 over 4 (wgmma); 32 rows over
 /// 4 warps (2 x 2 warps: mma.sync).
 const POINTS: [&str; 3] = [
@@ -29,7 +51,7 @@ const POINTS: [&str; 3] = [
 #[test]
 fn fp8_attention_takes_wgmma_with_p_from_registers() {
     for pins in POINTS {
-        let k = &common::kernels_at(FA, pins, Some(FP8))[0];
+        let k = &kernel_at(pins);
         let e = phobos_cuda::emit_for_arch(k, &EmitOptions::default(), 90).unwrap();
         let [qk, pv] = &e.dots[..] else {
             panic!("{pins}: {:?}", e.dots)
@@ -85,7 +107,7 @@ fn fp8_attention_takes_wgmma_with_p_from_registers() {
 fn fp8_attention_compiles_for_sm90a() {
     let mut jobs = Vec::new();
     for pins in POINTS {
-        let k = &common::kernels_at(FA, pins, Some(FP8))[0];
+        let k = &kernel_at(pins);
         let e = phobos_cuda::emit_for_arch(k, &EmitOptions::default(), 90).unwrap();
         let mut o = common::compile_options(&e);
         o.arch = phobos_gpu::Arch::SM_90A;
@@ -113,11 +135,14 @@ fn fp8_attention_compiles_for_sm90a() {
 
 /// The GPU cases: every point at a ragged N, causal and not.
 fn cases() -> Vec<common::cases::Case> {
-    let src = common::source(FA);
+    let src = fa_wgmma();
     let mut points: Vec<(String, &[(&str, i64)])> = Vec::new();
     for pins in POINTS {
-        points.push((pins.to_string(), &[("BH", 2), ("N", 300)]));
-        points.push((format!("{pins} CAUSAL=1"), &[("BH", 1), ("N", 193)]));
+        points.push((format!("{pins} WGMMA_K=1"), &[("BH", 2), ("N", 300)]));
+        points.push((
+            format!("{pins} CAUSAL=1 WGMMA_K=1"),
+            &[("BH", 1), ("N", 193)],
+        ));
     }
     let points: Vec<(&str, &[(&str, i64)])> =
         points.iter().map(|(p, d)| (p.as_str(), *d)).collect();

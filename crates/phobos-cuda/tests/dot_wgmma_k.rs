@@ -19,10 +19,11 @@ use phobos_gpu::Gpu;
 use phobos_syntax::SourceFile;
 
 /// The points every case runs at: one warpgroup (64 rows over 4 warps) with K 44, two (128
-/// rows over 8 warps) with K 200: K padded to one, two or several 128-byte lines.
+/// rows over 8 warps) with K 200: K padded to one, two or several 128-byte lines; the knob
+/// WGMMA_K pinned to 1 (the default, 0, keeps mma.sync).
 const POINTS: [(&str, i64); 2] = [
-    ("R=64 KD=44 THREADS=128", 44),
-    ("R=128 KD=200 THREADS=256", 200),
+    ("R=64 KD=44 THREADS=128 WGMMA_K=1", 44),
+    ("R=128 KD=200 THREADS=256 WGMMA_K=1", 200),
 ];
 
 /// (text, types, the operand type) of every case: the typed kernels and the chained dots.
@@ -120,11 +121,31 @@ fn chained_dots_read_a_from_registers() {
     }
 }
 
+/// Without WGMMA_K=1 the same dots stay on mma.sync (the default), and the record says why.
+#[test]
+fn the_default_keeps_mma_sync() {
+    for (text, types, _) in all_cases() {
+        let k = kernel(&text, types, "R=64 KD=44 THREADS=128 WGMMA_K=0");
+        let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
+        let last = e.dots.last().unwrap();
+        assert_eq!(
+            last.instr,
+            Some(MmaInstr::MmaSync(NoWgmma::Knob)),
+            "{types}"
+        );
+        assert!(last.to_string().contains("WGMMA_K is not 1"), "{last}");
+        assert!(!e.source.contains("ph::wg_dot_k"), "{types}");
+        let unpinned = kernel(&text, types, "R=64 KD=44 THREADS=128");
+        let d = phobos_cuda::emit_for_arch(&unpinned, &EmitOptions::default(), 90).unwrap();
+        assert_eq!(d.source, e.source, "{types}: the unpinned knob is 0");
+    }
+}
+
 /// A block of 64 rows over 8 warps gives each warp a column half: mma.sync, and the record says
 /// why.
 #[test]
 fn warp_columns_keep_mma_sync() {
-    let k = kernel(INT_DOTS, "T=i8", "R=64 KD=44 THREADS=256");
+    let k = kernel(INT_DOTS, "T=i8", "R=64 KD=44 THREADS=256 WGMMA_K=1");
     let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
     let rows = NoWgmma::WarpRows {
         rows: 16,

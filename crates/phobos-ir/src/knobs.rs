@@ -24,11 +24,12 @@ pub enum Knob {
     Schedule,
     Cluster,
     Overlap,
+    WgmmaK,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 14] = [
+    pub const ALL: [Knob; 15] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -43,6 +44,7 @@ impl Knob {
         Knob::Schedule,
         Knob::Cluster,
         Knob::Overlap,
+        Knob::WgmmaK,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -62,6 +64,7 @@ impl Knob {
             Knob::Schedule => "SCHEDULE",
             Knob::Cluster => "CLUSTER",
             Knob::Overlap => "OVERLAP",
+            Knob::WgmmaK => "WGMMA_K",
         }
     }
 
@@ -78,6 +81,7 @@ impl Knob {
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
             Knob::Overlap => "0: a loop's wgmma dots wait at once; 1: overlapped",
+            Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }
     }
 

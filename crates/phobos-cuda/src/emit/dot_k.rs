@@ -1,7 +1,7 @@
 //! Dots staged K-major (`cuda/phobos_mma_k.cuh`, `cuda/phobos_wgmma_k.cuh`): tf32, fp8, i8/u8,
 //! and f16/bf16 with a K of no whole k steps. Both operands are staged K-major, the last k step
 //! padded with zeros: on mma.sync (`ph::mma_dot_k`) to whole 32-byte k steps, on wgmma (sm_90a,
-//! `ph::wg_dot_k`) to whole 128-byte lines, A read from registers when the plan says so
+//! `WGMMA_K=1`, `ph::wg_dot_k`) to whole 128-byte lines, A read from registers when the plan says so
 //! (`ph::wg_dot_k_ra`). Never a streamed or resident operand: those feed direct dots only.
 
 use super::{Emitter, Result};
@@ -22,7 +22,7 @@ impl<'k> Emitter<'k> {
         let (bn, _) = self.mma_operand(b)?;
         let (kernel, target, layouts) = (self.k, &self.plan.target, &self.plan.layouts);
         let t = plan::dot_tensor(kernel, target, dot);
-        let wg = t.is_ok_and(|t| plan::staged_instr(target, &t) == MmaInstr::Wgmma);
+        let wg = t.is_ok_and(|t| plan::staged_instr(kernel, target, &t) == MmaInstr::Wgmma);
         // A from registers as the plan's record says, its layout the one the operand was
         // computed in.
         let a_regs = t.is_ok_and(|t| {

@@ -171,9 +171,10 @@ pub fn k_major_staged(dot: &Expr) -> Option<MmaType> {
 }
 
 /// The instruction of a K-major staged dot: wgmma (`ph::wg_dot_k`, both operands K-major, K
-/// padded to whole 128-byte lines) when the target has it, each warp holds 16 whole rows and N
-/// is a generated wgmma shape; else mma.sync (`ph::mma_dot_k`) and why not wgmma.
-pub fn staged_instr(target: &Target, t: &TensorDot) -> MmaInstr {
+/// padded to whole 128-byte lines) when the target has it, each warp holds 16 whole rows, N is
+/// a generated wgmma shape and the point pins the knob `WGMMA_K` to 1; else mma.sync
+/// (`ph::mma_dot_k`, the default) and why not wgmma.
+pub fn staged_instr(k: &Kernel, target: &Target, t: &TensorDot) -> MmaInstr {
     let acc = &t.acc;
     let rows = acc.bm / acc.warps_m;
     if !target.wgmma() {
@@ -185,6 +186,8 @@ pub fn staged_instr(target: &Target, t: &TensorDot) -> MmaInstr {
         })
     } else if acc.bn % 32 != 0 || acc.bn > 256 {
         MmaInstr::MmaSync(NoWgmma::Columns(acc.bn))
+    } else if phobos_ir::knobs::Knob::WgmmaK.get(&k.point) != Some(1) {
+        MmaInstr::MmaSync(NoWgmma::Knob)
     } else {
         MmaInstr::Wgmma
     }
@@ -256,7 +259,7 @@ pub fn staged_a_from_registers(
     };
     let typed = !matches!(t.ty, MmaType::F16 | MmaType::BF16);
     typed
-        && staged_instr(target, t) == MmaInstr::Wgmma
+        && staged_instr(k, target, t) == MmaInstr::Wgmma
         && matches!(super::natural(k, target, layouts, a),
             Some(Layout::Mma(p)) if super::a_from_registers(&p, &t.acc))
 }
