@@ -2,7 +2,7 @@
 // head dimension D fixed at 64. Each block computes BR rows of one batch-head, streaming K and V
 // in BC-row tiles with the online softmax (running row max m and row sum l). Pin CAUSAL=1 for
 // causal masking (a key column attends only to rows at or after it).
-// T is the element type of Q, K, V and O: f16 by default, `--types T=bf16` for bf16.
+// T is the element type of Q, K, V and O: f16 by default, or `--types T=bf16` / `T=f8e4m3`.
 // MIN_BLOCKS asks ptxas for that many resident blocks a multiprocessor (a register cap): three
 // 128-thread blocks need at most 168 registers a thread. OVERLAP=0 makes each wgmma dot wait at
 // once instead of overlapping the softmax (docs/language.md), for the tuner to compare; OVERLAP=2

@@ -393,13 +393,18 @@ __device__ __forceinline__ void mma_smem(Tile<T, gemm::sm80::AccLayout<BM, BN, W
 // Shared addresses stay below 2^18, so the offset never carries out of the field; no thread
 // index enters (the warpgroup's first row is wg_row0), and ptxas keeps the whole chain in
 // uniform registers.
-__device__ __forceinline__ unsigned wg_lo(unsigned addr) { return (addr & 0x3FFFF) >> 4; }
-template <unsigned LBO, unsigned SBO> __device__ __forceinline__ unsigned long long wg_desc(unsigned lo, unsigned off) {
+// The start field is its own type, so that a shared address cannot be passed where a descriptor
+// helper expects the field (both are 32-bit integers).
+struct WgStart {
+  unsigned field;
+};
+__device__ __forceinline__ WgStart wg_lo(unsigned addr) { return WgStart{(addr & 0x3FFFF) >> 4}; }
+template <unsigned LBO, unsigned SBO> __device__ __forceinline__ unsigned long long wg_desc(WgStart lo, unsigned off) {
   // lo < 2^14 and the leading byte offset's field starts at bit 16: adding it is ORing it, and
   // the compile-time parts fold into one constant, one add a k step.
   constexpr unsigned LO_CONST = ((LBO & 0x3FFFF) >> 4) << 16;
   constexpr unsigned long long HI = ((unsigned long long)((SBO & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-  return (unsigned long long)(lo + ((off >> 4) + LO_CONST)) | HI;
+  return (unsigned long long)(lo.field + ((off >> 4) + LO_CONST)) | HI;
 }
 // The first of the 64 rows of the calling thread's warpgroup in a BM-row accumulator: a
 // constant with one warpgroup, else the warpgroup index taken from lane 0 (__shfl_sync makes it
@@ -417,18 +422,18 @@ template <int R, int KD> __host__ __device__ constexpr unsigned wg_off_kmajor(in
   return (unsigned)((kk * 32 / 128) * (R * 128) + row0 * 128 + (kk * 32 % 128));
 }
 // Descriptor of a K-major staged [R, KD] tile (lo: wg_lo of its base) from row row0 at step kk.
-template <int R, int KD> __device__ __forceinline__ unsigned long long wg_desc_kmajor(unsigned lo, int row0, int kk) {
+template <int R, int KD> __device__ __forceinline__ unsigned long long wg_desc_kmajor(WgStart lo, int row0, int kk) {
   static_assert(mma_swizzled<R, KD>(), "wgmma reads the swizzled form");
   return wg_desc<16, 1024>(lo, wg_off_kmajor<R, KD>(row0, kk));
 }
 // Descriptor of the N-major staged [KD, N] tile (dot's [K, N] operand) at k step kk: 16 lines
 // of the slabs, slab to slab KD * 128 bytes apart.
-template <int KD, int N> __device__ __forceinline__ unsigned long long wg_desc_nmajor(unsigned lo, int kk) {
+template <int KD, int N> __device__ __forceinline__ unsigned long long wg_desc_nmajor(WgStart lo, int kk) {
   static_assert(mma_swizzled<KD, N>(), "wgmma reads the swizzled form");
   return wg_desc<KD * 128, 1024>(lo, (unsigned)(kk * 16 * 128));
 }
 // The B descriptor at k step kk: dot_t's [N, K] operand (K-major) or dot's [K, N] (N-major).
-template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long wg_desc_b(unsigned lo, int kk) {
+template <bool B_NK, int K, int N> __device__ __forceinline__ unsigned long long wg_desc_b(WgStart lo, int kk) {
   if constexpr (B_NK) {
     return wg_desc_kmajor<N, K>(lo, 0, kk);
   } else {
@@ -444,7 +449,7 @@ template <int DT, bool B_NK, int K, bool ASYNC = false, int BM, int BN, int WARP
 __device__ __forceinline__ void wg_smem(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, 1>>& acc, unsigned sa, unsigned sb) {
   static_assert(BM == 16 * WARPS_M && BM % 64 == 0, "wgmma: 16 rows a warp, whole warpgroups");
   const int row0 = wg_row0<BM>();
-  const unsigned la = wg_lo(sa), lb = wg_lo(sb);
+  const WgStart la = wg_lo(sa), lb = wg_lo(sb);
   wg_fence_tile(acc);
   gemm::wgmma_fence();
 #pragma unroll
@@ -552,7 +557,7 @@ __device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WA
       af[kk][2] = mma_pack<DT>(c1[0], c1[1]);
       af[kk][3] = mma_pack<DT>(c1[2], c1[3]);
     }
-    const unsigned lb = wg_lo(sb);
+    const WgStart lb = wg_lo(sb);
     wg_fence_tile(acc);
     gemm::wgmma_fence();
 #pragma unroll

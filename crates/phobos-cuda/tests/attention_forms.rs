@@ -130,9 +130,7 @@ fn wgmma_descriptors_take_no_thread_index() {
     // The header's descriptor builders: a compile-time offset added to one start field a dot,
     // the warpgroup's first row a constant (one warpgroup) or lane 0's (__shfl_sync).
     let h = phobos_cuda::header_text(phobos_cuda::MMA_HEADER).expect("the mma header");
-    let start = h
-        .find("__device__ __forceinline__ unsigned wg_lo(")
-        .unwrap();
+    let start = h.find("struct WgStart {").unwrap();
     let end = h.find("// The accumulator's registers pinned").unwrap();
     let builders = &h[start..end];
     assert_eq!(builders.matches("threadIdx").count(), 1, "{builders}");

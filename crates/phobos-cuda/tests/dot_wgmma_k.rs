@@ -12,18 +12,27 @@
 mod common;
 
 use common::cases::{build, Case};
-use common::dot_kernels::{kernel, typed, FLOAT_DOTS, INT_DOTS};
+use common::dot_kernels::{chained, kernel, typed, FLOAT_DOTS, INT_DOTS};
 use common::gpu_run::run_within;
 use phobos_cuda::{EmitOptions, MmaInstr, MmaType, NoWgmma, WgOperand, WgmmaForm};
 use phobos_gpu::Gpu;
 use phobos_syntax::SourceFile;
 
 /// The points every case runs at: one warpgroup (64 rows over 4 warps) with K 44, two (128
-/// rows over 8 warps) with K 200: K padded to one, two or several 128-byte lines.
+/// rows over 8 warps) with K 200: K padded to one, two or several 128-byte lines; the knob
+/// WGMMA_K pinned to 1 (the default, 0, keeps mma.sync).
 const POINTS: [(&str, i64); 2] = [
-    ("R=64 KD=44 THREADS=128", 44),
-    ("R=128 KD=200 THREADS=256", 200),
+    ("R=64 KD=44 THREADS=128 WGMMA_K=1", 44),
+    ("R=128 KD=200 THREADS=256 WGMMA_K=1", 200),
 ];
+
+/// (text, types, the operand type) of every case: the typed kernels and the chained dots.
+fn all_cases() -> Vec<(String, &'static str, MmaType)> {
+    let chain = chained()
+        .into_iter()
+        .map(|(t, ty, m)| (t.to_string(), ty, m));
+    typed().into_iter().chain(chain).collect()
+}
 
 /// The PTX type suffix of each operand type's wgmma.
 fn wgmma_ptx(ty: MmaType) -> String {
@@ -79,11 +88,64 @@ fn records_take_wgmma_for_every_type() {
     }
 }
 
+/// The chained dots on sm_90a: the first (N = 48) on mma.sync, the second on wgmma with A from
+/// the first's registers and only B staged (its rows in the k steps' order); on sm_89 both on
+/// mma.sync with A staged.
+#[test]
+fn chained_dots_read_a_from_registers() {
+    for (text, types, ty) in chained() {
+        for (pins, _) in POINTS {
+            let k = kernel(text, types, pins);
+            let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
+            let [first, second] = &e.dots[..] else {
+                panic!("{types}: {:?}", e.dots)
+            };
+            assert_eq!(
+                first.instr,
+                Some(MmaInstr::MmaSync(NoWgmma::Columns(48))),
+                "{types} {pins}"
+            );
+            let form = WgmmaForm {
+                ty,
+                a: WgOperand::Registers,
+                b: WgOperand::KMajor,
+                k: ty.wgmma_padded_k(48),
+            };
+            assert_eq!(second.instr, Some(MmaInstr::Wgmma), "{types} {pins}");
+            assert_eq!(second.wgmma, Some(form), "{types} {pins}");
+            assert!(second.to_string().contains("A from registers"), "{second}");
+            assert!(e.source.contains("ph::wg_dot_k_ra<false"), "{types} {pins}");
+            let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 89).unwrap();
+            assert!(!e.source.contains("ph::wg_dot_k"), "{types} {pins}");
+        }
+    }
+}
+
+/// Without WGMMA_K=1 the same dots stay on mma.sync (the default), and the record says why.
+#[test]
+fn the_default_keeps_mma_sync() {
+    for (text, types, _) in all_cases() {
+        let k = kernel(&text, types, "R=64 KD=44 THREADS=128 WGMMA_K=0");
+        let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
+        let last = e.dots.last().unwrap();
+        assert_eq!(
+            last.instr,
+            Some(MmaInstr::MmaSync(NoWgmma::Knob)),
+            "{types}"
+        );
+        assert!(last.to_string().contains("WGMMA_K is not 1"), "{last}");
+        assert!(!e.source.contains("ph::wg_dot_k"), "{types}");
+        let unpinned = kernel(&text, types, "R=64 KD=44 THREADS=128");
+        let d = phobos_cuda::emit_for_arch(&unpinned, &EmitOptions::default(), 90).unwrap();
+        assert_eq!(d.source, e.source, "{types}: the unpinned knob is 0");
+    }
+}
+
 /// A block of 64 rows over 8 warps gives each warp a column half: mma.sync, and the record says
 /// why.
 #[test]
 fn warp_columns_keep_mma_sync() {
-    let k = kernel(INT_DOTS, "T=i8", "R=64 KD=44 THREADS=256");
+    let k = kernel(INT_DOTS, "T=i8", "R=64 KD=44 THREADS=256 WGMMA_K=1");
     let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
     let rows = NoWgmma::WarpRows {
         rows: 16,
@@ -125,7 +187,7 @@ fn tf32_dots_emit_wgmma_staging() {
 fn every_type_compiles_to_wgmma() {
     let mut jobs = Vec::new();
     let mut labels = Vec::new();
-    for (text, types, ty) in typed() {
+    for (text, types, ty) in all_cases() {
         for (pins, _) in POINTS {
             let k = kernel(&text, types, pins);
             let e = phobos_cuda::emit_for_arch(&k, &EmitOptions::default(), 90).unwrap();
@@ -146,7 +208,7 @@ fn every_type_compiles_to_wgmma() {
             return;
         }
     }
-    assert_eq!(results.len(), 2 * typed().len());
+    assert_eq!(results.len(), 2 * all_cases().len());
     let mut errors = Vec::new();
     for (((label, ty), r), (src, _)) in labels.iter().zip(&results).zip(&jobs) {
         match r {
@@ -158,7 +220,9 @@ fn every_type_compiles_to_wgmma() {
                     .lines()
                     .filter(|l| l.contains("wgmma.mma_async") && l.contains(&want))
                     .count();
-                if wgmma == 0 || c.ptx.contains("mma.sync") {
+                // The chained kernels' first dot (N = 48) stays on mma.sync.
+                let chained = src.contains("ph::wg_dot_k_ra<");
+                if wgmma == 0 || (c.ptx.contains("mma.sync") && !chained) {
                     errors.push(format!(
                         "{label}: {wgmma} wgmma {want}, mma.sync in the PTX"
                     ));
@@ -173,7 +237,7 @@ fn every_type_compiles_to_wgmma() {
 /// for sm_90a.
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    for (text, types, _) in typed() {
+    for (text, types, _) in all_cases() {
         for (i, (pins, _)) in POINTS.iter().enumerate() {
             let k = kernel(&text, types, pins);
             let label = format!("{} {types} {pins}", k.name);
@@ -192,18 +256,19 @@ fn cases() -> Vec<Case> {
 }
 
 /// Every case binds, runs on the interpreter to outputs that are not vacuous, and its dots take
-/// wgmma (the GPU test below compares them).
+/// wgmma (the chained kernels' second; the GPU test below compares them).
 #[test]
 fn cases_build_offline() {
     let cases = cases();
-    assert_eq!(cases.len(), 2 * typed().len());
+    assert_eq!(cases.len(), 2 * all_cases().len());
     for c in &cases {
-        assert!(c.emitted.source.contains("ph::wg_dot_k<"), "{}", c.label);
-        assert!(c
+        assert!(c.emitted.source.contains("ph::wg_dot_k"), "{}", c.label);
+        let wgmma = c
             .emitted
             .dots
             .iter()
-            .all(|d| d.instr == Some(MmaInstr::Wgmma)));
+            .filter(|d| d.instr == Some(MmaInstr::Wgmma));
+        assert!(wgmma.count() >= 1, "{}", c.label);
         for (id, t) in &c.expected {
             assert!(
                 t.data.iter().any(|x| *x != 0.0 && !x.is_nan()),

@@ -26,11 +26,12 @@ pub enum Knob {
     Overlap,
     Shift,
     Evict,
+    WgmmaK,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 16] = [
+    pub const ALL: [Knob; 17] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -47,6 +48,7 @@ impl Knob {
         Knob::Overlap,
         Knob::Shift,
         Knob::Evict,
+        Knob::WgmmaK,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -68,6 +70,7 @@ impl Knob {
             Knob::Overlap => "OVERLAP",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
+            Knob::WgmmaK => "WGMMA_K",
         }
     }
 
@@ -90,6 +93,7 @@ impl Knob {
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
+            Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }
     }
 

@@ -10,6 +10,7 @@
 mod ahead;
 mod atomic;
 pub(crate) mod columns;
+mod dot_k;
 mod expr;
 mod group;
 mod masks;

@@ -287,36 +287,7 @@ impl<'k> Emitter<'k> {
         let (m, k) = rc(a.ty.shape().unwrap_or(&[1]));
         let (_, n) = rc(dot.ty.shape().unwrap_or(&[1]));
         if let (Layout::Mma(_), Some(ty)) = (lay, crate::plan::k_major_staged(dot)) {
-            // tf32, fp8, i8/u8, or a K of no whole k steps: both operands staged K-major, the
-            // last k step padded with zeros (`ph::mma_dot_k`). Never a streamed or resident
-            // operand: those feed direct dots only.
-            // On wgmma (sm_90a) K is padded to whole 128-byte lines (`ph::wg_dot_k`).
-            let (an, _) = self.mma_operand(a)?;
-            let (bn, _) = self.mma_operand(b)?;
-            let t = crate::plan::dot_tensor(self.k, &self.plan.target, dot);
-            let wg = t.is_ok_and(|t| {
-                crate::plan::staged_instr(&self.plan.target, &t) == crate::plan::MmaInstr::Wgmma
-            });
-            let kp = match wg {
-                true => ty.wgmma_padded_k(k),
-                false => ty.padded_k(k),
-            };
-            let k16 = kp * ty.bytes() / 2;
-            let bytes = crate::layout::staged_bytes(m, k16) + crate::layout::staged_bytes(n, k16);
-            self.headers.insert(crate::MMA_HEADER);
-            self.headers.insert(crate::MMA_K_HEADER);
-            let f = match wg {
-                true => {
-                    self.headers.insert(crate::WGMMA_K_HEADER);
-                    self.headers.insert(crate::WGMMA_INT_HEADER);
-                    "wg_dot_k"
-                }
-                false => "mma_dot_k",
-            };
-            let s = self.scratch(bytes);
-            let dt = ty.cuda();
-            self.line(format!("ph::{f}<{trans_b}, {dt}>({dst}, {an}, {bn}, {s});"));
-            return Ok(());
+            return self.staged_dot(dst, dot, ty);
         }
         if let Layout::Mma(acc) = lay {
             let a = self.packed_register_operand(a, acc);
@@ -407,7 +378,7 @@ impl<'k> Emitter<'k> {
 
     /// A tensor-core dot's operand: a tile load goes straight from global to shared memory
     /// (`ph::gtile`, no layout); anything else is a register tile.
-    fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
+    pub(super) fn mma_operand(&mut self, e: &Expr) -> Result<(String, Option<Layout>)> {
         if let Some(staged) = self.streamed.get(&(e as *const Expr as usize)) {
             return Ok((staged.clone(), None));
         }

@@ -42,9 +42,13 @@ impl std::fmt::Display for DotRecord {
                         kp if kp != self.k => format!(", K {} padded to {kp}", self.k),
                         _ => String::new(),
                     };
+                    let operands = match w.a {
+                        WgOperand::Registers => "A from registers, B K-major in shared memory",
+                        _ => "A and B K-major in shared memory",
+                    };
                     write!(
                         f,
-                        "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k{} {}, A and B K-major in shared memory, {} warpgroups{padded})",
+                        "dot [{m}, {n}]: tensor cores (wgmma m64n{n}k{} {}, {operands}, {} warpgroups{padded})",
                         w.ty.k(),
                         w.ty,
                         a.warps_m / 4
@@ -101,6 +105,9 @@ pub enum NoWgmma {
     WarpRows { rows: i64, warps_n: i64 },
     /// N is not a multiple of 32 up to 256 (the wgmma shapes generated).
     Columns(i64),
+    /// A K-major staged dot (tf32, fp8, i8, u8, a K of no whole k steps) at a point that does
+    /// not pin the knob `WGMMA_K` to 1.
+    Knob,
     /// A staged operand's rows are not whole 128-byte lines of the swizzled form
     /// (`[rows, cols]` with cols a multiple of 64 and rows of 8).
     Operand { rows: i64, cols: i64 },
@@ -115,6 +122,7 @@ impl std::fmt::Display for NoWgmma {
                 "{rows} rows a warp over {warps_n} warp column(s), wgmma needs 16 rows a warp in one column (threads = 2 x rows)"
             ),
             NoWgmma::Columns(n) => write!(f, "N = {n} is not a multiple of 32 up to 256"),
+            NoWgmma::Knob => write!(f, "WGMMA_K is not 1 (K-major staged dots take wgmma under WGMMA_K=1)"),
             NoWgmma::Operand { rows, cols } => write!(
                 f,
                 "a staged [{rows}, {cols}] operand is not in 128-byte swizzled lines (columns a multiple of 64, rows of 8)"
@@ -417,10 +425,13 @@ pub(super) fn dot_records(
         let lowering = dot_tensor(k, target, d);
         let instr = lowering.as_ref().ok().map(|t| match t.direct() {
             true => dot_instr(target, d, &t.acc, layouts),
-            false => staged_instr(target, t),
+            false => staged_instr(k, target, t),
         });
         let wgmma = match (&lowering, instr) {
-            (Ok(t), Some(MmaInstr::Wgmma)) if !t.direct() => Some(WgmmaForm::k_major(t)),
+            (Ok(t), Some(MmaInstr::Wgmma)) if !t.direct() => Some(WgmmaForm::k_major(
+                t,
+                super::mma_type::staged_a_from_registers(k, target, layouts, d, t),
+            )),
             (Ok(t), Some(MmaInstr::Wgmma)) => Some(direct_form(t, d, layouts)),
             _ => None,
         };

@@ -5,9 +5,10 @@
 //! sm_90a `ph::wg_dot_k`, wgmma with K padded to whole 128-byte lines).
 
 use super::dots::{MmaInstr, NoMma, NoWgmma};
-use crate::layout::MmaAcc;
+use crate::layout::{Layout, MmaAcc};
 use crate::Target;
-use phobos_ir::{DType, Expr, ExprKind, Kernel};
+use phobos_ir::{DType, Expr, ExprKind, Kernel, LocalId};
+use std::collections::BTreeMap;
 
 /// The operand type of a tensor-core dot, naming its mma.sync instruction: m16n8k16 for f16 and
 /// bf16, m16n8k8 for TF32, m16n8k32 for the 8-bit types (fp8 on sm_89 and later); f32
@@ -170,9 +171,10 @@ pub fn k_major_staged(dot: &Expr) -> Option<MmaType> {
 }
 
 /// The instruction of a K-major staged dot: wgmma (`ph::wg_dot_k`, both operands K-major, K
-/// padded to whole 128-byte lines) when the target has it, each warp holds 16 whole rows and N
-/// is a generated wgmma shape; else mma.sync (`ph::mma_dot_k`) and why not wgmma.
-pub fn staged_instr(target: &Target, t: &TensorDot) -> MmaInstr {
+/// padded to whole 128-byte lines) when the target has it, each warp holds 16 whole rows, N is
+/// a generated wgmma shape and the point pins the knob `WGMMA_K` to 1; else mma.sync
+/// (`ph::mma_dot_k`, the default) and why not wgmma.
+pub fn staged_instr(k: &Kernel, target: &Target, t: &TensorDot) -> MmaInstr {
     let acc = &t.acc;
     let rows = acc.bm / acc.warps_m;
     if !target.wgmma() {
@@ -184,6 +186,8 @@ pub fn staged_instr(target: &Target, t: &TensorDot) -> MmaInstr {
         })
     } else if acc.bn % 32 != 0 || acc.bn > 256 {
         MmaInstr::MmaSync(NoWgmma::Columns(acc.bn))
+    } else if phobos_ir::knobs::Knob::WgmmaK.get(&k.point) != Some(1) {
+        MmaInstr::MmaSync(NoWgmma::Knob)
     } else {
         MmaInstr::Wgmma
     }
@@ -223,13 +227,39 @@ pub struct WgmmaForm {
 }
 
 impl WgmmaForm {
-    /// The form of a K-major staged dot (`ph::wg_dot_k`).
-    pub fn k_major(t: &TensorDot) -> WgmmaForm {
+    /// The form of a K-major staged dot: A staged too (`ph::wg_dot_k`) or from registers
+    /// (`ph::wg_dot_k_ra`, see [`staged_a_from_registers`]).
+    pub fn k_major(t: &TensorDot, a_in_registers: bool) -> WgmmaForm {
         WgmmaForm {
             ty: t.ty,
-            a: WgOperand::KMajor,
+            a: match a_in_registers {
+                true => WgOperand::Registers,
+                false => WgOperand::KMajor,
+            },
             b: WgOperand::KMajor,
             k: t.ty.wgmma_padded_k(t.k),
         }
     }
+}
+
+/// Whether a K-major staged dot on wgmma reads its A operand from registers
+/// (`ph::wg_dot_k_ra`): TF32 or 8-bit operands, and A laid out as an accumulator whose warps hold
+/// the dot's whole rows (an earlier dot's result, attention's P). Its registers are the A
+/// fragments once B's rows are staged in their order; 16-bit staged dots have a K of no whole k
+/// steps, which no accumulator has.
+pub fn staged_a_from_registers(
+    k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
+    dot: &Expr,
+    t: &TensorDot,
+) -> bool {
+    let ExprKind::Dot { a, .. } = &dot.kind else {
+        return false;
+    };
+    let typed = !matches!(t.ty, MmaType::F16 | MmaType::BF16);
+    typed
+        && staged_instr(k, target, t) == MmaInstr::Wgmma
+        && matches!(super::natural(k, target, layouts, a),
+            Some(Layout::Mma(p)) if super::a_from_registers(&p, &t.acc))
 }

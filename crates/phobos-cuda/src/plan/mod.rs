@@ -20,7 +20,8 @@ pub use dots::{
 mod masks;
 mod mma_type;
 pub use mma_type::{
-    dot_tensor, k_major_staged, staged_instr, MmaType, TensorDot, WgOperand, WgmmaForm,
+    dot_tensor, k_major_staged, staged_a_from_registers, staged_instr, MmaType, TensorDot,
+    WgOperand, WgmmaForm,
 };
 mod overlap;
 mod schedule;

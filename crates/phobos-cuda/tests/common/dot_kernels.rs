@@ -8,7 +8,7 @@ use phobos_syntax::SourceFile;
 /// A dot of global tiles after an elementwise statement (B read as [K, N], staged transposed),
 /// then a `dot_t` of a register tile: float operand types, f32 results.
 pub const FLOAT_DOTS: &str = "\
-@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256})
+@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256}, WGMMA_K in {0, 1})
 @launch(THREADS)
 kernel dot_after<T = f16>(
   A: tensor<T>[M, KD], B: tensor<T>[KD, 64], W: tensor<T>[32, KD], X: tensor<f32>[M, 64],
@@ -24,7 +24,7 @@ kernel dot_after<T = f16>(
 
 /// The same for 8-bit integers: i32 results.
 pub const INT_DOTS: &str = "\
-@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256})
+@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256}, WGMMA_K in {0, 1})
 @launch(THREADS)
 kernel idot_after<T = i8>(
   A: tensor<T>[M, KD], B: tensor<T>[KD, 64], W: tensor<T>[32, KD], X: tensor<i32>[M, 64],
@@ -41,7 +41,7 @@ kernel idot_after<T = i8>(
 /// A dot inside a loop (not a GEMM loop: the accumulator is scaled each iteration) over a tile
 /// loaded once before it, B's rows past L read as zeros.
 pub const LOOP_DOTS: &str = "\
-@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256})
+@autotune(R in {32, 64, 128}, KD in {44, 64, 200}, THREADS in {128, 256}, WGMMA_K in {0, 1})
 @launch(THREADS)
 kernel loop_dots<T = f8e4m3>(A: tensor<T>[M, KD], B: tensor<T>[L, KD], C: tensor<f32>[M, 32]) {
   let r = ctx.block.x * R
@@ -89,5 +89,46 @@ pub fn typed() -> Vec<(String, &'static str, MmaType)> {
         (LOOP_DOTS.to_string(), "T=f8e4m3", MmaType::F8E4M3),
         (LOOP_DOTS.to_string(), "T=tf32", MmaType::Tf32),
         (LOOP_DOTS.to_string(), "T=bf16", MmaType::BF16),
+    ]
+}
+
+/// Two dots in a row: the first's result (48 columns: N no wgmma shape, mma.sync), scaled and
+/// cast, is the A operand of the second, whose warps hold the same whole rows (wgmma with A from
+/// registers on sm_90a; K = 48 is one and a half 8-bit k steps).
+pub const CHAIN_DOTS: &str = "\
+@autotune(R in {64, 128}, KD in {44, 200}, THREADS in {128, 256}, WGMMA_K in {0, 1})
+@launch(THREADS)
+kernel chain<T = tf32>(
+  A: tensor<T>[M, KD], B: tensor<T>[48, KD], V: tensor<T>[48, 32], C: tensor<f32>[M, 32]
+) {
+  let r = ctx.block.x * R
+  let s = dot_t(A[r :+ R, :], B[0 :+ 48, :])
+  let p = T(s * 0.0625)
+  C[r :+ R, :] = dot(p, V[0 :+ 48, :]) + 1.0
+}
+";
+
+/// The same for 8-bit integers: i32 results, the first product wrapped into the operand type.
+pub const INT_CHAIN_DOTS: &str = "\
+@autotune(R in {64, 128}, KD in {44, 200}, THREADS in {128, 256}, WGMMA_K in {0, 1})
+@launch(THREADS)
+kernel ichain<T = i8>(
+  A: tensor<T>[M, KD], B: tensor<T>[48, KD], V: tensor<T>[48, 32], C: tensor<i32>[M, 32]
+) {
+  let r = ctx.block.x * R
+  let s = dot_t(A[r :+ R, :], B[0 :+ 48, :])
+  let p = T(s % 100)
+  C[r :+ R, :] = dot(p, V[0 :+ 48, :]) + 1
+}
+";
+
+/// (text, types, the operand type) of every chained case.
+pub fn chained() -> Vec<(&'static str, &'static str, MmaType)> {
+    vec![
+        (CHAIN_DOTS, "T=tf32", MmaType::Tf32),
+        (CHAIN_DOTS, "T=f8e4m3", MmaType::F8E4M3),
+        (CHAIN_DOTS, "T=f8e5m2", MmaType::F8E5M2),
+        (INT_CHAIN_DOTS, "T=i8", MmaType::S8),
+        (INT_CHAIN_DOTS, "T=u8", MmaType::U8),
     ]
 }
