@@ -17,6 +17,7 @@ mod masks;
 pub(crate) mod ops;
 mod pipe;
 mod stmt;
+mod store;
 mod tile;
 
 use crate::layout::Layout;
