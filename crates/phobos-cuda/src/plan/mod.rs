@@ -29,13 +29,11 @@ use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub(crate) use overlap::streamed_loads;
 pub use overlap::{LoopRecord, NoOverlap, Overlap};
-use phobos_ir::{
-    BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind,
-};
+use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
+use std::collections::{BTreeMap, BTreeSet};
 use tma_store::plan_tma_store;
 pub use tma_store::TmaStore;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Layout and declaration decisions for one kernel.
 pub struct Plan {
