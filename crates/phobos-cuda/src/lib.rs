@@ -53,6 +53,8 @@ use phobos_syntax::{SourceFile, Span};
 
 /// The prelude: tile type, layouts contract, Blocked, loads/stores, conversions, broadcasts.
 pub const PRELUDE_HEADER: &str = "phobos_prelude.cuh";
+/// Eviction hints on global loads and stores; the prelude includes it by name.
+pub const EVICT_HEADER: &str = "phobos_evict.cuh";
 /// Reductions, transpose and tile element reads.
 pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 /// FFMA dot products and the FFMA GEMM main loop.
@@ -77,6 +79,7 @@ pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 pub fn header_text(name: &str) -> Option<&'static str> {
     match name {
         PRELUDE_HEADER => Some(include_str!("../cuda/phobos_prelude.cuh")),
+        EVICT_HEADER => Some(include_str!("../cuda/phobos_evict.cuh")),
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),

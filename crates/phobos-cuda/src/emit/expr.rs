@@ -184,7 +184,7 @@ impl<'k> Emitter<'k> {
     ) -> Result<String> {
         let ev = match value {
             None => self.load_eviction_arg(tensor, cache),
-            Some(_) => super::tile::eviction_arg(cache),
+            Some(_) => super::store::eviction_arg(cache),
         };
         let (_, order, _) = self.tensor_info(tensor);
         let dims = self.dim_strings(tensor);

@@ -17,6 +17,7 @@ mod masks;
 pub(crate) mod ops;
 mod pipe;
 mod stmt;
+mod store;
 mod tile;
 
 use crate::layout::Layout;
@@ -547,6 +548,11 @@ impl<'k> Emitter<'k> {
                 )
             })
             .collect();
+        // The prelude includes the eviction hints' header by name: register it beside it.
+        if self.headers.contains(crate::PRELUDE_HEADER) {
+            let text = crate::header_text(crate::EVICT_HEADER).unwrap_or_default();
+            headers.push((crate::EVICT_HEADER.to_string(), text.to_string()));
+        }
         // The cuda/gemm headers include each other by name: register all of them.
         if self.headers.iter().any(|h| h.starts_with("gemm/")) {
             for (name, text) in crate::gemm_fast::headers() {

@@ -1,0 +1,169 @@
+//! Tile stores (plain, through TMA, atomic and through the SPLIT_K workspace) and the
+//! eviction hints of loads and stores.
+
+use super::{Emitter, Result, STORE_TMA_HEADER};
+use crate::plan::TmaStore;
+use phobos_ir::{Eviction, Expr, ExprKind, Index, ParamId};
+
+impl Emitter<'_> {
+    /// A tile store: from the value's own layout (no conversion for locals). A store with an
+    /// eviction hint takes `store_tile`'s paths, not the grouped store.
+    pub(crate) fn store_tile(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+        cache: Eviction,
+    ) -> Result<()> {
+        if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
+            return Ok(());
+        }
+        let (name, _) = self.as_tile(value)?;
+        let region = self.region(tensor, index, true)?;
+        let ev = match cache {
+            Eviction::Normal => String::new(),
+            c => format!("<{}>", eviction_const(c)),
+        };
+        self.line(format!("ph::store_tile{ev}({region}, {name});"));
+        Ok(())
+    }
+
+    /// The epilogue store of a wgmma GEMM's tile through shared memory and TMA (the plan's
+    /// `tma_store`): staged past the main loop's shared memory. Outside the persistent schedule
+    /// the issuing threads wait for the copies to read it (the block exits next); in it, the
+    /// next tile's store or `persistent_end` does.
+    pub(crate) fn store_tile_tma(
+        &mut self,
+        ts: &TmaStore,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<()> {
+        // `C[..] = TC(acc)`: the store rounds the accumulator to C's type itself, once.
+        let (name, _) = match &value.kind {
+            ExprKind::Cast(inner) if matches!(inner.kind, ExprKind::Local(_)) => {
+                self.as_tile(inner)?
+            }
+            _ => self.as_tile(value)?,
+        };
+        let region = self.region(tensor, index, true)?;
+        let at = self.gemm_smem.div_ceil(16) * 16;
+        self.c_smem = ts.smem_bytes;
+        self.headers.insert(STORE_TMA_HEADER);
+        let drain = !self.plan.persistent;
+        self.line(format!(
+            "ph::gemm::sm90::store_tile_tma<{drain}, {}>({region}, {name}, &{}, ph_smem + {at});",
+            ts.rounds, ts.map
+        ));
+        Ok(())
+    }
+
+    /// The SPLIT_K epilogue: adds the stored tile into f32 `tensor` with atomics (the host
+    /// zeroed it before the launch; every part adds its partial sum).
+    pub(crate) fn atomic_add_tile(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<()> {
+        let (name, _) = self.as_tile(value)?;
+        let region = self.region(tensor, index, true)?;
+        self.line(format!("ph::atomic_add_tile({region}, {name});"));
+        Ok(())
+    }
+
+    /// The SPLIT_K epilogue through the f32 workspace (a C that is not f32): the accumulator
+    /// into this part's slice; the part that arrives last at the tile's counter sums the
+    /// slices into the accumulator and runs the store itself, once (`ph::split_*`).
+    pub(crate) fn split_workspace_store(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+        parts: u32,
+    ) -> Result<()> {
+        let acc = self.plan.gemms[0].0.acc;
+        let acc = self.names.locals[acc].clone();
+        let region = self.region(tensor, index, true)?;
+        let c = self.names.params[tensor].clone();
+        let n = (self.dim_strings(tensor).iter())
+            .map(|d| format!("(long long){d}"))
+            .collect::<Vec<_>>()
+            .join(" * ");
+        let ws = super::SPLIT_WS;
+        // SPLIT_REDUCE=3: the paired forms; the last part passes its own slice's index.
+        let paired = self.plan.split.as_ref().is_some_and(|s| s.pairs);
+        let (pairs, own) = if paired {
+            ("_pairs", "(int)blockIdx.z, ")
+        } else {
+            ("", "")
+        };
+        self.line("{  // SPLIT_K: partial tiles through the f32 workspace");
+        self.indent += 1;
+        self.line(format!("const auto ph_split_c = {region};"));
+        self.line(format!("const long long ph_split_n = {n};"));
+        self.line(format!(
+            "ph::split_store_partial{pairs}(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, (int)blockIdx.z), {acc});"
+        ));
+        self.line(format!(
+            "unsigned* ph_split_count = reinterpret_cast<unsigned*>({ws} + {parts} * ph_split_n) + (blockIdx.y * gridDim.x + blockIdx.x);"
+        ));
+        self.line(format!("if (ph::split_arrive(ph_split_count, {parts})) {{"));
+        self.indent += 1;
+        self.line(format!(
+            "ph::split_sum{pairs}(ph::split_slice(ph_split_c, {c}, {ws}, ph_split_n, 0), ph_split_n, {parts}, {own}{acc});"
+        ));
+        self.store_tile(tensor, index, value, Eviction::Normal)?;
+        self.indent -= 1;
+        self.line("}");
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+}
+
+/// The prelude's constant for an eviction hint (`ph::EVICT_LAST`).
+pub(crate) fn eviction_const(cache: Eviction) -> &'static str {
+    match cache {
+        Eviction::Normal => "ph::EVICT_NORMAL",
+        Eviction::Last => "ph::EVICT_LAST",
+        Eviction::First => "ph::EVICT_FIRST",
+        Eviction::NoAllocate => "ph::NO_ALLOCATE",
+    }
+}
+
+/// A hint as a trailing template argument (`, ph::EVICT_LAST`), or nothing without one, so
+/// that unhinted accesses emit the same code as before hints existed.
+pub(crate) fn eviction_arg(cache: Eviction) -> String {
+    match cache {
+        Eviction::Normal => String::new(),
+        c => format!(", {}", eviction_const(c)),
+    }
+}
+
+impl Emitter<'_> {
+    /// The hint an access is emitted with: its own, or none at a point that pins the knob
+    /// `EVICT=0` (the code without hints, for the tuner to compare).
+    pub(crate) fn hint(&self, cache: Eviction) -> Eviction {
+        match phobos_ir::knobs::Knob::Evict.get(&self.k.point) {
+            Some(0) => Eviction::Normal,
+            _ => cache,
+        }
+    }
+
+    /// The hint argument of a load of `tensor`: with `ph::READ_ONLY` added when the kernel
+    /// never writes the tensor (its pointer is `const __restrict__`), so the hinted load keeps
+    /// the non-coherent path the compiler gives such loads without a hint.
+    pub(crate) fn load_eviction_arg(&self, tensor: ParamId, cache: Eviction) -> String {
+        if cache == Eviction::Normal {
+            return String::new();
+        }
+        let mut stored = std::collections::BTreeSet::new();
+        crate::visit::stored_tensors(&self.k.body, &mut stored);
+        if stored.contains(&tensor) {
+            eviction_arg(cache)
+        } else {
+            format!(", {} + ph::READ_ONLY", eviction_const(cache))
+        }
+    }
+}
