@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::gpu_run::run_within;
+use common::gpu_run::run_all;
 use common::mma_cases::typed_cases_of;
 use phobos_cuda::{EmitOptions, MmaInstr, MmaType, NoWgmma, WgOperand, WgmmaForm};
 use phobos_gpu::Gpu;
@@ -156,14 +156,7 @@ fn fp8_attention_cases_build_offline() {
     let cases = cases();
     assert_eq!(cases.len(), 2 * POINTS.len());
     for c in &cases {
-        for (id, t) in &c.expected {
-            assert!(
-                t.data.iter().any(|x| *x != 0.0 && !x.is_nan()),
-                "{}: output {} is vacuous",
-                c.label,
-                c.kernel.params[*id].name
-            );
-        }
+        common::gpu_run::assert_not_vacuous(c);
     }
 }
 
@@ -171,20 +164,7 @@ fn fp8_attention_cases_build_offline() {
 #[ignore = "needs a GPU"]
 fn gpu_fp8_attention_matches_interpreter() {
     let gpu = Gpu::new(0).expect("a CUDA device");
-    let mut errors = Vec::new();
-    for c in &cases() {
-        // The kernel's tolerance: e4m3 outputs, TF32-level dots.
-        match run_within(&gpu, c, &phobos_ir::walk::output_tolerance) {
-            Ok(()) => eprintln!("ok   {}", c.label),
-            Err(e) => {
-                eprintln!("FAIL {}: {e}", c.label);
-                errors.push(format!("{}\n{e}", c.label));
-                if gpu.is_poisoned() {
-                    errors.push("the context faulted: later cases were not run".into());
-                    break;
-                }
-            }
-        }
-    }
+    // The kernel's tolerance: e4m3 outputs, TF32-level dots.
+    let errors = run_all(&gpu, &cases(), &phobos_ir::walk::output_tolerance);
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }

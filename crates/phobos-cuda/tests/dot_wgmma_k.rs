@@ -13,7 +13,7 @@ mod common;
 
 use common::cases::{build, Case};
 use common::dot_kernels::{chained, kernel, typed, FLOAT_DOTS, INT_DOTS};
-use common::gpu_run::run_within;
+use common::gpu_run::run_all;
 use phobos_cuda::{EmitOptions, MmaInstr, MmaType, NoWgmma, WgOperand, WgmmaForm};
 use phobos_gpu::Gpu;
 use phobos_syntax::SourceFile;
@@ -269,14 +269,7 @@ fn cases_build_offline() {
             .iter()
             .filter(|d| d.instr == Some(MmaInstr::Wgmma));
         assert!(wgmma.count() >= 1, "{}", c.label);
-        for (id, t) in &c.expected {
-            assert!(
-                t.data.iter().any(|x| *x != 0.0 && !x.is_nan()),
-                "{}: output {} is vacuous",
-                c.label,
-                c.kernel.params[*id].name
-            );
-        }
+        common::gpu_run::assert_not_vacuous(c);
     }
 }
 
@@ -284,23 +277,7 @@ fn cases_build_offline() {
 #[ignore = "needs a GPU"]
 fn gpu_wgmma_k_dots_match_interpreter() {
     let gpu = Gpu::new(0).expect("a CUDA device");
-    let mut errors = Vec::new();
-    for c in &cases() {
-        // The kernel's tolerance: TF32's for TF32 and fp8 dots, exact for the integer ones.
-        match run_within(&gpu, c, &phobos_ir::walk::output_tolerance) {
-            Ok(()) => eprintln!("ok   {}", c.label),
-            Err(e) => {
-                eprintln!("FAIL {}: {e}", c.label);
-                errors.push(format!(
-                    "{}\n{e}\n--- generated CUDA ---\n{}",
-                    c.label, c.emitted.source
-                ));
-                if gpu.is_poisoned() {
-                    errors.push("the context faulted: later cases were not run".into());
-                    break;
-                }
-            }
-        }
-    }
+    // The kernel's tolerance: TF32's for TF32 and fp8 dots, exact for the integer ones.
+    let errors = run_all(&gpu, &cases(), &phobos_ir::walk::output_tolerance);
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }

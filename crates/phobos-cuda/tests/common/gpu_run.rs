@@ -82,3 +82,43 @@ pub fn run_within(
     }
     Ok(())
 }
+
+/// Runs every case of `cases` on `gpu` within `tolerance`, reporting each on stderr; the
+/// failures (label, error and the generated CUDA), stopping at the first fault that poisons the
+/// context. Empty when every case matched.
+pub fn run_all(
+    gpu: &Gpu,
+    cases: &[Case],
+    tolerance: &dyn Fn(&Kernel, DType) -> f64,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    for c in cases {
+        match run_within(gpu, c, tolerance) {
+            Ok(()) => eprintln!("ok   {}", c.label),
+            Err(e) => {
+                eprintln!("FAIL {}: {e}", c.label);
+                errors.push(format!(
+                    "{}\n{e}\n--- generated CUDA ---\n{}",
+                    c.label, c.emitted.source
+                ));
+                if gpu.is_poisoned() {
+                    errors.push("the context faulted: later cases were not run".into());
+                    break;
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// Panics when an expected output of `c` is all zeros or NaN: a case that cannot fail.
+pub fn assert_not_vacuous(c: &Case) {
+    for (id, t) in &c.expected {
+        assert!(
+            t.data.iter().any(|x| *x != 0.0 && !x.is_nan()),
+            "{}: output {} is vacuous",
+            c.label,
+            c.kernel.params[*id].name
+        );
+    }
+}
