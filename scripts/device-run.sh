@@ -23,6 +23,7 @@
 # each part's summary is copied beside it (check.txt, seed.txt, gemm.txt).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/gpu-unpack.sh || { echo "device-run: could not unpack .gpu-bundle/payload.tar.xz" >&2; exit 2; }
 final=${OUT:-$(pwd -P)/target/device-run}
 work=$(mktemp -d)
 mkdir -p "$final"

@@ -31,6 +31,7 @@ start=$(date +%s)
 summary=()
 failed_any=0
 
+bash "$repo/scripts/gpu-unpack.sh" || { echo "gpu-check: could not unpack $bundle/payload.tar.xz" >&2; exit 2; }
 if [[ ! -x $bundle/bin/phobos ]] || ! ls "$bundle"/tests/* >/dev/null 2>&1; then
   echo "gpu-check: no bundle at $bundle: run scripts/gpu-bundle.sh first and carry .gpu-bundle" >&2
   exit 2

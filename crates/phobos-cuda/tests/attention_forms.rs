@@ -54,6 +54,16 @@ fn the_serial_loop_packs_p_without_the_casts_round_trip() {
         assert!(!src.contains("wg_wait"), "{pins}: serial loop\n{src}");
         let dot = pv_dot(src);
         assert!(dot.contains("(acc, p, ph::stile<"), "{pins}: {dot}");
+        // p is f32; the pack must round it to T, not to whichever type the f32 maps to.
+        let dt = if types == "T=bf16" {
+            "ph::gemm::BF16"
+        } else {
+            "ph::gemm::F16"
+        };
+        assert!(
+            dot.contains(&format!(", {dt}, ")),
+            "{pins}: packs p as {dt}: {dot}"
+        );
         assert!(!src.contains(round), "{pins}: a round trip of p\n{src}");
     }
 }

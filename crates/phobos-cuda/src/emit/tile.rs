@@ -289,13 +289,15 @@ impl<'k> Emitter<'k> {
             return self.staged_dot(dst, dot, ty);
         }
         if let Layout::Mma(acc) = lay {
-            let a = self.packed_register_operand(a, acc);
-            let (an, a_lay) = self.mma_operand(a)?;
-            let (bn, _) = self.mma_operand(b)?;
+            // The operands' element type, read before `packed_register_operand` strips the cast
+            // of an f32 accumulator (`T(p)`): the stripped operand is f32 but packs as `T`.
             let dt = match a.ty.dtype() {
                 phobos_ir::DType::BF16 => "ph::gemm::BF16",
                 _ => "ph::gemm::F16",
             };
+            let a = self.packed_register_operand(a, acc);
+            let (an, a_lay) = self.mma_operand(a)?;
+            let (bn, _) = self.mma_operand(b)?;
             let staged = |e: &Expr| {
                 self.streamed.contains_key(&(e as *const Expr as usize))
                     || matches!(e.kind, ExprKind::Local(l) if self.resident_at.contains_key(&l))
