@@ -13,6 +13,9 @@
 //! cargo test -p phobos-cuda --release --test gpu_diff -- --ignored --nocapture
 //! ```
 //!
+//! `PHOBOS_DIFF_ONLY=layer_norm.ph,THREADS=32` runs only the cases whose labels contain one of
+//! the comma-separated parts (every case is still built).
+//!
 //! Launches go through phobos-gpu as `phobos run` and the tuner do: `bind_args`, then
 //! `Gpu::prepare_launch` with the emitted launch facts (TMA maps encoded from the bound
 //! tensors, SPLIT_K outputs zeroed, grid z), then `Gpu::launch_prepared`.
@@ -179,6 +182,21 @@ fn cases_build_offline() {
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }
 
+/// Whether a case's label names one of `PHOBOS_DIFF_ONLY`'s comma-separated parts (every case when
+/// it is unset or empty): a short GPU call can run the cases of the kernels it changed.
+fn selected(label: &str, only: &[String]) -> bool {
+    only.is_empty() || only.iter().any(|o| label.contains(o.as_str()))
+}
+
+#[test]
+fn the_case_filter_matches_label_substrings() {
+    let only = vec!["layer_norm.ph".to_string(), "THREADS=32".to_string()];
+    assert!(selected("layer_norm.ph BLOCK=1024 THREADS=128", &only));
+    assert!(selected("rms_norm.ph BLOCK=1024 THREADS=32 RPB=2", &only));
+    assert!(!selected("rms_norm.ph BLOCK=1024 THREADS=128", &only));
+    assert!(selected("anything", &[]));
+}
+
 /// Runs one case on the GPU through phobos-gpu and compares every output with its reference.
 #[test]
 #[ignore = "needs a GPU"]
@@ -186,8 +204,19 @@ fn gpu_matches_interpreter() {
     let gpu = Gpu::new(0).expect("a CUDA device");
     let (cases, failed) = all_cases();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    let only: Vec<String> = std::env::var("PHOBOS_DIFF_ONLY")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let cases: Vec<&Case> = cases.iter().filter(|c| selected(&c.label, &only)).collect();
+    assert!(
+        !cases.is_empty(),
+        "PHOBOS_DIFF_ONLY={only:?} selects no case"
+    );
     let mut errors = Vec::new();
-    for c in &cases {
+    for c in cases.iter().copied() {
         match run_on_gpu(&gpu, c) {
             Ok(()) => eprintln!("ok   {}", c.label.lines().next().unwrap_or("")),
             Err(e) => {
