@@ -201,13 +201,8 @@ template <class T> __host__ __device__ constexpr int reduce_all_bytes(int thread
   return ((threads % 32 == 0 ? threads / 32 : threads) * (int)sizeof(T) + 15) / 16 * 16;
 }
 
-// Reduces the whole tile to one value, the same in every thread (every thread combines the
-// per-warp partials in the same order).
-template <class Op, class T, class L, int BYTES> __device__ T reduce_all(const Tile<T, L>& x, Scratch<BYTES> s) {
-  constexpr int WARPS = (L::THREADS + 31) / 32;
-  static_assert(reduce_all_bytes<T>(L::THREADS) <= BYTES, "scratch too small for reduce_all");
-  T* part = reinterpret_cast<T*>(s.p);
-  const int tid = threadIdx.x;
+// One thread's partial of a whole-tile reduction: its own elements combined.
+template <class Op, class T, class L> __device__ T reduce_own(const Tile<T, L>& x, int tid) {
   T acc = Op::template id<T>();
 #pragma unroll
   for (int i = 0; i < L::N; ++i) {
@@ -215,6 +210,28 @@ template <class Op, class T, class L, int BYTES> __device__ T reduce_all(const T
     L::coord(tid, i, r, c);
     if (in_tile<L>(r, c) && Owner<L>::at(tid, i)) acc = Op::op(acc, x.v[i]);
   }
+  return acc;
+}
+
+// Reduces the whole tile of a one-warp block to one value, the same in every lane: the
+// partials combined by shuffles alone, with no shared memory and no barrier. The lanes combine
+// in the same butterfly order as reduce_all's first step, so both give the same value.
+template <class Op, class T, class L> __device__ T reduce_warp(const Tile<T, L>& x) {
+  static_assert(L::THREADS == 32, "reduce_warp: the block is one warp");
+  T acc = reduce_own<Op>(x, (int)threadIdx.x);
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) acc = Op::op(acc, shfl_xor(acc, m));
+  return acc;
+}
+
+// Reduces the whole tile to one value, the same in every thread (every thread combines the
+// per-warp partials in the same order).
+template <class Op, class T, class L, int BYTES> __device__ T reduce_all(const Tile<T, L>& x, Scratch<BYTES> s) {
+  constexpr int WARPS = (L::THREADS + 31) / 32;
+  static_assert(reduce_all_bytes<T>(L::THREADS) <= BYTES, "scratch too small for reduce_all");
+  T* part = reinterpret_cast<T*>(s.p);
+  const int tid = threadIdx.x;
+  T acc = reduce_own<Op>(x, tid);
   if (L::THREADS % 32 == 0) {
 #pragma unroll
     for (int m = 16; m > 0; m /= 2) acc = Op::op(acc, shfl_xor(acc, m));

@@ -157,3 +157,26 @@ fn bf16_norms_at_8192_fit_four_256_thread_blocks_without_spills() {
         );
     }
 }
+
+/// A block of one warp takes its row statistics by shuffles alone (`ph::reduce_warp`): no
+/// scratch, so no barrier in the row loop, and the kernel asks for no shared memory.
+#[test]
+fn one_warp_norms_reduce_without_shared_memory() {
+    let dims = [("M", 65536), ("N", 1024)];
+    for (file, reductions) in [("layer_norm.ph", 2), ("rms_norm.ph", 1)] {
+        let pins = "BLOCK=1024 THREADS=32 MIN_BLOCKS=4 RPB=2";
+        let e = example(file, pins, &dims);
+        let src = &e.source;
+        assert_eq!(
+            src.matches("ph::reduce_warp<ph::Sum>(").count(),
+            reductions,
+            "{file}: {src}"
+        );
+        assert!(!src.contains("reduce_all"), "{file}: {src}");
+        assert!(!src.contains("__syncthreads()"), "{file}: {src}");
+        assert_eq!(e.dynamic_smem_bytes, 0, "{file}: {src}");
+        // The same kernel at 128 threads still combines its four warps through shared memory.
+        let wide = example(file, "BLOCK=1024 THREADS=128 RPB=2", &dims).source;
+        assert_eq!(wide.matches("ph::reduce_all<ph::Sum>(").count(), reductions);
+    }
+}

@@ -111,10 +111,15 @@ impl<'k> Emitter<'k> {
         } else {
             threads
         };
-        let bytes = (per * ctype::register_bytes(t)).div_ceil(16) * 16;
-        let s = self.scratch(bytes);
         let v = self.fresh("all");
-        let mut value = format!("ph::reduce_all<{}>({name}, {s})", reduce_op(op));
+        // A block of one warp reduces by shuffles alone: no scratch, so no barrier either.
+        let mut value = if threads == 32 {
+            format!("ph::reduce_warp<{}>({name})", reduce_op(op))
+        } else {
+            let bytes = (per * ctype::register_bytes(t)).div_ceil(16) * 16;
+            let s = self.scratch(bytes);
+            format!("ph::reduce_all<{}>({name}, {s})", reduce_op(op))
+        };
         if op == ReduceOp::Sum {
             if let Some(r) = ctype::rounder(t) {
                 value = format!("{r}({value})");

@@ -499,6 +499,14 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=256 MIN_BLOCKS=4",
             "M=3,N=8184",
         ),
+        // Blocks of one warp: the row statistics by shuffles alone (`ph::reduce_warp`).
+        ("layer_norm.ph", "BLOCK=1024 THREADS=32 RPB=4", "M=9,N=1000"),
+        (
+            "layer_norm.ph",
+            "BLOCK=1024 THREADS=32 MIN_BLOCKS=4 RPB=2",
+            "M=7,N=1024",
+        ),
+        ("rms_norm.ph", "BLOCK=1024 THREADS=32 RPB=2", "M=5,N=1021"),
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
         // Odd row lengths: rows known unaligned, shifted 16-byte loads (every row's shift
