@@ -14,7 +14,8 @@ const D128: &str = "examples/flash_attention_d128.ph";
 
 /// The kernel of `text` (named `path`) at `pins`, emitted for sm_90a.
 fn emitted_text(path: &str, text: &str, pins: &str, types: &str) -> Emitted {
-    let module = phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
+    let module =
+        phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
     let info = &module.kernels[0];
     let variant = info.variant(Some(pins), Some(types), None).unwrap();
     let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
@@ -57,7 +58,11 @@ const POINTS: [(&str, &str, &str); 4] = [
     (FA, "BR=128 BC=128 THREADS=256 OVERLAP=1", "T=f16"),
     (FA, "BR=128 BC=64 THREADS=256 OVERLAP=2 CAUSAL=1", "T=bf16"),
     (D128, "BR=128 BC=64 THREADS=256 OVERLAP=1", "T=f16"),
-    (D128, "BR=128 BC=64 THREADS=256 OVERLAP=2 CAUSAL=1", "T=bf16"),
+    (
+        D128,
+        "BR=128 BC=64 THREADS=256 OVERLAP=2 CAUSAL=1",
+        "T=bf16",
+    ),
 ];
 
 #[test]
@@ -85,7 +90,10 @@ fn two_warpgroups_take_turns_at_pingpong_1() {
 fn one_warpgroup_says_why_not() {
     // The examples' @where keeps PINGPONG=1 to two warpgroups; without it the record says why.
     for (path, pins) in [
-        (FA, "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1"),
+        (
+            FA,
+            "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1",
+        ),
         (D128, "BR=64 BC=64 THREADS=128 OVERLAP=2 PINGPONG=1"),
     ] {
         let text = common::source(path).text.replace("@where(PINGPONG", "//");
@@ -115,7 +123,11 @@ fn the_turns_enclose_the_issue_and_balance() {
         let src = &e.source;
         let b = PINGPONG_BARRIER;
         let at = |needle: &str| {
-            assert_eq!(src.matches(needle).count(), 1, "{pins}: one {needle}\n{src}");
+            assert_eq!(
+                src.matches(needle).count(),
+                1,
+                "{pins}: one {needle}\n{src}"
+            );
             src.find(needle).unwrap()
         };
         let begin = at(&format!("ph::pp_begin<{b}>();"));
@@ -130,7 +142,10 @@ fn the_turns_enclose_the_issue_and_balance() {
         // first product; the pass after both products' commits, before the wait for S; the last
         // arrival taken after the loop, before the product issued there.
         assert!(begin < head && head < turn, "{pins}");
-        assert!(src[..turn].rfind("__syncthreads();").unwrap() > head, "{pins}");
+        assert!(
+            src[..turn].rfind("__syncthreads();").unwrap() > head,
+            "{pins}"
+        );
         assert!(turn < ahead && pass < wait1, "{pins}");
         assert!(
             src[ahead..pass].matches("ph::wg_commit();").count() == 2,
