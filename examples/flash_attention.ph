@@ -6,10 +6,13 @@
 // MIN_BLOCKS asks ptxas for that many resident blocks a multiprocessor (a register cap): three
 // 128-thread blocks need at most 168 registers a thread. OVERLAP=0 makes each wgmma dot wait at
 // once instead of overlapping the softmax (docs/language.md), for the tuner to compare; OVERLAP=2
-// overlaps with the wait for P·V fenced, so that the exponentials run beside it.
+// overlaps with the wait for P·V fenced, so that the exponentials run beside it. PINGPONG=1 has
+// the two warpgroups of BR=128 THREADS=256 (64 rows each) take turns issuing the overlapped
+// loop's dots, one's softmax beside the other's products (FA3's ping-pong).
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1})
 @where(THREADS * MIN_BLOCKS <= 384)
+@where(PINGPONG == 0 || (THREADS == 256 && BR == 128 && OVERLAP != 0))
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))

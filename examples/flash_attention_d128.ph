@@ -4,9 +4,12 @@
 // (running row max m and row sum l). Pin CAUSAL=1 for causal masking (a key column attends only
 // to rows at or after it); the key loop then stops at the block's last row.
 // OVERLAP=0 makes each wgmma dot wait at once instead of overlapping the softmax; OVERLAP=2
-// overlaps with the wait for P·V fenced, so that the exponentials run beside it.
+// overlaps with the wait for P·V fenced, so that the exponentials run beside it. PINGPONG=1 has
+// the two warpgroups of BR=128 THREADS=256 (64 rows each) take turns issuing the overlapped
+// loop's dots, one's softmax beside the other's products (FA3's ping-pong).
 @autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256},
-          OVERLAP in {1, 0, 2})
+          OVERLAP in {1, 0, 2}, PINGPONG in {0, 1})
+@where(PINGPONG == 0 || (THREADS == 256 && BR == 128 && OVERLAP != 0))
 @launch(THREADS)
 @grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))

@@ -488,6 +488,32 @@ __device__ __forceinline__ void wg_commit() {
 #endif
 }
 
+// FA3's ping-pong of two warpgroups (PINGPONG=1) on named barriers B (warpgroup 0's) and B + 1
+// (warpgroup 1's), 256 threads each: a warpgroup waits on its own barrier before issuing its
+// products (pp_turn) and arrives on the other's after issuing them (pp_pass), so the warpgroups
+// issue in turn. pp_begin (before the loop) lets warpgroup 0 go first; pp_end (after it) takes
+// warpgroup 1's last arrival, so that each barrier completes as often as it is reached. The
+// warpgroup index is lane 0's, uniform in the warp as bar.sync needs.
+__device__ __forceinline__ int pp_warpgroup() {
+  return __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
+}
+template <int B>
+__device__ __forceinline__ void pp_begin() {
+  if (pp_warpgroup() == 1) asm volatile("bar.arrive %0, 256;" ::"n"(B) : "memory");
+}
+template <int B>
+__device__ __forceinline__ void pp_turn() {
+  asm volatile("bar.sync %0, 256;" ::"r"(B + pp_warpgroup()) : "memory");
+}
+template <int B>
+__device__ __forceinline__ void pp_pass() {
+  asm volatile("bar.arrive %0, 256;" ::"r"(B + 1 - pp_warpgroup()) : "memory");
+}
+template <int B>
+__device__ __forceinline__ void pp_end() {
+  if (pp_warpgroup() == 0) asm volatile("bar.sync %0, 256;" ::"n"(B) : "memory");
+}
+
 template <int DT, bool B_NK, bool WG, int K, int RB, int CB, bool ASYNC = false, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

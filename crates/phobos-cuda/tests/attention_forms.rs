@@ -3,7 +3,7 @@
 //! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), OVERLAP=2 puts
 //! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
-//! form against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and
+//! form (the two warpgroups' ping-pong, PINGPONG=1, included) against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and
 //! 128.
 
 mod common;
@@ -152,7 +152,8 @@ fn wgmma_descriptors_take_no_thread_index() {
 }
 
 /// The forms at the tuner's winners and their neighbours: serial and overlapped loops, one or
-/// two warpgroups, f16 and bf16, D=64 and 128, causal and not, N leaving a ragged last tile.
+/// two warpgroups (taking turns at PINGPONG=1), f16 and bf16, D=64 and 128, causal and not, N
+/// leaving a ragged last tile.
 fn form_cases() -> Vec<common::cases::Case> {
     let fa = common::source(FA);
     let d128 = common::source(D128);
@@ -178,6 +179,10 @@ fn form_cases() -> Vec<common::cases::Case> {
                     "BR=64 BC=128 THREADS=128 MIN_BLOCKS=1 OVERLAP=2",
                     &[("BH", 2), ("N", 300)],
                 ),
+                (
+                    "BR=128 BC=128 THREADS=256 OVERLAP=1 PINGPONG=1 CAUSAL=1",
+                    &[("BH", 1), ("N", 300)],
+                ),
             ],
             seed,
         ));
@@ -201,6 +206,14 @@ fn form_cases() -> Vec<common::cases::Case> {
                     "BR=64 BC=64 THREADS=128 OVERLAP=2 CAUSAL=1",
                     &[("BH", 2), ("N", 200)],
                 ),
+                (
+                    "BR=128 BC=64 THREADS=256 OVERLAP=1 PINGPONG=1",
+                    &[("BH", 2), ("N", 193)],
+                ),
+                (
+                    "BR=128 BC=64 THREADS=256 OVERLAP=2 PINGPONG=1 CAUSAL=1",
+                    &[("BH", 1), ("N", 300)],
+                ),
             ],
             seed + 10,
         ));
@@ -213,7 +226,7 @@ fn form_cases() -> Vec<common::cases::Case> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 16);
+    assert_eq!(cases.len(), 22);
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),

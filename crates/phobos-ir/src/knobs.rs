@@ -24,6 +24,7 @@ pub enum Knob {
     Schedule,
     Cluster,
     Overlap,
+    PingPong,
     Shift,
     Evict,
     WgmmaK,
@@ -31,7 +32,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 17] = [
+    pub const ALL: [Knob; 18] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -46,6 +47,7 @@ impl Knob {
         Knob::Schedule,
         Knob::Cluster,
         Knob::Overlap,
+        Knob::PingPong,
         Knob::Shift,
         Knob::Evict,
         Knob::WgmmaK,
@@ -68,6 +70,7 @@ impl Knob {
             Knob::Schedule => "SCHEDULE",
             Knob::Cluster => "CLUSTER",
             Knob::Overlap => "OVERLAP",
+            Knob::PingPong => "PINGPONG",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::WgmmaK => "WGMMA_K",
@@ -90,6 +93,9 @@ impl Knob {
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
             Knob::Overlap => {
                 "0: a loop's wgmma dots wait at once; 1: overlapped; 2: overlapped, the wait fenced"
+            }
+            Knob::PingPong => {
+                "1: two warpgroups take turns issuing an overlapped loop's wgmma dots; 0: not"
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",

@@ -8,6 +8,10 @@
 //!
 //! Before the loop the kept A operand and the buffer the first deferred product reads are
 //! zeroed; after it the last deferred product is issued and awaited.
+//!
+//! With the ping-pong (`Overlap::pingpong`) the two products' issue is a warpgroup's turn:
+//! `ph::pp_turn` before it, `ph::pp_pass` after both commits (no block barrier in between),
+//! `ph::pp_begin` before the loop and `ph::pp_end` after it.
 
 use super::pipe::Streamed;
 use super::{Emitter, Result};
@@ -34,6 +38,8 @@ pub(crate) struct Ahead<'k> {
     pub buf: String,
     /// The deferred dot's wait goes behind a fence (`Overlap::fenced`).
     pub fenced: bool,
+    /// Warpgroup 0's named barrier of the ping-pong (`Overlap::pingpong`), when taken.
+    pub pingpong: Option<u32>,
 }
 
 /// The first dot of the statement's own expressions.
@@ -104,6 +110,12 @@ impl<'k> Emitter<'k> {
             ));
         }
         let prev_ops = self.stiles(streamed, &prev);
+        let pingpong = o.pingpong.ok().map(|p| p.barrier);
+        if let Some(b) = pingpong {
+            self.line(format!(
+                "ph::pp_begin<{b}>();  // the warpgroups take turns issuing the products, warpgroup 0 first"
+            ));
+        }
         self.ahead = Some(Ahead {
             dot,
             behind,
@@ -115,6 +127,7 @@ impl<'k> Emitter<'k> {
             prev_ops,
             buf: String::new(),
             fenced: o.fenced,
+            pingpong,
         });
         Ok(())
     }
@@ -159,11 +172,15 @@ impl<'k> Emitter<'k> {
         {
             return Ok(false);
         }
+        let pingpong = self.ahead.as_ref().and_then(|a| a.pingpong);
         let alias = self.alias(lay);
         self.line("#pragma unroll");
         self.line(format!(
             "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {dst}.v[ph_i] = 0.0f;"
         ));
+        if let Some(b) = pingpong {
+            self.line(format!("ph::pp_turn<{b}>();"));
+        }
         self.dot_async = true;
         let r = self.dot_into(dst, lay, e);
         self.dot_async = false;
@@ -171,6 +188,9 @@ impl<'k> Emitter<'k> {
         self.line("ph::wg_commit();");
         self.issue_deferred()?;
         self.line("ph::wg_commit();");
+        if let Some(b) = pingpong {
+            self.line(format!("ph::pp_pass<{b}>();"));
+        }
         self.line(format!("ph::wg_wait<1>({dst});"));
         Ok(true)
     }
@@ -206,6 +226,9 @@ impl<'k> Emitter<'k> {
     /// After an overlapped loop: the last deferred product issued and awaited. (When the loop
     /// ran no iteration it reads the zeroed buffer, which the barrier publishes.)
     pub(crate) fn ahead_end(&mut self, streamed: bool) -> Result<()> {
+        if let Some(b) = self.ahead.as_ref().and_then(|a| a.pingpong) {
+            self.line(format!("ph::pp_end<{b}>();"));
+        }
         if streamed {
             self.line("ph::mma_publish();");
             self.barrier();

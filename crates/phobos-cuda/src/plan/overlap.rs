@@ -19,6 +19,11 @@
 //! copies keep three buffers: this iteration's, the previous one's (still read by the deferred
 //! product) and the next one's (in flight). The first iteration's deferred product multiplies
 //! zeros (a zeroed `a`, a zeroed buffer), adding exactly nothing.
+//!
+//! With two warpgroups, each holding its own 64 rows, `PINGPONG=1` adds FA3's
+//! inter-warpgroup schedule ([`PingPong`]): the warpgroups take turns issuing the iteration's
+//! products, on two named barriers, so that one's softmax runs while the other's products
+//! occupy the tensor cores.
 
 use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
@@ -30,6 +35,44 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Buffers of the streamed operands of an overlapped loop (two otherwise).
 pub const OVERLAP_BUFFERS: u32 = 3;
+
+/// The named barriers of the ping-pong ([`PingPong`]): warpgroup `w` waits for its turn on
+/// `PINGPONG_BARRIER + w`. No other code of a kernel with attention loops uses them (block
+/// barriers are 0; the GEMM loops' TMA store, which takes 1 and 2, is never in the same kernel's
+/// loop).
+pub const PINGPONG_BARRIER: u32 = 14;
+
+/// FA3's ping-pong of an overlapped loop's two warpgroups (`PINGPONG=1`): before issuing the
+/// iteration's two products a warpgroup waits (`bar.sync`) on its own named barrier, and after
+/// issuing them it arrives (`bar.arrive`) on the other's; warpgroup 1 arrives once on warpgroup
+/// 0's before the loop (warpgroup 0 goes first), and warpgroup 0 waits once more after it (the
+/// arrival of warpgroup 1's last turn), so both barriers complete as often as they are reached.
+/// Both warpgroups run every iteration (the loop's trip count is the block's: the streamed
+/// copies already meet at block barriers each iteration, and causal attention's bound
+/// `min(N, r + BR)` is the block's), and no block barrier lies between a wait and its arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingPong {
+    /// Warpgroup 0's barrier; warpgroup 1's is the next.
+    pub barrier: u32,
+}
+
+/// Why an overlapped loop's warpgroups do not take turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoPingPong {
+    /// The point does not pin `PINGPONG=1`.
+    Knob,
+    /// The block has this many warpgroups, not two.
+    Warpgroups(u32),
+}
+
+impl std::fmt::Display for NoPingPong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoPingPong::Knob => write!(f, "PINGPONG=0"),
+            NoPingPong::Warpgroups(n) => write!(f, "{n} warpgroup(s), not two"),
+        }
+    }
+}
 
 /// The plan's decision for one loop with tensor-core dots outside the recognized GEMM loops.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +102,8 @@ pub struct Overlap {
     /// (the softmax's exponentials) run while the tensor cores finish the deferred product;
     /// without it ptxas moves the wait up to the row max.
     pub fenced: bool,
+    /// The two warpgroups take turns issuing the products (`PINGPONG=1`), or why not.
+    pub pingpong: Result<PingPong, NoPingPong>,
 }
 
 /// Why a loop's dots wait for their wgmma at once.
@@ -96,7 +141,7 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{})",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{})",
                 o.ahead + 1,
                 o.behind + 1,
                 o.buffers,
@@ -104,6 +149,16 @@ impl std::fmt::Display for LoopRecord {
                     "; the wait for the second behind a fence: OVERLAP=2"
                 } else {
                     ""
+                },
+                match o.pingpong {
+                    // The default says nothing (the notes as before the knob).
+                    Err(NoPingPong::Knob) => String::new(),
+                    Ok(p) => format!(
+                        "; the two warpgroups take turns issuing them, on named barriers {} and {}: PINGPONG=1",
+                        p.barrier,
+                        p.barrier + 1
+                    ),
+                    Err(why) => format!("; no ping-pong: {why}"),
                 }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
@@ -301,6 +356,10 @@ pub(super) fn loop_records(
                 Some(0) => Err(NoOverlap::Knob),
                 Some(2) => Ok(Overlap { fenced: true, ..o }),
                 _ => Ok(o),
+            })
+            .map(|o| Overlap {
+                pingpong: pingpong(k),
+                ..o
             }),
         });
     });
@@ -427,5 +486,21 @@ fn overlap(
         buffers: OVERLAP_BUFFERS,
         smem: need,
         fenced: false,
+        pingpong: Err(NoPingPong::Knob),
     })
+}
+
+/// Whether an overlapped loop's warpgroups take turns: `PINGPONG=1` and two warpgroups. (Its
+/// dots run on wgmma, so each warp holds 16 whole rows of the accumulators: with two
+/// warpgroups, 64 rows each, and each warpgroup's softmax reads its own rows only.)
+fn pingpong(k: &Kernel) -> Result<PingPong, NoPingPong> {
+    if Knob::PingPong.get(&k.point) != Some(1) {
+        return Err(NoPingPong::Knob);
+    }
+    match k.launch.threads {
+        256 => Ok(PingPong {
+            barrier: PINGPONG_BARRIER,
+        }),
+        t => Err(NoPingPong::Warpgroups(t / 128)),
+    }
 }
