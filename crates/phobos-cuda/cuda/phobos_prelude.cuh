@@ -230,6 +230,45 @@ __device__ __forceinline__ double inf_f64() { return __longlong_as_double(0x7ff0
 
 template <class T, class L> struct Tile { T v[L::N]; };
 
+// Half `hi` of word b as f32. The bf16 form is opaque to the compiler (volatile): otherwise it
+// computes each element once for all the statements that read it and keeps the f32 values live,
+// which undoes the packing.
+template <class S> __device__ __forceinline__ float packed_half(unsigned b, int hi) {
+  return Reg<S>::load(S{(unsigned short)(hi ? (b >> 16) : (b & 0xffffu))});
+}
+template <> __device__ __forceinline__ float packed_half<bf16>(unsigned b, int hi) {
+  unsigned f;
+  if (hi) asm volatile("and.b32 %0, %1, 0xffff0000;" : "=r"(f) : "r"(b));
+  else asm volatile("shl.b32 %0, %1, 16;" : "=r"(f) : "r"(b));
+  return __uint_as_float(f);
+}
+
+// A tile of a 2-byte float type S held two elements to a 32-bit register (the knob PACK=1, for a
+// `let` bound to a tile load): `v[i]` reads element i as f32 (a shift or a mask for bf16, one
+// conversion for f16), so a row of bf16 takes half the registers of its f32 tile.
+template <class S, class L> struct Packed {
+  struct Words {
+    unsigned w[(L::N + 1) / 2];
+    __device__ __forceinline__ float operator[](int i) const { return packed_half<S>(w[i >> 1], i & 1); }
+  } v;
+};
+// The bits of a value of S held in an f32 register (exact: the value came from an S).
+template <class S> __device__ __forceinline__ unsigned pack_bits(float x) { return Reg<S>::store(x).bits; }
+template <> __device__ __forceinline__ unsigned pack_bits<bf16>(float x) { return __float_as_uint(x) >> 16; }
+template <class S, class L> __device__ __forceinline__ Packed<S, L> pack(const Tile<float, L>& t) {
+  Packed<S, L> p;
+#pragma unroll
+  for (int i = 0; i < L::N / 2; ++i) p.v.w[i] = pack_bits<S>(t.v[2 * i]) | (pack_bits<S>(t.v[2 * i + 1]) << 16);
+  if constexpr (L::N % 2 == 1) p.v.w[L::N / 2] = pack_bits<S>(t.v[L::N - 1]);
+  return p;
+}
+template <class S, class L> __device__ __forceinline__ Tile<float, L> unpack(const Packed<S, L>& p) {
+  Tile<float, L> t;
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) t.v[i] = p.v[i];
+  return t;
+}
+
 // Blocked<R, C, THREADS, VEC>: thread t holds elements (k * THREADS + t) * VEC + v (k < N / VEC,
 // v < VEC) of the row-major tile: a warp touches 32 * VEC consecutive elements (coalesced).
 template <int R_, int C_, int THREADS_, int VEC_> struct Blocked {

@@ -75,6 +75,8 @@ pub const ATOMIC_HEADER: &str = "phobos_atomic.cuh";
 pub const GROUP_HEADER: &str = "phobos_group.cuh";
 /// Tile loads of 2-byte rows known to be unaligned (`ph::load_tile_shifted`).
 pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
+/// Row tiles of 2-byte floats loaded two elements a register (`ph::load_row_packed`, `PACK=1`).
+pub const ROWPACK_HEADER: &str = "phobos_rowpack.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -90,6 +92,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         ATOMIC_HEADER => Some(include_str!("../cuda/phobos_atomic.cuh")),
         GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
         SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
+        ROWPACK_HEADER => Some(include_str!("../cuda/phobos_rowpack.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -69,6 +69,32 @@ fn softmax_online_matches_the_host() {
     }
 }
 
+/// The one-read softmax of wide rows (examples/softmax_row.ph): ragged widths up to the 57344
+/// tile, f32 and bf16, packed and not (PACK changes the registers, never a value).
+#[test]
+fn softmax_row_matches_the_host() {
+    for (pins, types, (m, n), tol) in [
+        (None, None, (3, 1000), 1e-6),
+        (Some("BLOCK=16384 THREADS=512 PACK=0"), None, (2, 9001), 1e-6),
+        (Some("BLOCK=32768 THREADS=1024 PACK=0"), None, (2, 32000), 1e-6),
+        (Some("BLOCK=8192 THREADS=256 PACK=1"), Some("T=bf16"), (3, 1000), 1e-2),
+        (Some("BLOCK=32768 THREADS=1024 PACK=1"), Some("T=bf16"), (2, 32000), 1e-2),
+        (Some("BLOCK=57344 THREADS=1024 PACK=1"), Some("T=bf16"), (2, 50257), 1e-2),
+        (Some("BLOCK=57344 THREADS=1024 PACK=0"), None, (1, 50257), 1e-6),
+    ] {
+        let k = kernel(&example("softmax_row.ph"), None, pins, types);
+        let dt = if types.is_some() {
+            DType::BF16
+        } else {
+            DType::F32
+        };
+        let x = scaled(dt, &[m, n], 13, 8.0);
+        let out = run_ok(&k, Args::new().push(x.clone()).push(sentinel(dt, &[m, n])));
+        let err = relative_error(&out.get("Y").unwrap().data, &host_softmax(&x));
+        assert!(err < tol, "{pins:?} {types:?} {m}x{n}: {err}");
+    }
+}
+
 /// Eviction hints never change a value: the online softmax (hinted on every access) and the
 /// same kernel without its hints give the same bits.
 #[test]

@@ -27,6 +27,7 @@ pub enum Knob {
     PingPong,
     Shift,
     Evict,
+    Pack,
     WgmmaK,
 }
 
@@ -50,6 +51,7 @@ impl Knob {
         Knob::PingPong,
         Knob::Shift,
         Knob::Evict,
+        Knob::Pack,
         Knob::WgmmaK,
     ];
 
@@ -73,6 +75,7 @@ impl Knob {
             Knob::PingPong => "PINGPONG",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
+            Knob::Pack => "PACK",
             Knob::WgmmaK => "WGMMA_K",
         }
     }
@@ -99,6 +102,7 @@ impl Knob {
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
+            Knob::Pack => "1: a `let` of a bf16 or f16 tile load held two elements a register",
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }
     }

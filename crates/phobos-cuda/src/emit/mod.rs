@@ -16,6 +16,7 @@ mod group;
 mod masks;
 pub(crate) mod ops;
 mod pipe;
+mod rowpack;
 mod stmt;
 mod store;
 mod tile;
@@ -93,6 +94,8 @@ pub(crate) struct Emitter<'k> {
     /// Tile loads (by address) of the grouped store being emitted and the register of the
     /// current group each reads instead (see [`group`]).
     group_loads: std::collections::BTreeMap<usize, String>,
+    /// Tile locals held packed (`ph::Packed`, the knob `PACK`): the storage type of each.
+    packed: std::collections::BTreeMap<phobos_ir::LocalId, &'static str>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -181,6 +184,7 @@ fn emit_with(
         dot_async: false,
         operand_override: None,
         group_loads: Default::default(),
+        packed: Default::default(),
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),

@@ -203,6 +203,10 @@ impl<'k> Emitter<'k> {
                 }
                 if declare {
                     self.note_layout(l, &lay);
+                    if let Some(storage) = self.packs(l, *t, value) {
+                        self.packed.insert(l, storage);
+                        return self.packed_load(&name, &lay, value, storage);
+                    }
                     let ty = self.tile_type(*t, &lay);
                     if let Some(rhs) = self.tile_rhs(&lay, value)? {
                         self.line(format!("{ty} {name} = {rhs};"));

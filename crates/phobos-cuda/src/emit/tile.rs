@@ -59,7 +59,16 @@ impl<'k> Emitter<'k> {
                 ));
                 return Ok((name, lay));
             }
-            return Ok((self.names.locals[l].clone(), self.plan.layouts[&l].clone()));
+            let lay = self.plan.layouts[&l].clone();
+            if self.packed.contains_key(&l) {
+                // A packed local where a whole tile is wanted: its f32 registers.
+                let ty = self.tile_type(e.ty.dtype(), &lay);
+                let name = self.fresh("t");
+                let packed = &self.names.locals[l];
+                self.line(format!("{ty} {name} = ph::unpack({packed});"));
+                return Ok((name, lay));
+            }
+            return Ok((self.names.locals[l].clone(), lay));
         }
         let lay = self.natural_layout(e);
         let name = self.materialize(e, &lay)?;
@@ -85,7 +94,10 @@ impl<'k> Emitter<'k> {
         let alias = self.alias(lay);
         Ok(Some(match &e.kind {
             ExprKind::Local(x) => {
-                let name = self.names.locals[*x].clone();
+                let mut name = self.names.locals[*x].clone();
+                if self.packed.contains_key(x) {
+                    name = format!("ph::unpack({name})");
+                }
                 if &self.plan.layouts[x] == lay {
                     name
                 } else {

@@ -551,6 +551,21 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=2048 THREADS=256 EVICT=1",
             "M=3,N=4096",
         ),
+        // PACK=1: the whole row packed two a register; odd rows (every shift 0..7: the warp
+        // shuffle and the next warp's vector through shared memory), aligned rows, one row
+        // narrower than the tile's threads.
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=1",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=32768 THREADS=1024 PACK=1",
+            "M=3,N=32000",
+        ),
+        ("softmax_row.ph", "BLOCK=8192 THREADS=256 PACK=1", "M=9,N=1001"),
+        ("softmax_row.ph", "BLOCK=16384 THREADS=512 PACK=0", "M=9,N=9001"),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));

@@ -1,0 +1,130 @@
+// Packed row loads (the knob PACK=1): a row tile of a 2-byte float type loaded straight into
+// `Packed` registers, two elements a 32-bit register, for a `let` that holds a whole row between
+// its reductions and its store (examples/softmax_row.ph). A row whose start is not on 16 bytes
+// (bf16 rows of 50257) is read as the aligned 16-byte vectors that cover it, one a group: a
+// group's elements are the last 8 - SH halves of its own vector and the first SH of the next
+// group's vector, which lane + 1 holds (a warp shuffle), or for lane 31 lane 0 of the next warp
+// (shared memory), or for the tile's last group a load of its own. Each thread keeps only its
+// own vectors in flight, so the row's registers are never twice its packed size (the shifted
+// loads of phobos_shifted.cuh read two vectors a group and convert every element to f32).
+#pragma once
+
+namespace ph {
+
+// Scratch bytes of load_row_packed: one 16-byte vector a group of each warp's lane 0.
+template <class L> __host__ __device__ constexpr int packed_row_scratch() { return L::N / L::VEC * (L::THREADS / 32) * 16; }
+
+// Word i of a group: elements 2i and 2i + 1, halves SH + 2i and SH + 2i + 1 of lo:hi.
+template <int SH> __device__ __forceinline__ unsigned packed_word(const uint4& lo, const uint4& hi, int i) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  constexpr int q = SH >> 1;
+  if constexpr (SH % 2 == 0) return w[q + i];
+  else return __funnelshift_r(w[q + i], w[q + i + 1], 16);
+}
+
+// The row's start is SH elements past a 16-byte boundary (0 to 7, block-uniform). row0: that
+// boundary (the row's start minus SH elements); n: the row's elements from the tile's column 0.
+template <class L, int EV, int SH, class S, int B>
+__device__ __forceinline__ void load_row_packed_sh(const S* row0, int n, Packed<S, L>& p, const Scratch<B>& sc) {
+  constexpr int G = L::N / L::VEC, W = L::THREADS / 32;
+  const unsigned long long pol = l2_policy<EV>();
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  int r0, c0;
+  L::coord(tid, 0, r0, c0);
+  // From the tensor's pointer, so the compiler keeps it a global address.
+  const S* base = row0 + c0;
+  uint4 lo[G];
+  // Every group's vector first (its loads in flight together), the words afterwards.
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    lo[j] = make_uint4(0, 0, 0, 0);
+    // The vector holds the row's elements c - SH .. c - SH + 7: read when one is in the row.
+    if (in_tile<L>(r, c) && c - SH < n) lo[j] = ldh<EV>(reinterpret_cast<const uint4*>(base + (c - c0)), pol);
+  }
+  uint4* xs = reinterpret_cast<uint4*>(sc.p);
+  if constexpr (SH != 0) {
+    if (lane == 0) {
+#pragma unroll
+      for (int j = 0; j < G; ++j) xs[j * W + warp] = lo[j];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    uint4 hi = make_uint4(0, 0, 0, 0);
+    if constexpr (SH != 0) {
+      // The next group's vector (columns c + 8 ..): lane + 1's, the next warp's lane 0's, or,
+      // after the tile's last group, read here.
+      hi.x = __shfl_down_sync(0xffffffffu, lo[j].x, 1);
+      hi.y = __shfl_down_sync(0xffffffffu, lo[j].y, 1);
+      hi.z = __shfl_down_sync(0xffffffffu, lo[j].z, 1);
+      hi.w = __shfl_down_sync(0xffffffffu, lo[j].w, 1);
+      if (lane == 31) {
+        if (warp + 1 < W) hi = xs[j * W + warp + 1];
+        else if (j + 1 < G) hi = xs[(j + 1) * W];
+        else if (in_tile<L>(r, c) && c + L::VEC - SH < n)
+          hi = ldh<EV>(reinterpret_cast<const uint4*>(base + (c - c0) + L::VEC), pol);
+        else hi = make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < L::VEC / 2; ++i) p.v.w[j * (L::VEC / 2) + i] = packed_word<SH>(lo[j], hi, i);
+  }
+}
+
+// Elements past the row's end (or the tile's) read zero: the groups that are not whole.
+template <class L, class S> __device__ __forceinline__ void packed_row_mask(int n, Packed<S, L>& p) {
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    if (in_tile<L>(r, c) && c + L::VEC <= n) continue;
+#pragma unroll
+    for (int i = 0; i < L::VEC / 2; ++i) {
+      unsigned& w = p.v.w[j * (L::VEC / 2) + i];
+      if (!in_tile<L>(r, c) || c + 2 * i >= n) w = 0;
+      else if (c + 2 * i + 1 >= n) w &= 0xffffu;
+    }
+  }
+}
+
+// A row tile of a 2-byte float type, packed (PACK=1); other tiles: load_tile, then packed.
+template <class L, int EV = EVICT_NORMAL, class S, int B>
+__device__ Packed<typename Bare<S>::T, L> load_row_packed(const Region<S>& g, const Scratch<B>& sc) {
+  typedef typename Bare<S>::T U;
+  if constexpr (sizeof(S) != 2 || L::VEC != 8 || L::R != 1 || !IsBlocked<L>::value || L::THREADS % 32 != 0 ||
+                packed_row_scratch<L>() > B) {
+    return pack<U>(load_tile<L, EV>(g));
+  } else {
+    if (!(g.cs == 1 && g.c0 >= 0)) return pack<U>(load_tile<L, EV>(g));
+    Packed<U, L> p;
+    if (!(g.ok && (unsigned)g.r0 < (unsigned)g.rn)) {
+#pragma unroll
+      for (int i = 0; i < (L::N + 1) / 2; ++i) p.v.w[i] = 0;
+      return p;
+    }
+    const S* row = elem_ptr(g, 0, 0);
+    const int sh = (int)(((unsigned long long)row >> 1) & 7);
+    const S* row0 = row - sh;
+    const int n = g.cn - g.c0;
+    switch (sh) {
+      case 0: load_row_packed_sh<L, EV, 0>(row0, n, p, sc); break;
+      case 1: load_row_packed_sh<L, EV, 1>(row0, n, p, sc); break;
+      case 2: load_row_packed_sh<L, EV, 2>(row0, n, p, sc); break;
+      case 3: load_row_packed_sh<L, EV, 3>(row0, n, p, sc); break;
+      case 4: load_row_packed_sh<L, EV, 4>(row0, n, p, sc); break;
+      case 5: load_row_packed_sh<L, EV, 5>(row0, n, p, sc); break;
+      case 6: load_row_packed_sh<L, EV, 6>(row0, n, p, sc); break;
+      default: load_row_packed_sh<L, EV, 7>(row0, n, p, sc); break;
+    }
+    packed_row_mask<L>(n, p);
+    return p;
+  }
+}
+
+}  // namespace ph

@@ -1,0 +1,104 @@
+//! Packed rows (the knob `PACK`, `cuda/phobos_rowpack.cuh`): a `let` bound to a tile load of a
+//! 2-byte float type is held two elements to a 32-bit register (`ph::Packed`), a row tile
+//! loaded straight into them (`ph::load_row_packed`). Which kernels take it (emitted code),
+//! and that examples/softmax_row.ph's wide points compile to 128-bit global loads without
+//! spills (offline NVRTC and ptxas). On the GPU: gpu_diff's bf16 `softmax_row.ph` cases at odd
+//! and aligned widths (`cargo test -p phobos-cuda --release --test gpu_diff -- --ignored`).
+
+mod common;
+
+use phobos_cuda::{emit, EmitOptions, Emitted};
+use phobos_gpu::{compile_many, CompileErrorKind};
+
+/// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
+fn row(pins: &str, types: &str, n: i64) -> Emitted {
+    let path = "examples/softmax_row.ph";
+    let src = common::source(path);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(pins), Some(types), None)
+        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+    let dims = [("M".to_string(), 2048), ("N".to_string(), n)];
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    let opts = EmitOptions { source: Some(src) };
+    emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+#[test]
+fn pack_holds_2_byte_rows_packed() {
+    let packed = row("BLOCK=57344 THREADS=1024 PACK=1", "T=bf16", 50257).source;
+    assert!(
+        packed.contains("ph::Packed<ph::bf16, Blk1x57344> x = ph::load_row_packed<Blk1x57344, "),
+        "{packed}"
+    );
+    assert!(packed.contains("#include \"phobos_rowpack.cuh\""), "{packed}");
+    // Every use reads the packed registers in place: no f32 copy of the row.
+    assert!(!packed.contains("ph::unpack("), "{packed}");
+    assert!(!packed.contains("ph::load_tile_shifted<"), "{packed}");
+    // PACK=0 is the code of before (the shifted f32 tile); f32 rows ignore the knob.
+    let plain = row("BLOCK=57344 THREADS=1024 PACK=0", "T=bf16", 50257).source;
+    assert!(!plain.contains("ph::Packed<"), "{plain}");
+    assert!(plain.contains("ph::Tile<float, Blk1x57344> x = ph::load_tile_shifted<"), "{plain}");
+    // (the same code but the first line, which names the point).
+    let body = |pins: &str| {
+        let src = row(pins, "T=f32", 32000).source;
+        src.split_once('\n').expect("a header line").1.to_string()
+    };
+    assert_eq!(
+        body("BLOCK=32768 THREADS=1024 PACK=1"),
+        body("BLOCK=32768 THREADS=1024 PACK=0")
+    );
+}
+
+/// The packed loads are 128-bit global loads, odd rows exchange the next group's vector by
+/// warp shuffles, and the wide bf16 points hold their rows without spilling (the f32 tile of
+/// the same row spills: the reason for the knob).
+#[test]
+fn packed_rows_compile_without_spills() {
+    let points = [
+        ("BLOCK=57344 THREADS=1024 PACK=1", 50257, true),
+        ("BLOCK=32768 THREADS=1024 PACK=1", 32000, true),
+        ("BLOCK=16384 THREADS=1024 PACK=1", 16384, true),
+        ("BLOCK=57344 THREADS=1024 PACK=0", 50257, false),
+    ];
+    let emitted: Vec<_> = (points.iter())
+        .map(|(pins, n, _)| row(pins, "T=bf16", *n))
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let results = compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var_os("CI").is_none()
+                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
+            return;
+        }
+    }
+    for ((pins, n, packed), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
+        let c = r
+            .as_ref()
+            .unwrap_or_else(|err| panic!("{pins}: {}", err.log));
+        let v4 = (c.ptx.lines())
+            .filter(|l| l.contains("ld.global") && l.contains(".v4."))
+            .count();
+        assert!(v4 >= 7, "{pins}: {v4} 128-bit global loads");
+        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+        if !packed {
+            assert!(res.spill_store_bytes > 0, "{pins}: the f32 row no longer spills");
+            continue;
+        }
+        assert_eq!(res.spill_store_bytes, 0, "{pins}: spills");
+        let shuffles = c.ptx.matches("shfl.sync.down").count();
+        if n % 8 != 0 {
+            assert!(shuffles > 0, "{pins}: no warp shuffle for the odd row");
+        }
+    }
+}

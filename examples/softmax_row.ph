@@ -1,0 +1,24 @@
+// Row softmax of wide rows read once: one row a block, the whole row one BLOCK-wide tile held in
+// registers between its two reductions and its store (softmax.ph's form for rows of 8k to 64k;
+// softmax_online.ph reads such rows twice). The tile is masked past the runtime column count N:
+// the masked elements are -inf before the max, so exp gives them 0 in the sum; those past N are
+// never stored. BLOCK need not be a power of two: 57344 is 56 elements a thread at 1024 threads,
+// the fewest groups of 8 that hold a 50257-wide row.
+//
+// PACK (a knob): 1 holds the bf16 or f16 row two elements to a 32-bit register, each use
+// converting its element, so a bf16 row of 50257 takes 28 registers a thread at 1024 threads
+// where its f32 tile (56) spills; the load is ph::load_row_packed (16-byte vectors, unaligned
+// rows through a warp shuffle). f32 ignores it. An f32 row of 50257 does not fit one block's
+// registers (64 a thread at 1024 threads): softmax_online.ph.
+@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1})
+@where(N <= BLOCK)
+@where(BLOCK <= 64 * THREADS && BLOCK >= 8 * THREADS)
+@launch(THREADS)
+@bytes(8 * M * N)
+kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
+  let r = ctx.block.x
+  let x = X[r, 0 :+ BLOCK]
+  let m = max(where(arange(BLOCK) < N, f32(x), -inf))
+  let l = sum(exp(where(arange(BLOCK) < N, f32(x), -inf) - m))
+  Y[r, 0 :+ BLOCK] = T(exp(f32(x) - m) * (1.0 / l))
+}
