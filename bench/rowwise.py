@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Row-wise and memory-bound kernels: Phobos tuned, torch, Triton and a copy, in one process.
 
-    python3 bench/rowwise.py [--only softmax,rms_norm] [--dtype bf16] [--quick] [--json out.json]
-                             [--profile]
+    python3 bench/rowwise.py [--only softmax,rms_norm] [--dtype bf16] [--shape 50257] [--quick]
+                             [--json out.json] [--profile]
 
 For every case (kernel, shape, dtype): phobos-kbench tunes the example kernel for that problem
 (its own process, the results database under $OUT), then this process loads the winner's PTX
@@ -287,7 +287,7 @@ def make(case):
     dims = {k: int(v) for k, v in dims.items()}
     g = torch.Generator(device="cuda").manual_seed(case.get("seed", 1))
     size = torch.finfo(dt).bits // 8
-    if op in ("softmax", "softmax_online"):
+    if op in ("softmax", "softmax_online", "softmax_row"):
         m, n = dims["M"], dims["N"]
         x = (torch.randn(m, n, device="cuda", generator=g) * 4).to(dt)
         y = torch.full_like(x, float("nan"))
@@ -371,7 +371,7 @@ def grid_of(case, pins, dims):
     op = case["op"]
     if op in ("softmax", "layer_norm", "rms_norm"):
         return (math.ceil(dims["M"] / (p.get("ROWS", 1) * p.get("RPB", 1))), 1, 1)
-    if op in ("softmax_online", "cross_entropy"):
+    if op in ("softmax_online", "softmax_row", "cross_entropy"):
         return (dims["M"], 1, 1)
     if op == "transpose":
         return (math.ceil(dims["M"] / (p["TILE_R"] * p.get("TILES", 1))), math.ceil(dims["N"] / p["TILE_C"]), 1)
@@ -398,6 +398,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dtype", default="", help="f32 or bf16: only the cases of that dtype")
+    ap.add_argument("--shape", default="", help="only the cases whose dims contain this text (50257)")
     ap.add_argument("--profile", action="store_true", help="one launch each, no timing")
     ap.add_argument("--json", default=os.path.join(OUT, "rowwise.json"))
     a = ap.parse_args()
@@ -413,6 +414,8 @@ def main():
                 cases.append(dict(op="softmax", file="softmax.ph", dims=f"M={m},N={n}", dtype=dt))
         for m, n in ((2048, 50257), (4096, 32000), (16384, 16384)):
             cases.append(dict(op="softmax_online", file="softmax_online.ph", dims=f"M={m},N={n}", dtype=dt, types=types))
+            # The same rows read once (the whole row in registers; PACK=1 packs bf16 rows).
+            cases.append(dict(op="softmax_row", file="softmax_row.ph", dims=f"M={m},N={n}", dtype=dt, types=types))
         for m, n in ((16384, 8192), (32768, 4096), (65536, 1024)):
             cases.append(dict(op="layer_norm", file="layer_norm.ph", dims=f"M={m},N={n}", dtype=dt, types=types,
                               args=["eps=1e-5"]))
@@ -429,6 +432,8 @@ def main():
         cases = [c for c in cases if c["op"] in only]
     if a.dtype:
         cases = [c for c in cases if c["dtype"] == a.dtype]
+    if a.shape:
+        cases = [c for c in cases if a.shape in c["dims"]]
     if a.quick:
         seen, q = set(), []
         for c in cases:

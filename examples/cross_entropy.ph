@@ -10,7 +10,7 @@
 @autotune(BLOCK in [2048, 8192], THREADS in [256, 512], SHIFT in {0, 1})
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @launch(THREADS)
-@bytes(4 * M * V + 8 * M)
+@bytes(sizeof(T) * M * V + 8 * M)
 kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {
   let r = ctx.block.x
   var m: f32 = -inf

@@ -21,7 +21,7 @@
 @autotune(BLOCK in [1024, 16384], THREADS in [128, 1024], SHIFT in {0, 1}, EVICT in {0, 1})
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @launch(THREADS)
-@bytes(12 * M * N)
+@bytes(3 * sizeof(T) * M * N)
 kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
   var m: f32 = -inf

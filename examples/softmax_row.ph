@@ -14,7 +14,7 @@
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS && BLOCK >= 8 * THREADS)
 @launch(THREADS)
-@bytes(8 * M * N)
+@bytes(2 * sizeof(T) * M * N)
 kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
   let x = X[r, 0 :+ BLOCK]

@@ -181,6 +181,7 @@ examples=(
   "sgemm.ph M=77,N=45,K=67"
   "softmax.ph M=7,N=45"
   "softmax_online.ph M=5,N=3001"
+  "softmax_row.ph M=5,N=3001"
   "transpose.ph M=77,N=45"
 )
 : >"$out/compare.log"

@@ -316,6 +316,25 @@ fn a_float_times_dims_stays_f64_in_flops() {
 }
 
 #[test]
+fn sizeof_is_the_bytes_of_an_element_type() {
+    // A type parameter (at its default) and a named type; a weak integer, i64 in `@bytes`.
+    let k = lower(
+        "@launch(128)\n@bytes(2 * sizeof(T) * M + sizeof(f32))\nkernel k<T = bf16>(X: tensor<T>[M]) {\n  X[0] = T(sizeof(T))\n}\n",
+    );
+    assert_eq!(k.bytes.as_ref().unwrap().ty, Ty::Scalar(DType::I64));
+    let env = phobos_ir::eval::Bindings::new(&k, &[("M".into(), 1000)], &[]);
+    assert_eq!(
+        phobos_ir::eval::eval_i64(k.bytes.as_ref().unwrap(), &env),
+        Ok(4004)
+    );
+    let d = common::error(
+        "@launch(128)\n@bytes(sizeof(M))\nkernel k(X: tensor<f32>[M]) {\n  X[0] = 0.0\n}\n",
+        "E0506",
+    );
+    assert!(d.message.contains("`sizeof` takes an element type"), "{d:?}");
+}
+
+#[test]
 fn eviction_hints_are_fields_of_loads_and_stores() {
     let k = lower(
         "kernel k(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  Y[0, cache = evict_first] = X[0, cache = evict_last] + X[1, cache = no_allocate] + X[2]\n  Y[1, cache = evict_normal] = 1.0\n  Y[2, cache = evict_last] += 1.0\n}\n",

@@ -41,6 +41,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("sgemm.ph", "M=77,N=45,K=67", &[]),
     ("softmax.ph", "M=7,N=45", &[]),
     ("softmax_online.ph", "M=5,N=3001", &[]),
+    ("softmax_row.ph", "M=5,N=3001", &[]),
     ("transpose.ph", "M=77,N=45", &[]),
 ];
 
@@ -112,6 +113,11 @@ const LARGEST: &[(&str, &str, &str)] = &[
         "softmax_online.ph",
         "BLOCK=16384 THREADS=1024",
         "M=3,N=40001",
+    ),
+    (
+        "softmax_row.ph",
+        "BLOCK=65536 THREADS=1024 PACK=1",
+        "M=3,N=50257",
     ),
     (
         "transpose.ph",

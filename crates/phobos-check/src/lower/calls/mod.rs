@@ -17,7 +17,7 @@ use phobos_syntax::ast::{Arg, Expr, Ident};
 use phobos_syntax::{Diagnostic, Span};
 
 /// Every built-in function name.
-pub const BUILTINS: [&str; 37] = [
+pub const BUILTINS: [&str; 38] = [
     "exp",
     "exp2",
     "log",
@@ -55,6 +55,7 @@ pub const BUILTINS: [&str; 37] = [
     "atomic_add",
     "atomic_max",
     "atomic_min",
+    "sizeof",
 ];
 
 /// Positional arguments and named ones.
@@ -201,6 +202,26 @@ impl Cx<'_> {
                 let a = self.expr(pos[1]);
                 let b = self.expr(pos[2]);
                 self.select(c?, a?, b?, span)
+            }
+            "sizeof" => {
+                let (pos, _) = self.args(name, args, (1, 1), &[], span)?;
+                let t = match &pos[0].kind {
+                    phobos_syntax::ast::ExprKind::Name(id) => self.dtype_of(&id.name),
+                    _ => None,
+                };
+                let Some(t) = t else {
+                    self.error(
+                        Diagnostic::error(
+                            codes::BAD_ARGS,
+                            "`sizeof` takes an element type",
+                            pos[0].span,
+                        )
+                        .with_label("not an element type")
+                        .with_help("name a type or a type parameter, e.g. `sizeof(T)`"),
+                    );
+                    return None;
+                };
+                Some(self.weak(Weak::Int(t.size_bytes() as i64), span))
             }
             "cdiv" => {
                 let (pos, _) = self.args(name, args, (2, 2), &[], span)?;
