@@ -8,9 +8,11 @@
 // PACK (a knob): 1 holds the bf16 or f16 row two elements to a 32-bit register, each use
 // converting its element, so a bf16 row of 50257 takes 28 registers a thread at 1024 threads
 // where its f32 tile (56) spills; the load is ph::load_row_packed (16-byte vectors, unaligned
-// rows through a warp shuffle). f32 ignores it. An f32 row of 50257 does not fit one block's
-// registers (64 a thread at 1024 threads): softmax_online.ph.
-@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1})
+// rows through a warp shuffle). 2 also stores unaligned rows by aligned 16-byte vectors
+// (ph::store_row_shifted) instead of 8 two-byte stores a group, at some registers. f32 ignores
+// it. An f32 row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
+// softmax_online.ph.
+@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2})
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS && BLOCK >= 8 * THREADS)
 @launch(THREADS)

@@ -331,7 +331,10 @@ fn sizeof_is_the_bytes_of_an_element_type() {
         "@launch(128)\n@bytes(sizeof(M))\nkernel k(X: tensor<f32>[M]) {\n  X[0] = 0.0\n}\n",
         "E0506",
     );
-    assert!(d.message.contains("`sizeof` takes an element type"), "{d:?}");
+    assert!(
+        d.message.contains("`sizeof` takes an element type"),
+        "{d:?}"
+    );
 }
 
 #[test]

@@ -127,4 +127,100 @@ __device__ Packed<typename Bare<S>::T, L> load_row_packed(const Region<S>& g, co
   }
 }
 
+// Shifted row stores (PACK=1): the stores of a row tile of a 2-byte type whose row start is SH
+// elements past a 16-byte boundary. Without them each group is 8 two-byte stores, a warp's
+// lanes 16 bytes apart (8 times the L2 write requests of the row). Here each thread writes the
+// aligned 16-byte vector at its group's column: the last SH elements of the previous group
+// (lane - 1's by a warp shuffle, lane 0's from lane 31 of the previous warp through shared
+// memory) and the first 8 - SH of its own; the tile's last group also writes the vector after
+// it. Elements outside the row (before its start, past N or the tile) are written one by one.
+template <int EV, class S> __device__ __forceinline__ void store_row_vec(S* dst, int col, int lim, uint4 v, unsigned long long pol) {
+  if (col >= 0 && col + 8 <= lim) {
+    sth<EV>(reinterpret_cast<uint4*>(dst), v, pol);
+    return;
+  }
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  unsigned short* h = reinterpret_cast<unsigned short*>(dst);
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    if (col + e >= 0 && col + e < lim) sth<EV>(h + e, (unsigned short)((e & 1) ? (w[e >> 1] >> 16) : (w[e >> 1] & 0xffffu)), pol);
+}
+
+template <int EV, int SH, class L, class S, class T, int B>
+__device__ __forceinline__ void store_row_shifted_sh(S* row0, int n, const Tile<T, L>& t, const Scratch<B>& sc) {
+  constexpr int G = L::N / L::VEC, W = L::THREADS / 32;
+  const unsigned long long pol = l2_policy<EV>();
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int lim = n < L::C ? n : L::C;
+  int r0, c0;
+  L::coord(tid, 0, r0, c0);
+  S* base = row0 + c0;
+  uint4 own[G];
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      w[i] = (unsigned)Reg<S>::store(t.v[j * 8 + 2 * i]).bits | ((unsigned)Reg<S>::store(t.v[j * 8 + 2 * i + 1]).bits << 16);
+    own[j] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  uint4* xs = reinterpret_cast<uint4*>(sc.p);
+  if (lane == 31) {
+#pragma unroll
+    for (int j = 0; j < G; ++j) xs[j * W + warp] = own[j];
+  }
+  __syncthreads();
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    uint4 prev;
+    prev.x = __shfl_up_sync(0xffffffffu, own[j].x, 1);
+    prev.y = __shfl_up_sync(0xffffffffu, own[j].y, 1);
+    prev.z = __shfl_up_sync(0xffffffffu, own[j].z, 1);
+    prev.w = __shfl_up_sync(0xffffffffu, own[j].w, 1);
+    if (lane == 0) prev = warp > 0 ? xs[j * W + warp - 1] : (j > 0 ? xs[(j - 1) * W + W - 1] : zero);
+    if (!in_tile<L>(r, c)) continue;
+    // The vector at column c holds the row's elements c - SH .. c - SH + 7.
+    const uint4 v = make_uint4(packed_word<8 - SH>(prev, own[j], 0), packed_word<8 - SH>(prev, own[j], 1),
+                               packed_word<8 - SH>(prev, own[j], 2), packed_word<8 - SH>(prev, own[j], 3));
+    store_row_vec<EV>(base + (c - c0), c - SH, lim, v, pol);
+    if (c + L::VEC == L::C) {
+      const uint4 tail = make_uint4(packed_word<8 - SH>(own[j], zero, 0), packed_word<8 - SH>(own[j], zero, 1),
+                                    packed_word<8 - SH>(own[j], zero, 2), packed_word<8 - SH>(own[j], zero, 3));
+      store_row_vec<EV>(base + (c - c0) + L::VEC, c + L::VEC - SH, lim, tail, pol);
+    }
+  }
+}
+
+// A row tile of a 2-byte type: shifted vector stores when its row is not on 16 bytes (decided
+// at run time, block-uniform), store_tile otherwise and for every other tile.
+template <int EV = EVICT_NORMAL, class L, class S, class T, int B>
+__device__ void store_row_shifted(const Region<S>& g, const Tile<T, L>& t, const Scratch<B>& sc) {
+  if constexpr (sizeof(S) != 2 || L::VEC != 8 || L::R != 1 || !IsBlocked<L>::value || L::THREADS % 32 != 0 ||
+                packed_row_scratch<L>() > B) {
+    store_tile<EV>(g, t);
+  } else {
+    if (!(g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn)) {
+      store_tile<EV>(g, t);
+      return;
+    }
+    S* row = elem_ptr(g, 0, 0);
+    const int sh = (int)(((unsigned long long)row >> 1) & 7);
+    S* row0 = row - sh;
+    const int n = g.cn - g.c0;
+    switch (sh) {
+      case 0: store_tile<EV>(g, t); break;
+      case 1: store_row_shifted_sh<EV, 1>(row0, n, t, sc); break;
+      case 2: store_row_shifted_sh<EV, 2>(row0, n, t, sc); break;
+      case 3: store_row_shifted_sh<EV, 3>(row0, n, t, sc); break;
+      case 4: store_row_shifted_sh<EV, 4>(row0, n, t, sc); break;
+      case 5: store_row_shifted_sh<EV, 5>(row0, n, t, sc); break;
+      case 6: store_row_shifted_sh<EV, 6>(row0, n, t, sc); break;
+      default: store_row_shifted_sh<EV, 7>(row0, n, t, sc); break;
+    }
+  }
+}
+
 }  // namespace ph

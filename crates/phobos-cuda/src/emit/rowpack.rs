@@ -1,7 +1,9 @@
 //! Packed tiles (the knob `PACK`): a `let` bound to a tile load of a 2-byte float type held two
 //! elements to a 32-bit register (`ph::Packed`), each use reading its element as f32. A row
 //! tile loads straight into the packed registers (`ph::load_row_packed`, phobos_rowpack.cuh):
-//! the whole row of a wide softmax fits a block's registers where its f32 tile spills.
+//! the whole row of a wide softmax fits a block's registers where its f32 tile spills. `PACK=2`
+//! also stores row tiles of 2-byte tensors whose rows are known unaligned by aligned 16-byte
+//! vectors (`ph::store_row_shifted`), not 8 two-byte stores a group.
 
 use super::{Emitter, Result};
 use crate::layout::Layout;
@@ -9,10 +11,10 @@ use phobos_ir::{DType, Expr, ExprKind};
 
 impl<'k> Emitter<'k> {
     /// The storage type when local `l` (declared here, of element type `t`) is held packed:
-    /// the point sets `PACK=1`, `l` is a `let` of bf16 or f16 and its value is a tile load.
+    /// the point sets `PACK=1` or `2`, `l` is a `let` of bf16 or f16 and its value is a tile load.
     /// The values are the same; their registers are halved.
     pub(crate) fn packs(&self, l: usize, t: DType, value: &Expr) -> Option<&'static str> {
-        let on = phobos_ir::knobs::Knob::Pack.get(&self.k.point) == Some(1);
+        let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1 | 2));
         let load = matches!(value.kind, ExprKind::Load { .. });
         if !on || !load || self.k.locals[l].mutable || self.plan.resident.contains(&l) {
             return None;
@@ -22,6 +24,32 @@ impl<'k> Emitter<'k> {
             DType::F16 => Some("ph::f16"),
             _ => None,
         }
+    }
+
+    /// The scratch bytes of `ph::store_row_shifted` when a store of a row tile in `lay` to
+    /// `tensor` takes it: at `PACK=2`, for 2-byte tensors whose rows are known unaligned and
+    /// blocked row tiles of 8-element groups.
+    pub(crate) fn shifted_row_store(&mut self, tensor: usize, lay: &Layout) -> Option<u32> {
+        if phobos_ir::knobs::Knob::Pack.get(&self.k.point) != Some(2)
+            || !crate::layout::rows_known_unaligned(self.k, tensor)
+        {
+            return None;
+        }
+        let Layout::Blocked {
+            r: 1,
+            c,
+            threads,
+            vec: 8,
+        } = lay
+        else {
+            return None;
+        };
+        if threads % 32 != 0 {
+            return None;
+        }
+        self.headers.insert(crate::REDUCE_HEADER);
+        self.headers.insert(crate::ROWPACK_HEADER);
+        Some(row_scratch(*c, *threads))
     }
 
     /// Declares packed local `name` in `lay` from tile load `value`: a row tile of a blocked
@@ -59,11 +87,7 @@ impl<'k> Emitter<'k> {
                 } else {
                     ev
                 };
-                // One 16-byte vector a group of each warp's lane 0 (`ph::packed_row_scratch`).
-                let t = i64::from(*threads);
-                let groups = (c / 8 + t - 1) / t;
-                let bytes = groups * i64::from(threads / 32) * 16;
-                let s = self.scratch(bytes as u32);
+                let s = self.scratch(row_scratch(*c, *threads));
                 format!("ph::load_row_packed<{alias}{ev}>({region}, {s})")
             }
             _ => {
@@ -74,4 +98,11 @@ impl<'k> Emitter<'k> {
         self.line(format!("ph::Packed<{storage}, {alias}> {name} = {rhs};"));
         Ok(())
     }
+}
+
+/// One 16-byte vector a group of one lane a warp (`ph::packed_row_scratch`).
+fn row_scratch(c: i64, threads: u32) -> u32 {
+    let t = i64::from(threads);
+    let groups = (c / 8 + t - 1) / t;
+    (groups * i64::from(threads / 32) * 16) as u32
 }

@@ -18,12 +18,17 @@ impl Emitter<'_> {
         if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
-        let (name, _) = self.as_tile(value)?;
+        let (name, lay) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         let ev = match cache {
             Eviction::Normal => String::new(),
             c => format!("<{}>", eviction_const(c)),
         };
+        if let Some(bytes) = self.shifted_row_store(tensor, &lay) {
+            let s = self.scratch(bytes);
+            self.line(format!("ph::store_row_shifted{ev}({region}, {name}, {s});"));
+            return Ok(());
+        }
         self.line(format!("ph::store_tile{ev}({region}, {name});"));
         Ok(())
     }

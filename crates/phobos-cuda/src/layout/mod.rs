@@ -172,6 +172,17 @@ pub fn shifted_tensors(k: &phobos_ir::Kernel, vec_cap: i64) -> std::collections:
     out
 }
 
+/// True when `tensor` holds 2-byte elements whose rows are known not to start on 16 bytes
+/// (the tensors whose row tiles `ph::store_row_shifted` stores at `PACK=2`).
+pub fn rows_known_unaligned(k: &phobos_ir::Kernel, tensor: usize) -> bool {
+    match &k.params[tensor].kind {
+        phobos_ir::ParamKind::Tensor { dtype, dims, .. } => {
+            dtype.size_bytes() == 2 && outer_stride_align(k, tensor, dims.len()) < 8
+        }
+        _ => false,
+    }
+}
+
 /// The alignment, in elements, known for every row of a tensor of `rank` axes: the smallest
 /// over its outer axes' strides; 16 for a vector (its one row starts at the base) and where
 /// nothing is known.

@@ -564,8 +564,27 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=32768 THREADS=1024 PACK=1",
             "M=3,N=32000",
         ),
-        ("softmax_row.ph", "BLOCK=8192 THREADS=256 PACK=1", "M=9,N=1001"),
-        ("softmax_row.ph", "BLOCK=16384 THREADS=512 PACK=0", "M=9,N=9001"),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=1",
+            "M=9,N=1001",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=16384 THREADS=512 PACK=0",
+            "M=9,N=9001",
+        ),
+        // PACK=2: and the odd rows stored by aligned vectors (every shift, the row's two ends).
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=2",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=2",
+            "M=9,N=1001",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
