@@ -40,8 +40,11 @@ __device__ __forceinline__ void load_row_packed_sh(const S* row0, int n, Packed<
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
     lo[j] = make_uint4(0, 0, 0, 0);
-    // The vector holds the row's elements c - SH .. c - SH + 7: read when one is in the row.
-    if (in_tile<L>(r, c) && c - SH < n) lo[j] = ldh<EV>(reinterpret_cast<const uint4*>(base + (c - c0)), pol);
+    // The vector holds the row's elements x - SH .. x - SH + 7 (x: the group's column counted
+    // along the row, past the tile for a group beyond it): read when one is in the row and the
+    // tile, also for the group just past the tile, whose vector ends the tile's last group.
+    const int x = r * L::C + c;
+    if (x - SH < L::C && x - SH < n) lo[j] = ldh<EV>(reinterpret_cast<const uint4*>(base + (x - c0)), pol);
   }
   uint4* xs = reinterpret_cast<uint4*>(sc.p);
   if constexpr (SH != 0) {
