@@ -168,28 +168,32 @@ __device__ __forceinline__ void store_row_shifted_sh(S* row0, int n, const Tile<
     own[j] = make_uint4(w[0], w[1], w[2], w[3]);
   }
   uint4* xs = reinterpret_cast<uint4*>(sc.p);
-  if (lane == 31) {
+  if constexpr (SH != 0) {
+    if (lane == 31) {
 #pragma unroll
-    for (int j = 0; j < G; ++j) xs[j * W + warp] = own[j];
+      for (int j = 0; j < G; ++j) xs[j * W + warp] = own[j];
+    }
+    __syncthreads();
   }
-  __syncthreads();
   const uint4 zero = make_uint4(0, 0, 0, 0);
 #pragma unroll
   for (int j = 0; j < G; ++j) {
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
-    uint4 prev;
-    prev.x = __shfl_up_sync(0xffffffffu, own[j].x, 1);
-    prev.y = __shfl_up_sync(0xffffffffu, own[j].y, 1);
-    prev.z = __shfl_up_sync(0xffffffffu, own[j].z, 1);
-    prev.w = __shfl_up_sync(0xffffffffu, own[j].w, 1);
-    if (lane == 0) prev = warp > 0 ? xs[j * W + warp - 1] : (j > 0 ? xs[(j - 1) * W + W - 1] : zero);
+    uint4 prev = zero;
+    if constexpr (SH != 0) {
+      prev.x = __shfl_up_sync(0xffffffffu, own[j].x, 1);
+      prev.y = __shfl_up_sync(0xffffffffu, own[j].y, 1);
+      prev.z = __shfl_up_sync(0xffffffffu, own[j].z, 1);
+      prev.w = __shfl_up_sync(0xffffffffu, own[j].w, 1);
+      if (lane == 0) prev = warp > 0 ? xs[j * W + warp - 1] : (j > 0 ? xs[(j - 1) * W + W - 1] : zero);
+    }
     if (!in_tile<L>(r, c)) continue;
     // The vector at column c holds the row's elements c - SH .. c - SH + 7.
     const uint4 v = make_uint4(packed_word<8 - SH>(prev, own[j], 0), packed_word<8 - SH>(prev, own[j], 1),
                                packed_word<8 - SH>(prev, own[j], 2), packed_word<8 - SH>(prev, own[j], 3));
     store_row_vec<EV>(base + (c - c0), c - SH, lim, v, pol);
-    if (c + L::VEC == L::C) {
+    if (SH != 0 && c + L::VEC == L::C) {
       const uint4 tail = make_uint4(packed_word<8 - SH>(own[j], zero, 0), packed_word<8 - SH>(own[j], zero, 1),
                                     packed_word<8 - SH>(own[j], zero, 2), packed_word<8 - SH>(own[j], zero, 3));
       store_row_vec<EV>(base + (c - c0) + L::VEC, c + L::VEC - SH, lim, tail, pol);
@@ -214,7 +218,7 @@ __device__ void store_row_shifted(const Region<S>& g, const Tile<T, L>& t, const
     S* row0 = row - sh;
     const int n = g.cn - g.c0;
     switch (sh) {
-      case 0: store_tile<EV>(g, t); break;
+      case 0: store_row_shifted_sh<EV, 0>(row0, n, t, sc); break;
       case 1: store_row_shifted_sh<EV, 1>(row0, n, t, sc); break;
       case 2: store_row_shifted_sh<EV, 2>(row0, n, t, sc); break;
       case 3: store_row_shifted_sh<EV, 3>(row0, n, t, sc); break;
