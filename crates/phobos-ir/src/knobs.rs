@@ -33,7 +33,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 18] = [
+    pub const ALL: [Knob; 19] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
