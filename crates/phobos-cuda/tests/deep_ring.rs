@@ -167,7 +167,10 @@ fn the_small_space_reaches_the_deep_ring_where_tma_applies() {
         (2 * 3 * 7 + 3 * 2, 2 * 2 * 10 + 2 * 2),
         "{p:?}"
     );
-    let reduced_in_clusters = p.iter().filter(|p| p.get("SPLIT_REDUCE") == Some(4)).count();
+    let reduced_in_clusters = p
+        .iter()
+        .filter(|p| p.get("SPLIT_REDUCE") == Some(4))
+        .count();
     assert_eq!(
         p.iter().filter(|p| p.get("CLUSTER") == Some(2)).count(),
         (p.len() - reduced_in_clusters) / 2

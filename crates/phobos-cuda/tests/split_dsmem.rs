@@ -118,7 +118,12 @@ fn loops_the_cluster_cannot_reduce_take_the_paired_workspace() {
         )
     };
     let cases = [
-        (at(64, 64, 64, ", SPLIT_K in [2], CLUSTER in [2]"), "@launch(160)", 2, 2),
+        (
+            at(64, 64, 64, ", SPLIT_K in [2], CLUSTER in [2]"),
+            "@launch(160)",
+            2,
+            2,
+        ),
         (at(64, 64, 32, ", SPLIT_K in [2]"), "@launch(256)", 2, 1),
         (at(64, 128, 64, ", SPLIT_K in [16]"), "@launch(160)", 16, 1),
     ];
