@@ -23,11 +23,13 @@
 // or bf16 C, the parts store f32 partial tiles into a workspace and the last part of each tile
 // sums them and stores C (`phobos emit` says which); SPLIT_REDUCE=2 takes the workspace for an
 // f32 C too (no zeroing of C in the launch); 3 as 2, the workspace's stores and sums in 8-byte
-// pairs of columns (the last part's own slice from its registers). Element types are bound per problem
+// pairs of columns (the last part's own slice from its registers); 4 makes the parts of a tile a
+// thread block cluster that reduces through distributed shared memory, each part storing
+// 1/SPLIT_K of the tile's columns (no workspace). Element types are bound per problem
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 3], CLUSTER in [1, 2])
+@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
 // tiles (128 accumulators a thread and the split's sum spill at 168 registers); split, they
@@ -58,6 +60,9 @@
 @where(((THREADS == 160 || THREADS == 288) && TILE_K == 64) || (THREADS != 160 && THREADS != 288 && TILE_K == 32))
 // How split parts combine matters only when K is split.
 @where(SPLIT_REDUCE == 1 || SPLIT_K > 1)
+// Parts reduced in a cluster through distributed shared memory (SPLIT_REDUCE=4): the deep
+// ring's points, in 2 or 4 parts, without CLUSTER's sharing of B.
+@where(SPLIT_REDUCE != 4 || (THREADS == 160 && CLUSTER == 1 && SPLIT_K <= 4))
 // Split K only when the tiles alone fill under half the GPU, into at most two blocks per
 // multiprocessor, and with at least four k steps per part.
 @where(SPLIT_K == 1 || (cdiv(M, TILE_M) * cdiv(N, TILE_N) < 66 && cdiv(M, TILE_M) * cdiv(N, TILE_N) * SPLIT_K <= 264 && K >= 4 * SPLIT_K * TILE_K))

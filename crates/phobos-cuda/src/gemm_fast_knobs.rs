@@ -91,6 +91,12 @@ impl Knobs {
     pub fn split_pairs(&self) -> bool {
         self.split_reduce == Some(3)
     }
+
+    /// SPLIT_REDUCE=4: the parts of a tile reduce through distributed shared memory in a
+    /// thread block cluster.
+    pub fn split_cluster(&self) -> bool {
+        self.split_reduce == Some(4)
+    }
 }
 
 #[cfg(test)]
@@ -121,7 +127,9 @@ mod tests {
         assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());
         assert!(!Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_pairs());
         let k3 = Knobs::from_point(&point(&[("SPLIT_REDUCE", 3)]));
-        assert!(k3.split_workspace() && k3.split_pairs());
+        assert!(k3.split_workspace() && k3.split_pairs() && !k3.split_cluster());
+        let k4 = Knobs::from_point(&point(&[("SPLIT_REDUCE", 4)]));
+        assert!(k4.split_cluster() && !k4.split_workspace() && !k4.split_pairs());
     }
 
     #[test]

@@ -10,7 +10,11 @@
 //! - any other floating-point C (f16, bf16, ...), or any with SPLIT_REDUCE=2 or 3: each part stores its partial tile into its own f32 slice of
 //!   a workspace the host allocates with the launch, then takes a ticket on its tile's
 //!   counter; the part that arrives last sums the S slices in slice order, resets the counter,
-//!   and runs the epilogue store (its cast included) once ([`SplitReduce::Workspace`]).
+//!   and runs the epilogue store (its cast included) once ([`SplitReduce::Workspace`]);
+//! - any floating-point C with SPLIT_REDUCE=4 (the wgmma main loop only): the S parts of a tile
+//!   form a thread block cluster along z and reduce-scatter their partial tiles through
+//!   distributed shared memory; each part sums and stores 1/S of the tile's columns
+//!   ([`SplitReduce::Cluster`]).
 //!
 //! The sum is the unsplit one grouped in S parts: the same function up to the f32 summation
 //! order. That holds only when
@@ -26,7 +30,9 @@
 //!
 //! Otherwise the loop stays whole and the notes say why.
 
+use crate::gemm_fast::Strategy;
 use crate::gemm_match::GemmMatch;
+use crate::mainloop::MainLoop;
 use crate::visit::{any_in_stmts, bodies, loaded_tensors, stmt_exprs};
 use phobos_ir::{
     BinOp, Ctx, DType, Expr, ExprKind, Kernel, Lit, LocalId, ParamId, ParamKind, Stmt, StmtKind,
@@ -42,6 +48,11 @@ pub enum SplitReduce {
     /// launch; the last part to arrive at its tile's counter sums the slices in slice order
     /// and stores C once (CUTLASS's "serial split-K", reduced in the last block).
     Workspace,
+    /// The parts of a tile form a thread block cluster (`__cluster_dims__(1, 1, parts)`):
+    /// each part owns 1/parts of the tile's columns, the others store their partials of them
+    /// into its shared memory (distributed shared memory, no global workspace), and it sums
+    /// them in part order and stores its columns of C.
+    Cluster,
 }
 
 /// A split k loop as the plan records it: how many parts, and how they combine.
@@ -96,19 +107,28 @@ impl SplitK {
                     ""
                 }
             ),
+            SplitReduce::Cluster => format!(
+                "SPLIT_K={parts}: grid z = {parts} parts of the k range in thread block clusters \
+                 of {parts} (__cluster_dims__(1, 1, {parts})); the parts reduce-scatter their \
+                 partial tiles through distributed shared memory and each sums and stores 1/{parts} \
+                 of the tile's columns of `{c}`"
+            ),
         }
     }
 }
 
 /// The split of `gemms[0]` into `parts`, or why the loop must stay whole. `workspace`
 /// (SPLIT_REDUCE=2 or 3): through the f32 workspace even when C is f32; `pairs`
-/// (SPLIT_REDUCE=3): the workspace's accesses in pairs ([`SplitK::pairs`]).
+/// (SPLIT_REDUCE=3): the workspace's accesses in pairs ([`SplitK::pairs`]); `cluster`
+/// (SPLIT_REDUCE=4): through distributed shared memory whatever C's type (the caller checks
+/// that the main loop allows it, [`split_cluster_blocker`]).
 pub fn plan_split(
     k: &Kernel,
     gemms: &[&GemmMatch],
     parts: u32,
     workspace: bool,
     pairs: bool,
+    cluster: bool,
 ) -> Result<SplitK, String> {
     let [m] = gemms else {
         return Err(format!(
@@ -140,6 +160,7 @@ pub fn plan_split(
         return Err("SPLIT_K needs the epilogue to be a store of the accumulator".into());
     };
     let reduce = match &k.params[*tensor].kind {
+        ParamKind::Tensor { dtype, .. } if cluster && dtype.is_float() => SplitReduce::Cluster,
         ParamKind::Tensor {
             dtype: DType::F32, ..
         } if !workspace => SplitReduce::AtomicAdd,
@@ -152,7 +173,7 @@ pub fn plan_split(
         }
         ParamKind::Scalar { .. } => return Err("the store target is not a tensor".into()),
     };
-    let any_cast = reduce == SplitReduce::Workspace;
+    let any_cast = reduce != SplitReduce::AtomicAdd;
     if !linear_in(value, m.acc, any_cast) {
         return Err(
             "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
@@ -192,6 +213,44 @@ pub fn plan_split(
         c: *tensor,
         pairs: pairs && reduce == SplitReduce::Workspace,
     })
+}
+
+/// Why SPLIT_REDUCE=4 cannot reduce `parts` parts of the main loop `ml` in a thread block
+/// cluster, if it cannot: the wgmma loop (`reduce_split_dsmem` in `gemm/sm90.cuh`) with one
+/// consumer warpgroup along N (every thread holds every column slice), a portable cluster
+/// size, slices of whole 8-column groups, a tile of f32 partials that fits in the ring, one
+/// block per tile and no CLUSTER of its own.
+pub fn split_cluster_blocker(
+    ml: &MainLoop,
+    parts: u32,
+    persistent: bool,
+    cluster: u32,
+) -> Option<&'static str> {
+    let MainLoop::Fast(f) = ml else {
+        return Some("it needs the wgmma main loop");
+    };
+    let (Strategy::Sm90, Some(c)) = (f.plan.strategy, f.plan.sm90.as_deref()) else {
+        return Some("it needs the wgmma main loop");
+    };
+    if c.wg_n != 1 {
+        return Some("it needs one consumer warpgroup along N");
+    }
+    if parts > 8 {
+        return Some("a portable cluster holds at most 8 blocks");
+    }
+    if c.bn % (8 * parts) != 0 {
+        return Some("each part owns TILE_N / SPLIT_K columns: a multiple of 8");
+    }
+    if (c.bm * c.bn * 4) as u64 + 1024 > f.plan.smem_bytes as u64 {
+        return Some("the tile's f32 partials do not fit in the main loop's shared memory");
+    }
+    if persistent {
+        return Some("persistent blocks do not split K");
+    }
+    if cluster > 1 {
+        return Some("CLUSTER already groups blocks along M");
+    }
+    None
 }
 
 /// True when every assignment of `acc` outside the statement at `loop_at` (the GEMM loop)

@@ -164,7 +164,9 @@ pub struct Emitted {
     /// host allocates (and zeroes once) with the launch.
     pub split_workspace: Option<SplitWorkspace>,
     /// Blocks along the grid's z axis (SPLIT_K parts): 1 means the kernel's own grid. Above 1
-    /// the kernel's grid has z = 1 and the launch uses this instead.
+    /// the kernel's grid has z = 1 and the launch uses this instead. With
+    /// [`SplitReduce::Cluster`] the kernel is compiled with `__cluster_dims__(1, 1, grid_z)`:
+    /// the parts of a tile are one cluster, and the launch needs nothing more.
     pub grid_z: u32,
     /// SCHEDULE=2 (persistent) applied: the kernel loops over the tiles of its grid and takes the grid's
     /// x and y extents as two more `int` parameters after the tensor maps; the host launches
@@ -172,7 +174,8 @@ pub struct Emitted {
     pub persistent: bool,
     /// CLUSTER=2 applied: the kernel is compiled with `__cluster_dims__(cluster, 1, 1)`, so the
     /// host rounds the grid's x up to a multiple of it (the extra blocks' tiles are past M and
-    /// store nothing). 1: no cluster.
+    /// store nothing). 1: no cluster along x (a split reduced in a cluster is one along z, of
+    /// `grid_z` blocks).
     pub cluster: u32,
 }
 

@@ -157,14 +157,23 @@ fn the_small_space_reaches_the_deep_ring_where_tma_applies() {
             .collect::<Vec<_>>()
     };
     // 512x512x4096: 64x64 at 6, 8 and 12 stages, SPLIT_K 1, 2, 4 (64 tiles: at most 264
-    // blocks); 64x128 at 6 and 8, SPLIT_K up to 8; split points at the three SPLIT_REDUCE values;
-    // each alone and in clusters of two.
+    // blocks); 64x128 at 6 and 8, SPLIT_K up to 8; split points at the three SPLIT_REDUCE values
+    // 1 to 3, each alone and in clusters of two, and reduced in a cluster of their parts
+    // (SPLIT_REDUCE=4, 2 or 4 parts, tests/split_dsmem.rs).
     let p = at160(&points_for(&P512));
     let count = |n: i64| p.iter().filter(|p| p.get("TILE_N") == Some(n)).count();
-    assert_eq!((count(64), count(128)), (2 * 3 * 7, 2 * 2 * 10), "{p:?}");
+    assert_eq!(
+        (count(64), count(128)),
+        (2 * 3 * 7 + 3 * 2, 2 * 2 * 10 + 2 * 2),
+        "{p:?}"
+    );
+    let reduced_in_clusters = p
+        .iter()
+        .filter(|p| p.get("SPLIT_REDUCE") == Some(4))
+        .count();
     assert_eq!(
         p.iter().filter(|p| p.get("CLUSTER") == Some(2)).count(),
-        p.len() / 2
+        (p.len() - reduced_in_clusters) / 2
     );
     assert!(p.iter().all(|p| p.get("TILE_K") == Some(64)));
     assert!(p.iter().all(|p| p.get("STAGES").is_some_and(|s| s >= 6)));

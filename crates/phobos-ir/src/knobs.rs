@@ -90,7 +90,7 @@ impl Knob {
             Knob::GroupM => "the block swizzle group, for L2 reuse",
             Knob::SplitK => "the k range split over SPLIT_K blocks along z",
             Knob::SplitReduce => {
-                "1: SPLIT_K parts add into an f32 C; 2: through an f32 workspace; 3: in pairs"
+                "SPLIT_K parts: 1, added into an f32 C; 2, an f32 workspace; 3, in pairs; 4, a cluster"
             }
             Knob::Schedule => "1: one block per tile; 2: persistent blocks",
             Knob::Cluster => "1, or 2: thread block clusters of two sharing B",

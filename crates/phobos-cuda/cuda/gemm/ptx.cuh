@@ -250,6 +250,13 @@ PH_GEMM_DEV void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+/// `cluster_sync` without the release: orders execution only (no MEMBAR.ALL.GPU before the
+/// arrive), for a barrier that publishes no memory writes, e.g. "every block is done with its
+/// shared memory".
+PH_GEMM_DEV void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
 /// Arrives on the barrier at shared-memory offset `bar` of the cluster's block of rank `rank`
 /// (this block's own included). The default semantics (release at CTA scope), as for a local
 /// arrive: what the arrive publishes is that this warp's MMAs are done reading a slot, which
@@ -259,6 +266,22 @@ PH_GEMM_DEV void mbar_arrive_cluster(u32 bar, u32 rank) {
   u32 remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+/// Stores four floats at shared-memory offset `addr` of the cluster's block of rank `rank`
+/// (distributed shared memory; visible to that block after the next `cluster_sync`).
+PH_GEMM_DEV void st_cluster_v4(u32 addr, u32 rank, float a, float b, float c, float d) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(remote), "f"(a), "f"(b),
+               "f"(c), "f"(d)
+               : "memory");
+}
+/// Loads four floats from this block's shared memory at offset `addr`.
+PH_GEMM_DEV void ld_shared_v4(u32 addr, float& a, float& b, float& c, float& d) {
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "r"(addr)
+               : "memory");
 }
 /// Orders this thread's earlier generic-proxy accesses of shared memory before later
 /// async-proxy ones (the copy engine's writes, wgmma's reads) once a barrier has joined them.

@@ -342,6 +342,83 @@ struct MainLoop {
     __syncthreads();
   }
 
+  // --- SPLIT_K reduced through distributed shared memory (SPLIT_REDUCE=4) ---------------------
+  //
+  // The PARTS blocks of a cluster (__cluster_dims__(1, 1, PARTS): rank z = blockIdx.z) ran `run`
+  // over PARTS parts of k for one output tile. Block rank o owns the tile's columns
+  // [o W, (o + 1) W), W = BN / PARTS: every other block stores its partials of them into o's
+  // shared memory (st.shared::cluster at mapa addresses; the ring is free after `run`), and o
+  // sums the PARTS partials in rank order (the workspace's slice order, whoever owns the
+  // slice), its own from its registers. No global workspace, no counter.
+
+  /// Shared memory the reduction uses: one f32 tile (PARTS slots of one slice per thread).
+  static constexpr int SPLIT_DSMEM_BYTES = BM * BN * 4;
+
+  /// Called by all threads of the block right after `run`. Returns with the sum of column
+  /// o W + c (this block's slice) in the register of `acc` that holds column c (the first
+  /// W / 2 registers of each m64 group's BN / 2): the epilogue stores that narrowed tile at
+  /// column offset o W (`narrow_cols`); the other registers hold partials.
+  template <int PARTS, class Acc>
+  PH_GEMM_DEV static void reduce_split_dsmem(Acc& acc, unsigned char* smem) {
+    constexpr int HALF = WGN / 2;       // registers of one m64 group
+    constexpr int W2 = HALF / PARTS;    // of one slice in it: 4 a group of 8 columns
+    constexpr int NS = MI * W2;         // of one slice, per thread
+    static_assert(WG_N == 1, "one consumer warpgroup along N: every thread holds every slice");
+    static_assert(PARTS >= 2 && PARTS <= 8, "a portable cluster: 2 to 8 parts");
+    static_assert(HALF % PARTS == 0 && W2 % 4 == 0, "slices of whole 8-column groups");
+    static_assert(SPLIT_DSMEM_BYTES <= SMEM_BYTES - 1024, "the partials fit in the ring");
+    const int tid = threadIdx.x;
+    const int rank = (int)cluster_rank();
+    // float4 slots [PARTS][NS / 4][CONSUMERS]: a warp's 16-byte accesses are contiguous.
+    const u32 buf = smem_u32(smem);
+    // Every block of the cluster is past its main loop: its shared memory is free (the ring's
+    // reads and copies completed before `run` returned; nothing to publish).
+    cluster_sync_relaxed();
+    if (tid < CONSUMERS) {
+#pragma unroll
+      for (int o = 0; o < PARTS; ++o) {
+        if (o == rank) continue;
+#pragma unroll
+        for (int q = 0; q < NS / 4; ++q) {
+          const int i = (4 * q / W2) * HALF + o * W2 + (4 * q) % W2;
+          const u32 at = buf + (u32)(((rank * (NS / 4) + q) * CONSUMERS + tid) * 16);
+          st_cluster_v4(at, (u32)o, acc.v[i], acc.v[i + 1], acc.v[i + 2], acc.v[i + 3]);
+        }
+      }
+    }
+    // The partials are in their owners' shared memory; none is read remotely after this.
+    cluster_sync();
+    if (tid < CONSUMERS) {
+#pragma unroll
+      for (int q = 0; q < NS / 4; ++q) {
+        const int i0 = (4 * q / W2) * HALF + (4 * q) % W2;  // slice 0's register
+        float own[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          own[e] = acc.v[i0 + e];
+#pragma unroll
+          for (int o = 1; o < PARTS; ++o) own[e] = o == rank ? acc.v[i0 + o * W2 + e] : own[e];
+        }
+        float s[4];
+#pragma unroll
+        for (int z = 0; z < PARTS; ++z) {
+          float p[4];
+          if (z == rank) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) p[e] = own[e];
+          } else {
+            ld_shared_v4(buf + (u32)(((z * (NS / 4) + q) * CONSUMERS + tid) * 16), p[0], p[1],
+                         p[2], p[3]);
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[e] = z == 0 ? p[e] : s[e] + p[e];
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc.v[i0 + e] = s[e];
+      }
+    }
+  }
+
   // --- The persistent schedule (SCHEDULE=2): one block runs many tiles -----------------------
   //
   // The barriers are set up once per block (`persistent_begin`) and torn down once
@@ -442,6 +519,16 @@ struct MainLoop {
     __syncwarp();
   }
 };
+
+/// A store region narrowed to the columns [lo, lo + w) of its tile, shifted so that column
+/// lo is the tile's column 0 (the slice `reduce_split_dsmem` leaves in the first registers).
+template <class G>
+PH_GEMM_DEV G narrow_cols(G g, int lo, int w) {
+  const int end = g.c0 + lo + w;
+  g.cn = g.cn < end ? g.cn : end;
+  g.c0 += lo;
+  return g;
+}
 
 #endif  // CUDA
 

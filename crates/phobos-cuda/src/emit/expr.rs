@@ -287,10 +287,14 @@ impl<'k> Emitter<'k> {
             }
         };
         let c = if write { "" } else { "const " };
-        Ok(format!(
+        let region = format!(
             "ph::Region<{c}{}>{{{p}, {r0}, {c0}, {rn}, {cn}, {rs}, {cs}, {ok}}}",
             ctype::storage(dtype)
-        ))
+        );
+        Ok(match self.narrow_store.as_deref().filter(|_| write) {
+            Some(cols) => format!("ph::gemm::sm90::narrow_cols({region}, {cols})"),
+            None => region,
+        })
     }
 }
 

@@ -84,6 +84,9 @@ pub(crate) struct Emitter<'k> {
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
     /// deferred dot reads its kept A operand).
     operand_override: Option<(usize, String, Layout)>,
+    /// SPLIT_REDUCE=4's epilogue: the write region is narrowed to this block's columns
+    /// (the arguments of `ph::gemm::sm90::narrow_cols` after the region).
+    narrow_store: Option<String>,
     /// Bytes of the shared-memory resident dot operands (`Plan::resident`), before the
     /// streamed buffers; each local's offset in it.
     resident_smem: u32,
@@ -183,6 +186,7 @@ fn emit_with(
         ahead: None,
         dot_async: false,
         operand_override: None,
+        narrow_store: None,
         group_loads: Default::default(),
         packed: Default::default(),
         resident_smem: 0,
@@ -413,8 +417,11 @@ impl<'k> Emitter<'k> {
             Some(m) => format!("{}, {m}", k.launch.threads),
             None => k.launch.threads.to_string(),
         };
-        let cluster = match self.plan.cluster {
-            n if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
+        let cluster = match (self.plan.cluster, self.plan.split.as_ref()) {
+            (n, _) if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
+            (_, Some(s)) if s.reduce == SplitReduce::Cluster => {
+                format!("__cluster_dims__(1, 1, {}) ", s.parts)
+            }
             _ => String::new(),
         };
         format!(

@@ -59,6 +59,9 @@ impl<'k> Emitter<'k> {
                         Some((SplitReduce::Workspace, parts)) => {
                             self.split_workspace_store(*tensor, index, value, parts)?
                         }
+                        Some((SplitReduce::Cluster, parts)) => {
+                            self.split_cluster_store(*tensor, index, value, parts)?
+                        }
                         _ => self.atomic_add_tile(*tensor, index, value)?,
                     }
                     self.pending.insert(*tensor);

@@ -127,6 +127,45 @@ impl Emitter<'_> {
     }
 }
 
+impl Emitter<'_> {
+    /// The SPLIT_REDUCE=4 epilogue: the cluster's parts reduce-scatter their partial tiles
+    /// through distributed shared memory (`reduce_split_dsmem`), then each runs the kernel's
+    /// store on its TILE_N / parts columns (the region narrowed by `narrow_cols`).
+    pub(crate) fn split_cluster_store(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+        parts: u32,
+    ) -> Result<()> {
+        let acc = self.plan.gemms[0].0.acc;
+        let acc = self.names.locals[acc].clone();
+        let (mainloop, bn) = match &self.plan.gemms[0].1 {
+            crate::mainloop::MainLoop::Fast(f) => (
+                f.plan.mainloop.clone(),
+                f.plan.sm90.as_ref().map_or(0, |c| c.bn),
+            ),
+            _ => {
+                let span = self.k.params[tensor].span;
+                return super::unsupported("SPLIT_REDUCE=4 without the wgmma main loop", span);
+            }
+        };
+        let w = bn / parts;
+        self.line("{  // SPLIT_K: the cluster's parts reduce through distributed shared memory");
+        self.indent += 1;
+        self.line(format!(
+            "{mainloop}::reduce_split_dsmem<{parts}>({acc}, ph_smem);"
+        ));
+        self.narrow_store = Some(format!("(int)ph::gemm::cluster_rank() * {w}, {w}"));
+        let r = self.store_tile(tensor, index, value, Eviction::Normal);
+        self.narrow_store = None;
+        r?;
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+}
+
 /// The prelude's constant for an eviction hint (`ph::EVICT_LAST`).
 pub(crate) fn eviction_const(cache: Eviction) -> &'static str {
     match cache {

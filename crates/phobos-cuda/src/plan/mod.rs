@@ -3,7 +3,7 @@
 
 use crate::gemm_fast::{Knobs, Strategy};
 use crate::gemm_match::{find_gemms, GemmMatch};
-use crate::gemm_split::{plan_split, reads_block_xy, SplitK};
+use crate::gemm_split::{plan_split, reads_block_xy, split_cluster_blocker, SplitK, SplitReduce};
 use crate::launch::TmaParam;
 use crate::layout::{blocked_capped, kernel_vec_cap, shifted_tensors, Layout};
 use crate::mainloop::{select, MainLoop};
@@ -108,7 +108,30 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let split = match knobs.split_k() {
         parts if parts > 1 && !gemms.is_empty() => {
             let ms: Vec<&GemmMatch> = gemms.iter().map(|(m, _)| m).collect();
-            match plan_split(k, &ms, parts, knobs.split_workspace(), knobs.split_pairs()) {
+            let mut cluster_note = None;
+            let mut planned = plan_split(
+                k,
+                &ms,
+                parts,
+                knobs.split_workspace(),
+                knobs.split_pairs(),
+                knobs.split_cluster(),
+            );
+            if let Ok(s) = &planned {
+                let ml = &gemms[0].1;
+                let why = (s.reduce == SplitReduce::Cluster)
+                    .then(|| split_cluster_blocker(ml, parts, knobs.persistent(), knobs.cluster()))
+                    .flatten();
+                if let Some(why) = why {
+                    // Through the paired workspace instead, as SPLIT_REDUCE=3.
+                    cluster_note = Some(format!(
+                        "SPLIT_REDUCE=4 not applied (the paired workspace instead): {why}"
+                    ));
+                    planned = plan_split(k, &ms, parts, true, true, false);
+                }
+            }
+            notes.extend(cluster_note);
+            match planned {
                 Ok(s) => {
                     notes.push(s.note(&k.params[s.c].name));
                     Some(s)

@@ -61,6 +61,9 @@ pub(super) fn plan_tma_store(
         Some(SplitReduce::Workspace) => {
             return refuse("SPLIT_K: the last part of each tile stores it, after the others")
         }
+        Some(SplitReduce::Cluster) => {
+            return refuse("SPLIT_K: each part of the cluster stores its columns of the tile")
+        }
         None => {}
     }
     let last = k.body.len().checked_sub(1)?;
