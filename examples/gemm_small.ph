@@ -29,7 +29,7 @@
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in [1, 8], SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
+@autotune(SCHEDULE in [1, 2], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
 // tiles (128 accumulators a thread and the split's sum spill at 168 registers); split, they

@@ -241,3 +241,22 @@ fn space_takes_several_files_and_shows_choice_sets() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `phobos-kbench` searches a space exhaustively only up to 65536 points (beyond that it asks
+/// for --max-points or pins), so every example must stay under it to tune without flags.
+#[test]
+fn every_example_space_tunes_without_flags() {
+    for file in examples() {
+        let out = phobos(&["space", &file, "--json"]);
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let size = v["size"].as_u64().expect("a size");
+            assert!(
+                size <= 1 << 16,
+                "{file} {}: {size} points, more than an exhaustive search takes",
+                v["kernel"]
+            );
+        }
+    }
+}
