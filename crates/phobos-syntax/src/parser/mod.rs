@@ -11,6 +11,7 @@
 //! an assignment operator or a comma: the `ignore_nl` flag says which mode the cursor is in.
 
 mod exprs;
+mod index;
 mod items;
 mod stmts;
 
