@@ -126,6 +126,33 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
 /// `Ok(None)` when all hold, `Ok(Some(reason))` naming the first violated constraint, and
 /// `Err` when a dim the constraints need is missing.
 pub fn eval_where(kernel: &ir::Kernel, dims: &[(String, i64)]) -> Result<Option<String>, String> {
+    Ok(first_violated(kernel, dims)?
+        .map(|(w, used)| format!("violates @where({}) with {used}", eval::display(w, kernel))))
+}
+
+/// [`eval_where`] as a diagnostic at the first violated constraint (for `phobos emit
+/// --dims`, which shows code for one problem): `Ok(None)` when all hold, `Err` when a dim the
+/// constraints need is not given.
+pub fn where_diagnostic(
+    kernel: &ir::Kernel,
+    dims: &[(String, i64)],
+) -> Result<Option<Diagnostic>, String> {
+    Ok(first_violated(kernel, dims)?.map(|(w, used)| {
+        Diagnostic::error(
+            codes::WHERE_VIOLATED,
+            format!("the problem violates @where({})", eval::display(w, kernel)),
+            w.span,
+        )
+        .with_label(format!("false for {used}"))
+        .with_help("choose other values or another problem; the tuner skips this point here")
+    }))
+}
+
+/// The first `@where` false for `dims`, with the dims it reads (`N=9000 M=64`).
+fn first_violated<'k>(
+    kernel: &'k ir::Kernel,
+    dims: &[(String, i64)],
+) -> Result<Option<(&'k ir::Expr, String)>, String> {
     let env = Bindings::new(kernel, dims, &[]);
     for w in &kernel.wheres {
         if !eval::eval_bool(w, &env).map_err(|e| e.to_string())? {
@@ -140,11 +167,7 @@ pub fn eval_where(kernel: &ir::Kernel, dims: &[(String, i64)]) -> Result<Option<
                     }
                 }
             });
-            return Ok(Some(format!(
-                "violates @where({}) with {}",
-                eval::display(w, kernel),
-                used.join(" ")
-            )));
+            return Ok(Some((w, used.join(" "))));
         }
     }
     Ok(None)

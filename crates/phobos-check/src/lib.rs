@@ -41,7 +41,7 @@ mod variant;
 
 pub use check::{
     check_module, check_variant, eval_where, instantiate, instantiate_with_warnings,
-    MAX_CHECKED_POINTS,
+    where_diagnostic, MAX_CHECKED_POINTS,
 };
 pub use kernel::{is_reserved, source_dtype, KNOWN_ATTRS, MAX_TENSOR_RANK};
 pub use lower::{MAX_TILE_ELEMS, MAX_UNROLL};

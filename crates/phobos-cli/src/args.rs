@@ -96,7 +96,8 @@ pub struct EmitArgs {
     #[command(flatten)]
     pub kernel: KernelArgs,
     /// A problem's runtime dims, e.g. "M=4096,N=4096,K=4096": the code is specialized on their
-    /// alignment as `phobos run` and the tuner compile it (the fast GEMM main loops need it).
+    /// alignment as `phobos run` and the tuner compile it (the fast GEMM main loops need it),
+    /// and a problem that violates the kernel's `@where` at this point is refused.
     #[arg(long)]
     pub dims: Option<String>,
     /// CUDA C++ (the default).

@@ -184,6 +184,32 @@ fn emit_specializes_on_the_dims_it_is_given() {
 }
 
 #[test]
+fn emit_refuses_a_problem_the_point_cannot_run() {
+    let args = [
+        "emit",
+        "examples/softmax.ph",
+        "--autotune",
+        "ROWS=1 BLOCK=8192 THREADS=256 MIN_BLOCKS=1",
+    ];
+    // Rows of 9000 do not fit one 8192-wide tile: `phobos run` refuses it, so does emit, at
+    // the constraint.
+    let out = phobos(&[&args[..], &["--dims", "M=64,N=9000"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error[E0207]: the problem violates @where(N <= 8192)"),
+        "{err}"
+    );
+    assert!(err.contains("examples/softmax.ph:6:8"), "{err}");
+    assert!(err.contains("false for N=9000"), "{err}");
+    // A problem that fits, and dims that leave the constraint unread, emit.
+    for dims in ["M=64,N=8192", "M=64"] {
+        let out = phobos(&[&args[..], &["--dims", dims]].concat());
+        assert!(out.status.success(), "{dims}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn space_takes_several_files_and_shows_choice_sets() {
     let out = phobos(&["space", "examples/saxpy.ph", "examples/missing.ph"]);
     assert_eq!(out.status.code(), Some(1));

@@ -40,7 +40,8 @@ fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {
     phobos_check::instantiate(&module, info, &variant).map_err(Failure::Diagnostics)
 }
 
-/// Specializes `kernel` on the alignment of the problem `--dims` names, if any.
+/// Specializes `kernel` on the alignment of the problem `--dims` names, if any, after checking
+/// that the problem meets the kernel's `@where`.
 fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<(), Failure> {
     let Some(text) = &args.dims else {
         return Ok(());
@@ -59,6 +60,12 @@ fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<(), Failure> {
                 format!("its runtime dims: {}", declared.join(", "))
             }),
         });
+    }
+    // A problem the point cannot run (`@where(N <= BLOCK)` false) is refused as `phobos run`
+    // refuses it; with only some dims given (for alignment alone) the constraints that read
+    // the others cannot be evaluated and are left to the run.
+    if let Ok(Some(d)) = phobos_check::where_diagnostic(kernel, &dims) {
+        return Err(Failure::Diagnostics(vec![d]));
     }
     phobos_cuda::specialize_alignment(kernel, &dims);
     Ok(())
