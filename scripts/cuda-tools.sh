@@ -2,6 +2,9 @@
 # Fetches NVRTC and ptxas (CUDA 13.0.x) from PyPI into .tools/cuda, once, and prints the
 # environment that makes them visible. Used by ./test.sh and ./run.sh; safe to run again.
 #   eval "$(scripts/cuda-tools.sh)"
+# With --nvdisasm, also nvdisasm (for scripts/regs.py --sass; PyPI has it from CUDA 13.2 on, and
+# it reads 13.0's cubins), exported as PHOBOS_NVDISASM:
+#   eval "$(scripts/cuda-tools.sh --nvdisasm)"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="$root/.tools/cuda"
@@ -21,3 +24,16 @@ chmod +x "$ptxas"
 echo "export LD_LIBRARY_PATH=\"$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\""
 echo "export PHOBOS_PTXAS=\"$ptxas\""
 echo "export PATH=\"$(dirname "$ptxas"):\$PATH\""
+if [ "${1:-}" = "--nvdisasm" ]; then
+  nvd_dest="$dest/nvdisasm"
+  if [ ! -f "$nvd_dest/.complete-13.2" ]; then
+    mkdir -p "$nvd_dest"
+    "$(command -v python3 || command -v python)" -m pip install --quiet --disable-pip-version-check \
+      --no-deps --target "$nvd_dest/site" "nvidia-cuda-nvdisasm==13.2.*" >&2
+    touch "$nvd_dest/.complete-13.2"
+  fi
+  nvdisasm="$(find "$nvd_dest/site" -type f -name nvdisasm | head -n 1)"
+  [ -n "$nvdisasm" ] || { echo "cuda-tools: nvdisasm missing under $nvd_dest" >&2; exit 1; }
+  chmod +x "$nvdisasm"
+  echo "export PHOBOS_NVDISASM=\"$nvdisasm\""
+fi

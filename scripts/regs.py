@@ -11,7 +11,9 @@ compiles it), then assembled by ptxas for sm_90a with the point's register cap; 
 registers, spill bytes, and the blocks a multiprocessor holds by registers (64K registers). Points
 outside the space's @where are skipped. `--rowwise` runs the row-wise examples at the shapes of
 bench/rowwise.py (BLOCK pinned to the smallest choice that holds the row). `--sass DIR` writes each
-point's SASS, cubin and CUDA source there, and beside them (.live) the registers live at each instruction (nvdisasm; PHOBOS_NVDISASM or `nvdisasm` on PATH).
+point's SASS, cubin and CUDA source there, and beside them (.live) the registers live at each
+instruction (nvdisasm: PHOBOS_NVDISASM, `nvdisasm` on PATH, or `eval "$(bash scripts/cuda-tools.sh
+--nvdisasm)"`). Points whose `@where` the `--dims` problem violates are skipped, as the tuner skips them.
 
 Needs the phobos binary (target/debug or PHOBOS_BIN_DIR) and the CUDA tools
 (`eval "$(bash scripts/cuda-tools.sh)"`, which also sets PHOBOS_PTXAS).
@@ -49,8 +51,9 @@ ROWWISE = [
 def tool(env, name):
     p = os.environ.get(env) or shutil.which(name)
     if not p:
+        flag = " --nvdisasm" if name == "nvdisasm" else ""
         sys.exit(f"regs: {name} not found (set {env} or put it on PATH; "
-                 "eval \"$(bash scripts/cuda-tools.sh)\")")
+                 f"eval \"$(bash scripts/cuda-tools.sh{flag})\")")
     return p
 
 
