@@ -2,7 +2,7 @@
 """Attention forward: Phobos tuned against torch's scaled_dot_product_attention, in one process.
 
     python3 bench/attention.py [--quick] [--only-d128] [--causal] [--kernel flash_attention]
-                               [--dtype f16,bf16] [--json out.json]
+                               [--case 32:4096:128:1,...] [--dtype f16,bf16] [--json out.json]
 
 For every case (batch-heads, tokens, head dim, causal or not, element type): phobos-kbench tunes
 the example kernel for that problem — flash_attention.ph and attention_lse.ph at head dim 64,
@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--only-d128", action="store_true", help="only the head-dim-128 cases")
     ap.add_argument("--causal", action="store_true", help="only the causal cases")
     ap.add_argument("--kernel", default="", help="only the cases of these examples, comma-separated stems")
+    ap.add_argument("--case", default="", help="only these cases, comma-separated BH:N:D:CAUSAL "
+                    "(e.g. 32:4096:128:1,32:4096:64:0); with --quick, the first of each")
     ap.add_argument("--dtype", default="f16", help="element types, comma-separated: f16, bf16")
     ap.add_argument("--json", default=os.path.join(OUT, "attention.json"))
     a = ap.parse_args()
@@ -99,7 +101,19 @@ def main():
     if a.kernel:
         stems = a.kernel.split(",")
         cases = [c for c in cases if c[4].removesuffix(".ph") in stems]
-    if a.quick:
+    if a.case:
+        picked = []
+        for want in a.case.split(","):
+            try:
+                key = tuple(int(x) for x in want.split(":"))
+            except ValueError:
+                ap.error(f"--case {want}: write BH:N:D:CAUSAL, e.g. 32:4096:128:0")
+            found = [c for c in cases if c[:4] == key]
+            if not found:
+                ap.error(f"--case {want}: no such case (see the list in bench/attention.py)")
+            picked += found[:1] if a.quick else found
+        cases = picked
+    elif a.quick:
         cases = cases[:1]
     dtypes = a.dtype.split(",")
     drv = rw.Driver()
