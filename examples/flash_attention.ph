@@ -9,10 +9,13 @@
 // overlaps with the wait for P·V fenced, so that the exponentials run beside it. PINGPONG=1 has
 // the two warpgroups of BR=128 THREADS=256 (64 rows each) take turns issuing the overlapped
 // loop's dots, one's softmax beside the other's products (FA3's ping-pong).
+// RING=1 (overlapped loops) guards the K/V buffers with full and empty mbarriers instead of two
+// block barriers an iteration, so that the warpgroups drift apart (FA3's pipeline, cp.async copies).
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, RING in {0, 1})
 @where(THREADS * MIN_BLOCKS <= 384)
 @where(PINGPONG == 0 || (THREADS == 256 && BR == 128 && OVERLAP != 0))
+@where(RING == 0 || (OVERLAP != 0 && BR == THREADS / 2 && MIN_BLOCKS == 1))
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))

@@ -514,6 +514,32 @@ __device__ __forceinline__ void pp_end() {
   if (pp_warpgroup() == 0) asm volatile("bar.sync %0, 256;" ::"n"(B) : "memory");
 }
 
+// The mbarrier ring of an overlapped loop's streamed buffers (RING=1): bars[s] is buffer s's
+// "full" barrier, bars[S + s] its "empty" one, each completed by the arrivals of all THREADS
+// threads. ring_init (thread 0; the caller synchronizes the block before any arrival) sets them
+// up; ring_copied arrives on a full barrier for the calling thread's copies: cp.async.mbarrier.
+// arrive (a pending arrival, made when the thread's earlier cp.async have landed) and an
+// ordinary arrive (release: the plain stores of mma_prefetch's unaligned path), THREADS in all;
+// ring_wait waits for the phase of the given parity; ring_release arrives on an empty barrier.
+template <int S, int THREADS>
+__device__ __forceinline__ void ring_init(unsigned long long* bars) {
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < 2 * S; ++s) gemm::mbar_init(gemm::smem_u32(bars + s), THREADS);
+  }
+}
+__device__ __forceinline__ void ring_copied(unsigned long long* bar) {
+  const unsigned b = gemm::smem_u32(bar);
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(b) : "memory");
+  gemm::mbar_arrive(b);
+}
+__device__ __forceinline__ void ring_wait(unsigned long long* bar, int parity) {
+  gemm::mbar_wait(gemm::smem_u32(bar), (unsigned)parity);
+}
+__device__ __forceinline__ void ring_release(unsigned long long* bar) {
+  gemm::mbar_arrive(gemm::smem_u32(bar));
+}
+
 template <int DT, bool B_NK, bool WG, int K, int RB, int CB, bool ASYNC = false, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

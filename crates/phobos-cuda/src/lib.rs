@@ -38,8 +38,8 @@ pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
-    NoPingPong, NoWgmma, Overlap, PingPong, Schedule, TensorDot, WgOperand, WgmmaForm,
-    PINGPONG_BARRIER,
+    NoPingPong, NoRing, NoWgmma, Overlap, PingPong, Ring, Schedule, TensorDot, WgOperand,
+    WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

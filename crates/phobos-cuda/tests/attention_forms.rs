@@ -3,8 +3,8 @@
 //! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), OVERLAP=2 puts
 //! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
-//! form (the two warpgroups' ping-pong, PINGPONG=1, included) against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and
-//! 128.
+//! form (the two warpgroups' ping-pong, PINGPONG=1, and the mbarrier ring, RING=1, included)
+//! against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and 128.
 
 mod common;
 
@@ -152,8 +152,9 @@ fn wgmma_descriptors_take_no_thread_index() {
 }
 
 /// The forms at the tuner's winners and their neighbours: serial and overlapped loops, one or
-/// two warpgroups (taking turns at PINGPONG=1), f16 and bf16, D=64 and 128, causal and not, N
-/// leaving a ragged last tile.
+/// two warpgroups (taking turns at PINGPONG=1), the streamed buffers behind block barriers or an
+/// mbarrier ring (RING=1), f16 and bf16, D=64 and 128, causal and not, N leaving a ragged last
+/// tile.
 fn form_cases() -> Vec<common::cases::Case> {
     let fa = common::source(FA);
     let d128 = common::source(D128);
@@ -218,6 +219,51 @@ fn form_cases() -> Vec<common::cases::Case> {
             seed + 10,
         ));
     }
+    // The mbarrier ring (RING=1): enough key tiles that every buffer is filled and released
+    // three times or more (the phases' parities wrap), one and two warpgroups, taking turns or
+    // not, causal and not.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[(
+            "BR=128 BC=64 THREADS=256 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 CAUSAL=1",
+            &[("BH", 1), ("N", 700)],
+        )],
+        51,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=64 BC=64 THREADS=128 MIN_BLOCKS=1 OVERLAP=2 RING=1",
+            &[("BH", 2), ("N", 601)],
+        )],
+        52,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=256 OVERLAP=2 PINGPONG=1 RING=1",
+                &[("BH", 1), ("N", 700)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=128 OVERLAP=1 RING=1",
+                &[("BH", 1), ("N", 577)],
+            ),
+        ],
+        53,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=128 THREADS=256 OVERLAP=1 RING=1 CAUSAL=1",
+            &[("BH", 1), ("N", 1000)],
+        )],
+        54,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
@@ -226,7 +272,7 @@ fn form_cases() -> Vec<common::cases::Case> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 22);
+    assert_eq!(cases.len(), 27);
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),

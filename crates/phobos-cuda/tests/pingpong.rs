@@ -30,9 +30,9 @@ fn emitted(path: &str, pins: &str, types: &str) -> Emitted {
 /// its place (the `#line` directives stay the same).
 fn without_knob(path: &str) -> String {
     let text = common::source(path).text;
-    let decl = ", PINGPONG in {0, 1})";
+    let decl = ", PINGPONG in {0, 1}";
     assert!(text.contains(decl), "{path} declares PINGPONG");
-    (text.replace(decl, ")").lines())
+    (text.replace(decl, "").lines())
         .map(|l| {
             if l.starts_with("@where(PINGPONG") {
                 "//"

@@ -25,6 +25,7 @@ pub enum Knob {
     Cluster,
     Overlap,
     PingPong,
+    Ring,
     Shift,
     Evict,
     Pack,
@@ -33,7 +34,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 19] = [
+    pub const ALL: [Knob; 20] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -49,6 +50,7 @@ impl Knob {
         Knob::Cluster,
         Knob::Overlap,
         Knob::PingPong,
+        Knob::Ring,
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
@@ -73,6 +75,7 @@ impl Knob {
             Knob::Cluster => "CLUSTER",
             Knob::Overlap => "OVERLAP",
             Knob::PingPong => "PINGPONG",
+            Knob::Ring => "RING",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
@@ -99,6 +102,9 @@ impl Knob {
             }
             Knob::PingPong => {
                 "1: two warpgroups take turns issuing an overlapped loop's wgmma dots; 0: not"
+            }
+            Knob::Ring => {
+                "1: an overlapped loop's streamed buffers guarded by full and empty mbarriers; 0: block barriers"
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",

@@ -12,6 +12,10 @@
 //! With the ping-pong (`Overlap::pingpong`) the two products' issue is a warpgroup's turn:
 //! `ph::pp_turn` before it, `ph::pp_pass` after both commits (no block barrier in between),
 //! `ph::pp_begin` before the loop and `ph::pp_end` after it.
+//!
+//! With the mbarrier ring (`Overlap::ring`) the deferred product's wait releases the previous
+//! buffer (`ph::ring_release` on its empty barrier), and the zeroed buffer is published by a
+//! block barrier before the loop, since the iterations have none.
 
 use super::pipe::Streamed;
 use super::{Emitter, Result};
@@ -108,6 +112,11 @@ impl<'k> Emitter<'k> {
             self.line(format!(
                 "ph::mma_zero<{threads}>(ph_pipe + {last} * PH_PIPE_STAGE, PH_PIPE_STAGE);"
             ));
+        }
+        if !streamed.is_empty() && self.ring.is_some() {
+            // No block barrier at the top of the iterations: the zeros published here.
+            self.line("ph::mma_publish();");
+            self.barrier();
         }
         let prev_ops = self.stiles(streamed, &prev);
         let pingpong = o.pingpong.ok().map(|p| p.barrier);
@@ -217,6 +226,13 @@ impl<'k> Emitter<'k> {
             self.tile_into(&acc, &acc_lay, rest)?;
         }
         self.tile_into(&kept, &kept_lay, packed_operand(op_a))?;
+        if let (Some(r), false) = (&self.ring, buf.is_empty()) {
+            // This thread's last product reading the previous buffer has completed.
+            self.line(format!(
+                "ph::ring_release({} + {} + {prev});",
+                r.name, r.stages
+            ));
+        }
         if !buf.is_empty() {
             self.line(format!("{prev} = {buf};"));
         }

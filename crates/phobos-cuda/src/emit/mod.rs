@@ -79,6 +79,9 @@ pub(crate) struct Emitter<'k> {
     pipe_buffers: u32,
     /// The overlapped loop being emitted (see [`ahead`]).
     ahead: Option<ahead::Ahead<'k>>,
+    /// The mbarrier array of the loop being emitted whose streamed buffers form a ring
+    /// (`Overlap::ring`): `stages` full barriers, then `stages` empty ones.
+    ring: Option<pipe::RingBars>,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -184,6 +187,7 @@ fn emit_with(
         pipe_stage: 0,
         pipe_buffers: 2,
         ahead: None,
+        ring: None,
         dot_async: false,
         operand_override: None,
         narrow_store: None,

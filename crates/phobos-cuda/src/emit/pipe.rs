@@ -10,6 +10,8 @@
 //!
 //! In a loop whose wgmma dots overlap the iteration (`Plan::loops`, plan/overlap.rs) there are
 //! three buffers: the previous iteration's is still read by the product deferred to this one.
+//! With `RING=1` (`Overlap::ring`) those three buffers form a ring guarded by mbarriers instead
+//! of the two block barriers an iteration ([`RingBars`]).
 
 use super::{Emitter, Result};
 use crate::layout::rc;
@@ -21,6 +23,20 @@ use std::collections::BTreeSet;
 pub(crate) struct Streamed<'k> {
     load: &'k Expr,
     offset: u32,
+}
+
+/// The mbarriers of a ring of streamed buffers (`Overlap::ring`, `ph::ring_*`): `bars[s]` is
+/// buffer `s`'s full barrier, `bars[stages + s]` its empty one. Iteration `j` (from 0) reads
+/// buffer `j % stages`, filled for the `j / stages`-th time: it waits on the full barrier's
+/// phase of parity `(j / stages) & 1`. Its copies for iteration `j + 1` overwrite the buffer that
+/// iteration `j + 1 - stages` read, released once that iteration's deferred product completed
+/// (in iteration `j + 2 - stages`); before the loop the deferred product of "iteration −1"
+/// reads the zeroed last buffer, released in iteration 0. So the copies of iteration `j ≥ 1`
+/// wait on the empty barrier's phase of parity `((j - 1) / stages) & 1` (three stages), and
+/// those of iteration 0 (into buffer 1, never read before) do not wait.
+pub(crate) struct RingBars {
+    pub name: String,
+    pub stages: u32,
 }
 
 /// Bytes of one staged tile (`ph::mma_staged_bytes`).
@@ -71,6 +87,22 @@ impl<'k> Emitter<'k> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        if let Some(r) = &self.ring {
+            let (bars, stages) = (r.name.clone(), r.stages);
+            let threads = self.k.launch.threads;
+            self.line(format!(
+                "// the buffers a ring: {bars}[s] full (the copies landed), {bars}[{stages} + s] empty (the products read it)"
+            ));
+            self.line(format!(
+                "__shared__ __align__(8) unsigned long long {bars}[{}];",
+                2 * stages
+            ));
+            self.line(format!("ph::ring_init<{stages}, {threads}>({bars});"));
+            self.barrier();
+            self.prefetch(var, &streamed, start, "0")?;
+            self.line(format!("ph::ring_copied({bars});"));
+            return Ok(streamed);
+        }
         self.prefetch(var, &streamed, start, "0")?;
         self.line("ph::gemm::cp_async_commit();");
         Ok(streamed)
@@ -96,6 +128,32 @@ impl<'k> Emitter<'k> {
         } else {
             (format!("% {buffers}"), format!("(({buf} + 1) % {buffers})"))
         };
+        if let Some(r) = &self.ring {
+            let (bars, stages) = (r.name.clone(), r.stages);
+            let it = self.fresh("it");
+            let nb = self.fresh("nb");
+            self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            self.line(format!("const int {buf} = {it} % {stages};"));
+            let next = format!("({name} + {step})");
+            self.line(format!("if ({next} < {end}) {{"));
+            self.indent += 1;
+            self.line(format!("const int {nb} = ({buf} + 1) % {stages};"));
+            self.line(format!(
+                "if ({it} >= 1) ph::ring_wait({bars} + {stages} + {nb}, (({it} - 1) / {stages}) & 1);"
+            ));
+            self.prefetch(var, streamed, &next, &nb)?;
+            self.line(format!("ph::ring_copied({bars} + {nb});"));
+            self.indent -= 1;
+            self.line("}");
+            self.line(format!(
+                "ph::ring_wait({bars} + {buf}, ({it} / {stages}) & 1);"
+            ));
+            self.line("ph::mma_publish();");
+            for (p, st) in self.stiles(streamed, &buf) {
+                self.streamed.insert(p, st);
+            }
+            return Ok(buf);
+        }
         self.line(format!(
             "const int {buf} = (({name} - {start}) / {step}) {index};"
         ));
@@ -141,6 +199,11 @@ impl<'k> Emitter<'k> {
         }
         for s in streamed {
             self.streamed.remove(&(s.load as *const Expr as usize));
+        }
+        if self.ring.is_some() {
+            // The copies arrive on mbarriers, in no commit group: committed here, then awaited
+            // (the first iteration's, when the loop ran none, is the only one not awaited yet).
+            self.line("ph::gemm::cp_async_commit();");
         }
         self.line("ph::gemm::cp_async_wait<0>();");
     }

@@ -298,6 +298,12 @@ impl<'k> Emitter<'k> {
             .find(|r| r.path == self.path)
             .and_then(|r| r.overlap.clone().ok());
         let buffers = overlap.as_ref().map_or(2, |o| o.buffers);
+        self.ring = (overlap.as_ref())
+            .and_then(|o| o.ring.ok())
+            .map(|r| super::pipe::RingBars {
+                name: self.fresh("ring"),
+                stages: r.stages,
+            });
         let streamed = self.pipe_begin(var, body, &assigned, s.full(), buffers)?;
         if let Some(o) = &overlap {
             self.ahead_begin(o, body, &streamed)?;
@@ -325,6 +331,7 @@ impl<'k> Emitter<'k> {
         if overlap.is_some() {
             self.ahead_end(!streamed.is_empty())?;
         }
+        self.ring = None;
         self.enter_loop(body);
         Ok(())
     }

@@ -28,7 +28,9 @@ mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub(crate) use overlap::streamed_loads;
-pub use overlap::{LoopRecord, NoOverlap, NoPingPong, Overlap, PingPong, PINGPONG_BARRIER};
+pub use overlap::{
+    LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
+};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};

@@ -23,7 +23,8 @@
 //! With two warpgroups, each holding its own 64 rows, `PINGPONG=1` adds FA3's
 //! inter-warpgroup schedule ([`PingPong`]): the warpgroups take turns issuing the iteration's
 //! products, on two named barriers, so that one's softmax runs while the other's products
-//! occupy the tensor cores.
+//! occupy the tensor cores. `RING=1` guards the three buffers with mbarriers instead of block
+//! barriers ([`Ring`]), so that the warpgroups need not meet at every iteration.
 
 use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
@@ -74,6 +75,39 @@ impl std::fmt::Display for NoPingPong {
     }
 }
 
+/// The streamed buffers of an overlapped loop as a ring guarded by mbarriers (`RING=1`) instead
+/// of two block barriers an iteration: buffer `b` has a "full" mbarrier, on which every thread
+/// arrives once its own copies into `b` have landed (`cp.async.mbarrier.arrive.noinc`) and which
+/// every thread waits on before reading `b`, and an "empty" one, on which every thread arrives
+/// once its last product reading `b` has completed (after the deferred product's
+/// `wgmma.wait_group 0`) and which every thread waits on before copying into `b` again. No block
+/// barrier lies in the loop, so the warpgroups of a block drift apart by up to an iteration (each
+/// waits only for the other's copies into the buffer it reads and for the other to be done with
+/// the buffer it overwrites). The copies stay the block's cp.async (every thread its share).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ring {
+    /// Buffers in the ring (`Overlap::buffers`); two mbarriers each.
+    pub stages: u32,
+}
+
+/// Why an overlapped loop keeps block barriers around its streamed buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoRing {
+    /// The point does not pin `RING=1`.
+    Knob,
+    /// The loop streams no operand (every dot reads residents).
+    NothingStreamed,
+}
+
+impl std::fmt::Display for NoRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoRing::Knob => write!(f, "RING=0"),
+            NoRing::NothingStreamed => write!(f, "the loop streams no operand"),
+        }
+    }
+}
+
 /// The plan's decision for one loop with tensor-core dots outside the recognized GEMM loops.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopRecord {
@@ -104,6 +138,8 @@ pub struct Overlap {
     pub fenced: bool,
     /// The two warpgroups take turns issuing the products (`PINGPONG=1`), or why not.
     pub pingpong: Result<PingPong, NoPingPong>,
+    /// The streamed buffers guarded by mbarriers (`RING=1`), or why not.
+    pub ring: Result<Ring, NoRing>,
 }
 
 /// Why a loop's dots wait for their wgmma at once.
@@ -141,7 +177,7 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{})",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{})",
                 o.ahead + 1,
                 o.behind + 1,
                 o.buffers,
@@ -159,6 +195,14 @@ impl std::fmt::Display for LoopRecord {
                         p.barrier + 1
                     ),
                     Err(why) => format!("; no ping-pong: {why}"),
+                },
+                match o.ring {
+                    Err(NoRing::Knob) => String::new(),
+                    Ok(r) => format!(
+                        "; the {} buffers guarded by full and empty mbarriers, no block barrier in the loop: RING=1",
+                        r.stages
+                    ),
+                    Err(why) => format!("; no mbarrier ring: {why}"),
                 }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
@@ -359,6 +403,7 @@ pub(super) fn loop_records(
             })
             .map(|o| Overlap {
                 pingpong: pingpong(k),
+                ring: ring(k, target, *var, body, o.buffers),
                 ..o
             }),
         });
@@ -487,7 +532,28 @@ fn overlap(
         smem: need,
         fenced: false,
         pingpong: Err(NoPingPong::Knob),
+        ring: Err(NoRing::Knob),
     })
+}
+
+/// Whether an overlapped loop's streamed buffers form an mbarrier ring: `RING=1` and some
+/// operand streamed.
+fn ring(
+    k: &Kernel,
+    target: &Target,
+    var: LocalId,
+    body: &[Stmt],
+    stages: u32,
+) -> Result<Ring, NoRing> {
+    if Knob::Ring.get(&k.point) != Some(1) {
+        return Err(NoRing::Knob);
+    }
+    let mut assigned = BTreeSet::new();
+    crate::visit::assigned_locals(body, &mut assigned);
+    if assigned.contains(&var) || streamed_loads(k, target, var, body, &assigned).is_empty() {
+        return Err(NoRing::NothingStreamed);
+    }
+    Ok(Ring { stages })
 }
 
 /// Whether an overlapped loop's warpgroups take turns: `PINGPONG=1` and two warpgroups. (Its
