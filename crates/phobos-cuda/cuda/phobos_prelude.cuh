@@ -339,6 +339,28 @@ template <class L> __device__ __forceinline__ int col_of(int i) {
   return c;
 }
 
+// The column of register i less the column of register 0 (PACK=3's column masks compare it with
+// the limit less the thread's first column): a constant of the unrolled i where a blocked layout's
+// register step divides a row or a row divides it (thread 0's offsets are every thread's), from
+// this thread's columns otherwise.
+template <class L> __device__ __forceinline__ int col_rel_of_thread(int i) { return col_of<L>(i) - col_of<L>(0); }
+template <class L> struct ColRel {
+  __device__ static int at(int i) { return col_rel_of_thread<L>(i); }
+};
+template <int R, int C, int T, int V> struct ColRel<Blocked<R, C, T, V>> {
+  __device__ static int at(int i) {
+    if constexpr (C % (T * V) == 0 || (T * V) % C == 0) {
+      int r, c, r0, c0;
+      Blocked<R, C, T, V>::coord(0, i, r, c);
+      Blocked<R, C, T, V>::coord(0, 0, r0, c0);
+      return c - c0;
+    } else {
+      return col_rel_of_thread<Blocked<R, C, T, V>>(i);
+    }
+  }
+};
+template <class L> __device__ __forceinline__ int col_rel(int i) { return ColRel<L>::at(i); }
+
 // The scratch area of dynamic shared memory for conversions, broadcasts, reductions; BYTES is its
 // size, so every user checks at compile time that it fits.
 template <int BYTES> struct Scratch { unsigned char* p; };

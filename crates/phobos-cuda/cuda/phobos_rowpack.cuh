@@ -149,8 +149,21 @@ template <int EV, class S> __device__ __forceinline__ void store_row_vec(S* dst,
     if (col + e >= 0 && col + e < lim) sth<EV>(h + e, (unsigned short)((e & 1) ? (w[e >> 1] >> 16) : (w[e >> 1] & 0xffffu)), pol);
 }
 
-template <int EV, int SH, class L, class S, class T, int B>
-__device__ __forceinline__ void store_row_shifted_sh(S* row0, int n, const Tile<T, L>& t, const Scratch<B>& sc) {
+// The tile's groups as 16-byte vectors of S, converted once before the store's switch on the
+// shift (so the f32 tile is not live across it: half its registers).
+template <class S, class T, class L> __device__ __forceinline__ void pack_row_groups(const Tile<T, L>& t, uint4 (&own)[L::N / L::VEC]) {
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      w[i] = (unsigned)Reg<S>::store(t.v[j * 8 + 2 * i]).bits | ((unsigned)Reg<S>::store(t.v[j * 8 + 2 * i + 1]).bits << 16);
+    own[j] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+template <int EV, int SH, class L, class S, int B>
+__device__ __forceinline__ void store_row_shifted_sh(S* row0, int n, const uint4 (&own)[L::N / L::VEC], const Scratch<B>& sc) {
   constexpr int G = L::N / L::VEC, W = L::THREADS / 32;
   const unsigned long long pol = l2_policy<EV>();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -158,15 +171,6 @@ __device__ __forceinline__ void store_row_shifted_sh(S* row0, int n, const Tile<
   int r0, c0;
   L::coord(tid, 0, r0, c0);
   S* base = row0 + c0;
-  uint4 own[G];
-#pragma unroll
-  for (int j = 0; j < G; ++j) {
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      w[i] = (unsigned)Reg<S>::store(t.v[j * 8 + 2 * i]).bits | ((unsigned)Reg<S>::store(t.v[j * 8 + 2 * i + 1]).bits << 16);
-    own[j] = make_uint4(w[0], w[1], w[2], w[3]);
-  }
   uint4* xs = reinterpret_cast<uint4*>(sc.p);
   if constexpr (SH != 0) {
     if (lane == 31) {
@@ -217,15 +221,17 @@ __device__ void store_row_shifted(const Region<S>& g, const Tile<T, L>& t, const
     const int sh = (int)(((unsigned long long)row >> 1) & 7);
     S* row0 = row - sh;
     const int n = g.cn - g.c0;
+    uint4 own[L::N / L::VEC];
+    pack_row_groups<S>(t, own);
     switch (sh) {
-      case 0: store_row_shifted_sh<EV, 0>(row0, n, t, sc); break;
-      case 1: store_row_shifted_sh<EV, 1>(row0, n, t, sc); break;
-      case 2: store_row_shifted_sh<EV, 2>(row0, n, t, sc); break;
-      case 3: store_row_shifted_sh<EV, 3>(row0, n, t, sc); break;
-      case 4: store_row_shifted_sh<EV, 4>(row0, n, t, sc); break;
-      case 5: store_row_shifted_sh<EV, 5>(row0, n, t, sc); break;
-      case 6: store_row_shifted_sh<EV, 6>(row0, n, t, sc); break;
-      default: store_row_shifted_sh<EV, 7>(row0, n, t, sc); break;
+      case 0: store_row_shifted_sh<EV, 0, L>(row0, n, own, sc); break;
+      case 1: store_row_shifted_sh<EV, 1, L>(row0, n, own, sc); break;
+      case 2: store_row_shifted_sh<EV, 2, L>(row0, n, own, sc); break;
+      case 3: store_row_shifted_sh<EV, 3, L>(row0, n, own, sc); break;
+      case 4: store_row_shifted_sh<EV, 4, L>(row0, n, own, sc); break;
+      case 5: store_row_shifted_sh<EV, 5, L>(row0, n, own, sc); break;
+      case 6: store_row_shifted_sh<EV, 6, L>(row0, n, own, sc); break;
+      default: store_row_shifted_sh<EV, 7, L>(row0, n, own, sc); break;
     }
   }
 }

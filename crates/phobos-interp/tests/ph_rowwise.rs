@@ -117,6 +117,18 @@ fn softmax_row_matches_the_host() {
             (9, 1001),
             1e-2,
         ),
+        (
+            Some("BLOCK=57344 THREADS=1024 PACK=3"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=8192 THREADS=256 PACK=3"),
+            None,
+            (3, 1001),
+            1e-6,
+        ),
     ] {
         let k = kernel(&example("softmax_row.ph"), None, pins, types);
         let dt = if types.is_some() {

@@ -109,7 +109,7 @@ impl Knob {
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
-                "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores"
+                "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }

@@ -3,18 +3,73 @@
 //! tile loads straight into the packed registers (`ph::load_row_packed`, phobos_rowpack.cuh):
 //! the whole row of a wide softmax fits a block's registers where its f32 tile spills. `PACK=2`
 //! also stores row tiles of 2-byte tensors whose rows are known unaligned by aligned 16-byte
-//! vectors (`ph::store_row_shifted`), not 8 two-byte stores a group.
+//! vectors (`ph::store_row_shifted`), not 8 two-byte stores a group. `PACK=3` also takes the
+//! lean element path: a column mask `arange(n) < e` compares against `e` less the thread's first
+//! column (a constant per unrolled register, no add an element), and a store of `T(e)` (`e` f32)
+//! into a tensor of 2-byte type `T` converts `e` once in the store (no rounding round trip).
 
+use super::ops::Code;
 use super::{Emitter, Result};
 use crate::layout::Layout;
-use phobos_ir::{DType, Expr, ExprKind};
+use phobos_ir::{BinOp, DType, Expr, ExprKind, ParamId, ParamKind};
 
 impl<'k> Emitter<'k> {
     /// The storage type when local `l` (declared here, of element type `t`) is held packed:
     /// the point sets `PACK=1` or `2`, `l` is a `let` of bf16 or f16 and its value is a tile load.
     /// The values are the same; their registers are halved.
+    /// The point sets `PACK=3` (the lean element path).
+    pub(crate) fn lean_elements(&self) -> bool {
+        phobos_ir::knobs::Knob::Pack.get(&self.k.point) == Some(3)
+    }
+
+    /// At `PACK=3`, register `ph_i`'s value of `arange(n) < b` in `lay` as
+    /// `col_rel(ph_i) < b - col_of(0)` (`col_rel`: the column less the thread's first): the left
+    /// side is a constant of the unrolled register in a blocked row layout, the right side the
+    /// same for every register (computed once), so each element is one compare. None otherwise
+    /// (the plain form).
+    pub(crate) fn lean_column_mask(
+        &mut self,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        lay: &Layout,
+    ) -> Result<Option<Code>> {
+        if !self.lean_elements() || op != BinOp::Lt || !matches!(a.kind, ExprKind::Arange(_)) {
+            return Ok(None);
+        }
+        if !matches!(b.ty.dtype(), DType::I32) {
+            return Ok(None);
+        }
+        let b = self.elem(b, lay)?;
+        let alias = self.alias(lay);
+        Ok(Some(Code::atom(format!(
+            "(ph::col_rel<{alias}>(ph_i) < ({}) - ph::col_of<{alias}>(0))",
+            b.s
+        ))))
+    }
+
+    /// At `PACK=3`, the value a store of `value` into `tensor` takes: `e` for `T(e)` of an f32
+    /// `e` when `T` is the tensor's bf16 or f16 element type (the store rounds `e` to `T` itself,
+    /// the same value); `value` otherwise.
+    pub(crate) fn store_rounds<'e>(&self, tensor: ParamId, value: &'e Expr) -> &'e Expr {
+        let ParamKind::Tensor { dtype, .. } = &self.k.params[tensor].kind else {
+            return value;
+        };
+        match &value.kind {
+            ExprKind::Cast(inner)
+                if self.lean_elements()
+                    && matches!(dtype, DType::BF16 | DType::F16)
+                    && value.ty.dtype() == *dtype
+                    && inner.ty.dtype() == DType::F32 =>
+            {
+                inner
+            }
+            _ => value,
+        }
+    }
+
     pub(crate) fn packs(&self, l: usize, t: DType, value: &Expr) -> Option<&'static str> {
-        let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1 | 2));
+        let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1..=3));
         let load = matches!(value.kind, ExprKind::Load { .. });
         if !on || !load || self.k.locals[l].mutable || self.plan.resident.contains(&l) {
             return None;
@@ -30,7 +85,7 @@ impl<'k> Emitter<'k> {
     /// `tensor` takes it: at `PACK=2`, for 2-byte tensors whose rows are known unaligned and
     /// blocked row tiles of 8-element groups.
     pub(crate) fn shifted_row_store(&mut self, tensor: usize, lay: &Layout) -> Option<u32> {
-        if phobos_ir::knobs::Knob::Pack.get(&self.k.point) != Some(2)
+        if !matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(2 | 3))
             || !crate::layout::rows_known_unaligned(self.k, tensor)
         {
             return None;

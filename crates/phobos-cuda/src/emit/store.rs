@@ -18,6 +18,7 @@ impl Emitter<'_> {
         if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
+        let value = self.store_rounds(tensor, value);
         let (name, lay) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
         let ev = match cache {

@@ -431,12 +431,15 @@ impl<'k> Emitter<'k> {
                 let a = self.elem(a, lay)?;
                 ops::unary(*op, t, &a)
             }
-            ExprKind::Binary(op, a, b) => {
-                let ot = a.ty.dtype();
-                let blit = int_lit(b);
-                let (a, b) = (self.elem(a, lay)?, self.elem(b, lay)?);
-                ops::binary(*op, ot, &a, &b, blit)
-            }
+            ExprKind::Binary(op, a, b) => match self.lean_column_mask(*op, a, b, lay)? {
+                Some(mask) => mask,
+                None => {
+                    let ot = a.ty.dtype();
+                    let blit = int_lit(b);
+                    let (a, b) = (self.elem(a, lay)?, self.elem(b, lay)?);
+                    ops::binary(*op, ot, &a, &b, blit)
+                }
+            },
             ExprKind::Math(f, a) => {
                 let c = self.elem(a, lay)?;
                 match ops::math(*f, t, &c) {

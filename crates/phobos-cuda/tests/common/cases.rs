@@ -585,6 +585,23 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=256 PACK=2",
             "M=9,N=1001",
         ),
+        // PACK=3: PACK=2 with the column masks against the thread's first column and the
+        // store's T(..) rounded once (bench/NOTES.md r12).
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=3",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=32768 THREADS=1024 PACK=3",
+            "M=3,N=32000",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=3",
+            "M=9,N=1001",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
@@ -606,6 +623,29 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
                 (n.to_string(), v.parse().expect("a number"))
             })
             .collect();
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 6, false));
+    }
+    // PACK=3's column masks in f32 (the knob's packing is for 2-byte types only).
+    for (pins, m, n) in [
+        ("BLOCK=57344 THREADS=1024 PACK=3", 3, 50257),
+        ("BLOCK=32768 THREADS=1024 PACK=3", 3, 32000),
+        ("BLOCK=8192 THREADS=256 PACK=3", 9, 1001),
+    ] {
+        let label = format!("softmax_row.ph {pins} T=f32 at M={m},N={n}");
+        let src = super::source("examples/softmax_row.ph");
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let variant = match info.variant(Some(pins), Some("T=f32"), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), ("N".to_string(), n)];
         phobos_cuda::specialize_alignment(&mut k, &dims);
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
