@@ -20,7 +20,8 @@ kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: 
     let x = where(c + arange(BLOCK) < V, f32(next), -inf)
     next = X[r, c + BLOCK :+ BLOCK]
     let m_new = max(m, max(x))
-    s = s * exp(m - m_new) + sum(exp(x - m_new))
+    // exp(x - m_new) as exp2(x * log2(e) - m_new * log2(e)): one FFMA and one MUFU an element.
+    s = s * exp(m - m_new) + sum(exp2(x * 1.4426950408889634 - m_new * 1.4426950408889634))
     m = m_new
   }
   if ctx.thread == 0 {
