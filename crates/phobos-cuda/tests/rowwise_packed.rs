@@ -98,7 +98,10 @@ fn pack3_masks_against_the_first_column_and_rounds_once() {
     assert!(before.contains("ph::rn_bf16("), "{before}");
     // f32 rows take the masks (a cast to f32 is no rounding to drop).
     let f32 = row("BLOCK=32768 THREADS=1024 PACK=3", "T=f32", 32000).source;
-    assert!(f32.contains("ph::col_rel<Blk1x32768>(ph_i) < (N) - "), "{f32}");
+    assert!(
+        f32.contains("ph::col_rel<Blk1x32768>(ph_i) < (N) - "),
+        "{f32}"
+    );
 }
 
 /// The packed loads are 128-bit global loads, odd rows exchange the next group's vector by

@@ -123,12 +123,7 @@ fn softmax_row_matches_the_host() {
             (2, 50257),
             1e-2,
         ),
-        (
-            Some("BLOCK=8192 THREADS=256 PACK=3"),
-            None,
-            (3, 1001),
-            1e-6,
-        ),
+        (Some("BLOCK=8192 THREADS=256 PACK=3"), None, (3, 1001), 1e-6),
     ] {
         let k = kernel(&example("softmax_row.ph"), None, pins, types);
         let dt = if types.is_some() {
