@@ -14,9 +14,6 @@ use crate::layout::Layout;
 use phobos_ir::{BinOp, DType, Expr, ExprKind, ParamId, ParamKind};
 
 impl<'k> Emitter<'k> {
-    /// The storage type when local `l` (declared here, of element type `t`) is held packed:
-    /// the point sets `PACK=1` or `2`, `l` is a `let` of bf16 or f16 and its value is a tile load.
-    /// The values are the same; their registers are halved.
     /// The point sets `PACK=3` (the lean element path).
     pub(crate) fn lean_elements(&self) -> bool {
         phobos_ir::knobs::Knob::Pack.get(&self.k.point) == Some(3)
@@ -68,6 +65,9 @@ impl<'k> Emitter<'k> {
         }
     }
 
+    /// The storage type when local `l` (declared here, of element type `t`) is held packed:
+    /// the point sets `PACK=1`, `2` or `3`, `l` is a `let` of bf16 or f16 and its value is a
+    /// tile load. The values are the same; their registers are halved.
     pub(crate) fn packs(&self, l: usize, t: DType, value: &Expr) -> Option<&'static str> {
         let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1..=3));
         let load = matches!(value.kind, ExprKind::Load { .. });
@@ -82,7 +82,7 @@ impl<'k> Emitter<'k> {
     }
 
     /// The scratch bytes of `ph::store_row_shifted` when a store of a row tile in `lay` to
-    /// `tensor` takes it: at `PACK=2`, for 2-byte tensors whose rows are known unaligned and
+    /// `tensor` takes it: at `PACK=2` or `3`, for 2-byte tensors whose rows are known unaligned and
     /// blocked row tiles of 8-element groups.
     pub(crate) fn shifted_row_store(&mut self, tensor: usize, lay: &Layout) -> Option<u32> {
         if !matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(2 | 3))
