@@ -11,7 +11,7 @@
 // rows through a warp shuffle). 2 also stores unaligned rows by aligned 16-byte vectors
 // (ph::store_row_shifted) instead of 8 two-byte stores a group, at some registers; 3 is 2 with
 // fewer instructions an element (the column masks against the thread's first column, the
-// store's T(..) rounded once). f32 ignores it. An f32 row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
+// store's T(..) rounded once). f32 sees only PACK=3's masks. An f32 row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
 // softmax_online.ph.
 @autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3})
 @where(N <= BLOCK)

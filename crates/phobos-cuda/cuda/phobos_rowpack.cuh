@@ -130,7 +130,7 @@ __device__ Packed<typename Bare<S>::T, L> load_row_packed(const Region<S>& g, co
   }
 }
 
-// Shifted row stores (PACK=1): the stores of a row tile of a 2-byte type whose row start is SH
+// Shifted row stores (PACK=2 and 3): the stores of a row tile of a 2-byte type whose row start is SH
 // elements past a 16-byte boundary. Without them each group is 8 two-byte stores, a warp's
 // lanes 16 bytes apart (8 times the L2 write requests of the row). Here each thread writes the
 // aligned 16-byte vector at its group's column: the last SH elements of the previous group
