@@ -431,7 +431,7 @@ pub fn extra_cases() -> Vec<Result<Case, String>> {
 /// two in rows; ragged rows (a multiple of 4 for the vector path, odd for the scalar one).
 pub fn rowwise_cases() -> Vec<Result<Case, String>> {
     let text = "\
-@autotune(R in [2, 3, 4, 64], C in [4, 16, 256, 512, 4096], THREADS in [128, 256])
+@autotune(R in [2, 3, 4, 64], C in [4, 16, 256, 512, 4096], THREADS in [128, 256], PACK in {0, 3})
 @launch(THREADS)
 kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L: tensor<f32>[M, 1]) {
   let r = ctx.block.x * R
@@ -454,6 +454,9 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ("R=2 C=4096 THREADS=256", 9, 4000),
         ("R=2 C=4096 THREADS=128", 9, 4093),
         ("R=4 C=4 THREADS=128", 37, 3),
+        // PACK=3: the column masks against each thread's first column, rows of several rows.
+        ("R=3 C=512 THREADS=256 PACK=3", 37, 509),
+        ("R=2 C=4096 THREADS=128 PACK=3", 9, 4093),
     ] {
         let label = format!("rows {pins} at M={m},N={n}");
         let variant = match info.variant(Some(pins), None, None) {
