@@ -14,7 +14,7 @@ use phobos_ir::{DType, Dim, MemOrder, ParamId, ParamKind};
 pub struct TmaParam {
     /// The C++ parameter name.
     pub name: String,
-    /// The tensor parameter the map covers (a rank-2 tensor).
+    /// The tensor parameter the map covers (rank 2, or rank 3 with `outer`).
     pub tensor: ParamId,
     /// The tensor's element type.
     pub dtype: DType,
