@@ -7,7 +7,7 @@
 //! operand's device address and extents. The code generator describes each map as a
 //! [`TensorMapParam`]; [`encode_args`] turns a description, the tensor's address and the
 //! launch's runtime dims into the driver call's arguments (pure, validated, tested without a
-//! GPU), and [`Gpu::encode_tensor_map`] makes the call.
+//! GPU), and [`crate::Gpu::encode_tensor_map`] makes the call.
 //!
 //! ```text
 //!  bind_args(kernel, args) ──▶ BoundArgs ─┐
@@ -18,10 +18,6 @@
 //! ```
 
 use crate::abi::{Arg, BoundArgs};
-use crate::device::{call_error, Gpu};
-use crate::error::GpuError;
-use crate::launch::LaunchConfig;
-use crate::module::Function;
 use phobos_ir::Kernel;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -52,7 +48,10 @@ pub enum Extent {
 /// launch-time values (the tensor's address and the runtime dims). The map is rank 2: the
 /// tensor's memory as `global_dim[1]` lines of `global_dim[0]` elements, consecutive lines
 /// `line_stride` elements apart (for a row-major `[R, C]` tensor: `[C, R]`, stride `C`; for a
-/// column-major one: `[R, C]`, stride `R`).
+/// column-major one: `[R, C]`, stride `R`). With `outer` it is rank 3: `outer.extent` planes
+/// of those lines, dense (consecutive planes `global_dim[1] * line_stride` elements apart): a
+/// row-major `[B, N, D]` tensor is `[D, N]`, stride `D`, outer `B`. A box then stops at its
+/// plane's last line: the lines past `global_dim[1]` read as zeros, never the next plane's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TensorMapParam {
     /// The tensor parameter (index into `ir::Kernel::params`) whose memory the map covers.
@@ -75,9 +74,22 @@ pub struct TensorMapParam {
     pub swizzle: u32,
     pub l2_promotion: u32,
     pub oob_fill: u32,
+    /// The third (outermost) dimension of a rank-3 map; `None`: rank 2.
+    #[serde(default)]
+    pub outer: Option<OuterDim>,
 }
 
-/// The arguments of one `cuTensorMapEncodeTiled` call (rank 2).
+/// The outermost dimension of a rank-3 tensor map ([`TensorMapParam::outer`]): how many planes,
+/// and how many of them one box spans (`elementStrides[2]` is 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OuterDim {
+    pub extent: Extent,
+    pub box_dim: u32,
+}
+
+/// The arguments of one `cuTensorMapEncodeTiled` call. Rank 2 uses the arrays below; rank 3
+/// adds `outer` (its `globalDim[2]`, `globalStrides[1]` in bytes, `boxDim[2]`,
+/// `elementStrides[2]`): [`TensorMapArgs::arrays`] gives the driver's arrays of either rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorMapArgs {
     pub data_type: u32,
@@ -91,6 +103,45 @@ pub struct TensorMapArgs {
     pub swizzle: u32,
     pub l2_promotion: u32,
     pub oob_fill: u32,
+    pub outer: Option<OuterArgs>,
+}
+
+/// The third dimension of a rank-3 map's encode arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OuterArgs {
+    pub global_dim: u64,
+    /// Bytes between consecutive planes.
+    pub stride: u64,
+    pub box_dim: u32,
+    pub element_stride: u32,
+}
+
+/// The driver's arrays of one encode call, `rank` entries each (`rank - 1` strides).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapArrays {
+    pub global_dim: Vec<u64>,
+    pub global_strides: Vec<u64>,
+    pub box_dim: Vec<u32>,
+    pub element_strides: Vec<u32>,
+}
+
+impl TensorMapArgs {
+    /// `globalDim`, `globalStrides`, `boxDim` and `elementStrides` as the driver takes them.
+    pub fn arrays(&self) -> MapArrays {
+        let mut m = MapArrays {
+            global_dim: self.global_dim.to_vec(),
+            global_strides: self.global_strides.to_vec(),
+            box_dim: self.box_dim.to_vec(),
+            element_strides: self.element_strides.to_vec(),
+        };
+        if let Some(o) = self.outer {
+            m.global_dim.push(o.global_dim);
+            m.global_strides.push(o.stride);
+            m.box_dim.push(o.box_dim);
+            m.element_strides.push(o.element_stride);
+        }
+        m
+    }
 }
 
 /// Why a tensor map cannot describe a launch's tensor (the driver would refuse it, or the
@@ -116,7 +167,7 @@ pub enum TmaError {
     )]
     Mismatch {
         param: String,
-        map: [u64; 2],
+        map: Vec<u64>,
         tensor: Vec<usize>,
     },
     #[error("tensor map of `{param}`: {what}")]
@@ -209,9 +260,41 @@ pub fn encode_args(
             p.l2_promotion, p.oob_fill
         )));
     }
+    let outer = match p.outer {
+        None => None,
+        Some(o) => {
+            let planes = get(o.extent)?;
+            if !(1..=1i64 << 32).contains(&planes) {
+                return Err(TmaError::Extent {
+                    param,
+                    extent: planes,
+                });
+            }
+            // Dense planes: `global_dim[1]` lines of `line` elements each.
+            let stride = bytes.saturating_mul(global_dim[1]);
+            if stride >= 1 << 40 {
+                return Err(TmaError::Stride {
+                    param,
+                    bytes: stride,
+                });
+            }
+            if !(1..=256).contains(&o.box_dim) {
+                return Err(invalid(format!(
+                    "box {:?} x {} (1 ..= 256 per dim)",
+                    p.box_dim, o.box_dim
+                )));
+            }
+            Some(OuterArgs {
+                global_dim: planes as u64,
+                stride,
+                box_dim: o.box_dim,
+                element_stride: 1,
+            })
+        }
+    };
     Ok(TensorMapArgs {
         data_type: p.data_type,
-        rank: 2,
+        rank: if outer.is_some() { 3 } else { 2 },
         global_address: address,
         global_dim,
         global_strides: [bytes],
@@ -221,6 +304,7 @@ pub fn encode_args(
         swizzle: p.swizzle,
         l2_promotion: p.l2_promotion,
         oob_fill: p.oob_fill,
+        outer,
     })
 }
 
@@ -318,21 +402,33 @@ pub fn plan_launch(
     for p in &facts.tensor_maps {
         let t = tensor(p.tensor)?;
         let a = encode_args(p, &name(p.tensor), t.ptr, &dims)?;
-        // The map must cover the bound tensor's memory exactly: innermost first.
+        // The map must cover the bound tensor's memory exactly: innermost first, dense.
         let mut mem: Vec<usize> = t.shape.to_vec();
         if t.order == phobos_ir::MemOrder::RowMajor {
             mem.reverse();
         }
-        let elem = t.dtype.size_bytes() as u32;
-        if mem.len() != 2
-            || mem[0] as u64 != a.global_dim[0]
-            || mem[1] as u64 != a.global_dim[1]
-            || a.global_strides[0] != mem[0] as u64 * elem as u64
-            || elem != p.elem_bytes
+        let elem = t.dtype.size_bytes() as u64;
+        let arrays = a.arrays();
+        let mut dense = elem;
+        let strides_match = arrays
+            .global_strides
+            .iter()
+            .zip(&arrays.global_dim)
+            .all(|(&s, &d)| {
+                dense *= d;
+                s == dense
+            });
+        if mem.len() != a.rank as usize
+            || mem
+                .iter()
+                .zip(&arrays.global_dim)
+                .any(|(&m, &g)| m as u64 != g)
+            || !strides_match
+            || elem != p.elem_bytes as u64
         {
             return Err(TmaError::Mismatch {
                 param: name(p.tensor),
-                map: a.global_dim,
+                map: arrays.global_dim,
                 tensor: mem,
             });
         }
@@ -415,152 +511,13 @@ pub fn plan_launch(
     })
 }
 
-impl Gpu {
-    /// Encodes one tensor map (`cuTensorMapEncodeTiled`; a host call, nothing is queued).
-    pub fn encode_tensor_map(&self, a: &TensorMapArgs) -> Result<TensorMap, GpuError> {
-        use cudarc::driver::sys;
-        crate::probe::tensor_maps().map_err(GpuError::Library)?;
-        self.enter()?;
-        let data_type = data_type(a.data_type)?;
-        let interleave = match a.interleave {
-            0 => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            1 => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_16B,
-            2 => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_32B,
-            v => return Err(GpuError::Invalid(format!("tensor map interleave {v}"))),
-        };
-        let swizzle = match a.swizzle {
-            0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-            1 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-            2 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-            3 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            v => return Err(GpuError::Invalid(format!("tensor map swizzle {v}"))),
-        };
-        let l2 = match a.l2_promotion {
-            0 => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-            1 => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
-            2 => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-            3 => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            v => return Err(GpuError::Invalid(format!("tensor map L2 promotion {v}"))),
-        };
-        let fill = match a.oob_fill {
-            0 => sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            1 => sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
-            v => return Err(GpuError::Invalid(format!("tensor map fill {v}"))),
-        };
-        // The driver writes its own (128-byte aligned) struct; the bytes are copied out.
-        let mut map = sys::CUtensorMap { opaque: [0; 16] };
-        let r = unsafe {
-            sys::cuTensorMapEncodeTiled(
-                &mut map,
-                data_type,
-                a.rank,
-                a.global_address as *mut std::ffi::c_void,
-                a.global_dim.as_ptr(),
-                a.global_strides.as_ptr(),
-                a.box_dim.as_ptr(),
-                a.element_strides.as_ptr(),
-                interleave,
-                swizzle,
-                l2,
-                fill,
-            )
-            .result()
-        };
-        r.map_err(|e| GpuError::Cuda(call_error("cuTensorMapEncodeTiled", e)))?;
-        Ok(TensorMap { opaque: map.opaque })
-    }
-
-    /// Completes bound arguments with the launch facts of generated code: encodes and appends
-    /// the tensor maps (after the runtime dims, in order), sets the grid's z, and lists the
-    /// output ranges to zero. `bound` comes from [`crate::bind_args`]`(kernel, args)`.
-    pub fn prepare_launch(
-        &self,
-        kernel: &Kernel,
-        mut bound: BoundArgs,
-        args: &[Arg<'_>],
-        facts: &LaunchFacts,
-    ) -> Result<PreparedLaunch, GpuError> {
-        let LaunchPlan {
-            maps,
-            zero,
-            grid,
-            logical,
-            workspace,
-        } = plan_launch(facts, kernel, &bound, args)
-            .map_err(|e| GpuError::Invalid(format!("`{}`: {e}", bound.kernel)))?;
-        for a in &maps {
-            let m = self.encode_tensor_map(a)?;
-            bound.args.tensor_map(&m);
-        }
-        if let Some([gx, gy]) = logical {
-            bound.args.i32(gx as i32).i32(gy as i32);
-        }
-        let workspace = match workspace {
-            None => None,
-            Some(w) => {
-                let buf = self.alloc(w.bytes)?;
-                // Queued before any launch on this stream; the kernel leaves the counters zero.
-                self.memset_raw(buf.ptr() + w.counters_at as u64, w.bytes - w.counters_at, 0)?;
-                bound.args.ptr(buf.ptr());
-                Some(std::sync::Arc::new(buf))
-            }
-        };
-        bound.grid = grid;
-        Ok(PreparedLaunch {
-            bound,
-            zero,
-            persistent: logical.is_some(),
-            workspace,
-        })
-    }
-
-    /// Zeroes the prepared ranges and launches, both queued on the stream in that order (so a
-    /// timed launch includes the zeroing, as a split-K GEMM's cost does).
-    pub fn launch_prepared(
-        &self,
-        f: &Function,
-        p: &PreparedLaunch,
-        dynamic_smem: u32,
-    ) -> Result<(), GpuError> {
-        for &(ptr, bytes) in &p.zero {
-            self.memset_raw(ptr, bytes, 0)?;
-        }
-        let mut args = p.bound.args.clone();
-        let mut config = LaunchConfig::of(&p.bound, dynamic_smem);
-        if p.persistent {
-            // As many blocks as are resident at once, at most one per tile (the driver is asked
-            // once per function, not between a timed launch's events).
-            let per_sm = f
-                .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
-                .max(1);
-            let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
-            config.grid[0] = config.grid[0].min(resident).max(1);
-        }
-        self.launch_raw(f, config, &mut args)
-    }
-}
-
-/// The driver's data-type enumerator for a numeric value.
-fn data_type(v: u32) -> Result<cudarc::driver::sys::CUtensorMapDataType, GpuError> {
-    use cudarc::driver::sys::CUtensorMapDataType as T;
-    Ok(match v {
-        0 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-        1 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
-        2 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
-        3 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
-        4 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
-        5 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
-        6 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        7 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-        8 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-        9 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        10 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ,
-        11 => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
-        12 => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ,
-        _ => return Err(GpuError::Invalid(format!("tensor map data type {v}"))),
-    })
-}
+#[path = "tma_driver.rs"]
+mod driver;
 
 #[cfg(test)]
 #[path = "tma_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tma_rank3_tests.rs"]
+mod rank3_tests;

@@ -23,6 +23,7 @@ fn f16_a(rows: u32) -> TensorMapParam {
         swizzle: 3,
         l2_promotion: 3,
         oob_fill: 0,
+        outer: None,
     }
 }
 

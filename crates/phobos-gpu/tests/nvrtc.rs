@@ -266,6 +266,21 @@ fn every_gpu_test_kernel_compiles_offline() {
     }
 }
 
+/// The TMA test kernel (rank-3 box through `cp.async.bulk.tensor.3d`) assembles for Hopper.
+#[test]
+fn tma_box_kernel_compiles_for_hopper() {
+    if !have_nvrtc() {
+        return;
+    }
+    for arch in [Arch::SM_90, Arch::SM_90A] {
+        let c = compile(kernels::TMA_BOX3, &CompileOptions::for_arch(arch))
+            .unwrap_or_else(|e| panic!("tma_box3 for {arch}: {e}\n{}", e.log));
+        assert!(c.ptx.contains("cp.async.bulk.tensor.3d"), "{arch}");
+        let r = resources::of_compiled(&c, "tma_box3").unwrap();
+        assert!(r.registers > 0, "{r:?}");
+    }
+}
+
 #[test]
 fn supported_archs_include_hopper() {
     if !have_nvrtc() {

@@ -64,3 +64,34 @@ extern "C" __global__ void wild(float* p) {
     *q = p[0];
 }
 "#;
+
+/// One TMA copy of a rank-3 box (`cp.async.bulk.tensor.3d`, one mbarrier with `expect_tx`) into
+/// 1024-byte aligned shared memory, whose bytes are then written out as they lie (swizzle
+/// included). `bytes`: the box's size (at most 16 KiB). sm_90 and later.
+pub const TMA_BOX3: &str = r#"
+struct __align__(64) TmaDesc { unsigned long long v[16]; };
+extern "C" __global__ void tma_box3(unsigned short* out, const __grid_constant__ TmaDesc map,
+                                    int c0, int c1, int c2, int bytes) {
+    __shared__ __align__(1024) unsigned short buf[8192];
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned sb = (unsigned)__cvta_generic_to_shared(buf);
+    unsigned mb = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(mb) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     :: "r"(mb), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4}], [%5];"
+                     :: "r"(sb), "l"((unsigned long long)&map), "r"(c0), "r"(c1), "r"(c2), "r"(mb)
+                     : "memory");
+    }
+    asm volatile("{\n .reg .pred p;\n WAIT_%=:\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
+                 " @!p bra WAIT_%=;\n}" :: "r"(mb) : "memory");
+    for (int i = threadIdx.x; i < bytes / 2; i += blockDim.x) out[i] = buf[i];
+}
+"#;

@@ -69,6 +69,10 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
                 swizzle: t.spec.swizzle,
                 l2_promotion: t.spec.l2_promotion,
                 oob_fill: t.spec.oob_fill,
+                outer: t.outer.map(|o| phobos_gpu::OuterDim {
+                    extent: extent(o),
+                    box_dim: 1,
+                }),
             })
             .collect(),
         zero_before_launch: e.zero_before_launch.clone(),
