@@ -631,8 +631,15 @@ fn clusters_share_b_through_multicast() {
         "@launch(288)",
     );
     let e = emit_text(&text, "TA=f16,TB=f16,TC=f16");
-    assert_eq!((e.cluster, e.persistent), (2, true), "{}", e.notes.join("\n"));
-    assert!(e.source.contains(", true, false, true, 2>::run_persistent("));
+    assert_eq!(
+        (e.cluster, e.persistent),
+        (2, true),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(e
+        .source
+        .contains(", true, false, true, 2>::run_persistent("));
     assert!(e.source.contains("ph_tile += (int)gridDim.x / 2) {"));
     // SPLIT_K combines with it: the cluster's blocks share blockIdx.z, hence the k range.
     let text = gemm_text(

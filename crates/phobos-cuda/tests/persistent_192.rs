@@ -67,7 +67,11 @@ fn five_stages_stage_the_c_store_in_thirds() {
     );
     // Each warpgroup's 64x192 f16 part is 3 boxes of 64 rows x 128 bytes: the whole tile (48
     // KiB) does not fit beside 200 KiB of stages, a third of it (one box a warpgroup) does.
-    assert!(e.source.contains("store_tile_tma<false, 3>("), "{}", e.source);
+    assert!(
+        e.source.contains("store_tile_tma<false, 3>("),
+        "{}",
+        e.source
+    );
     assert_eq!(e.dynamic_smem_bytes, ring(5) + 2 * 8192 + 1024);
     assert!(e.dynamic_smem_bytes <= 232_448);
     let notes = e.notes.join("\n");
@@ -77,22 +81,38 @@ fn five_stages_stage_the_c_store_in_thirds() {
     );
     // An f32 C: 6 boxes a warpgroup, one a round.
     let e = small_at(&pins(5, 2), "TA=f16,TB=f16,TC=f32");
-    assert!(e.source.contains("store_tile_tma<false, 6>("), "{}", e.source);
+    assert!(
+        e.source.contains("store_tile_tma<false, 6>("),
+        "{}",
+        e.source
+    );
     assert_eq!(e.dynamic_smem_bytes, ring(5) + 2 * 8192 + 1024);
     // One block per tile too: the store drains before the block exits.
     let e = small_at(&pins(5, 1), "TA=f16,TB=f16,TC=f16");
     assert_eq!(e.schedule, Schedule::OneBlockPerTile);
-    assert!(e.source.contains("store_tile_tma<true, 3>("), "{}", e.source);
+    assert!(
+        e.source.contains("store_tile_tma<true, 3>("),
+        "{}",
+        e.source
+    );
 }
 
 #[test]
 fn four_stages_keep_the_whole_tile_staging() {
     // Today's winner at 3000x2000x1000: the whole tile staged in one round (an f32 C: halves).
     let e = small_at(&pins(4, 2), "TA=f16,TB=f16,TC=f16");
-    assert!(e.source.contains("store_tile_tma<false, 1>("), "{}", e.source);
+    assert!(
+        e.source.contains("store_tile_tma<false, 1>("),
+        "{}",
+        e.source
+    );
     assert_eq!(e.dynamic_smem_bytes, ring(4) + 2 * 3 * 8192 + 1024);
     let e = small_at(&pins(4, 2), "TA=f16,TB=f16,TC=f32");
-    assert!(e.source.contains("store_tile_tma<false, 2>("), "{}", e.source);
+    assert!(
+        e.source.contains("store_tile_tma<false, 2>("),
+        "{}",
+        e.source
+    );
     assert_eq!(e.dynamic_smem_bytes, ring(4) + 2 * 3 * 8192 + 1024);
 }
 
@@ -129,10 +149,7 @@ fn five_stages_are_declared_for_the_unsplit_128x192_points_only() {
         && p.get("TILE_N") == Some(192)
         && p.get("SPLIT_K") == Some(1)
         && (p.get("CLUSTER") == Some(1) || p.get("SCHEDULE") == Some(2))));
-    assert_eq!(
-        p.iter().filter(|p| p.get("SCHEDULE") == Some(2)).count(),
-        2
-    );
+    assert_eq!(p.iter().filter(|p| p.get("SCHEDULE") == Some(2)).count(), 2);
     // 512x512x4096 (split points only there for 128-row tiles: 4 tiles of 128x192 unsplit
     // remain) and 1000x777x333 (no wgmma point at odd K and N).
     assert!(five(&[("M", 1000), ("N", 777), ("K", 333)]).is_empty());
@@ -150,7 +167,9 @@ fn persistent_clusters_walk_the_tiles_in_pairs() {
     let src = &e.source;
     assert!(src.contains("__cluster_dims__(2, 1, 1)"), "{src}");
     assert!(
-        src.contains("MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 5, true, false, true, 2>::run_persistent("),
+        src.contains(
+            "MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 5, true, false, true, 2>::run_persistent("
+        ),
         "{src}"
     );
     // The cluster's blocks take the same pairs of tiles, one M tile each.
@@ -183,9 +202,9 @@ fn persistent_clusters_walk_the_tiles_in_pairs() {
     // CLUSTER=1 keeps the one-block loop.
     let e = small_at(&pins_in(4, 2, 1), "TA=f16,TB=f16,TC=f16");
     assert_eq!(e.cluster, 1);
-    assert!(e
-        .source
-        .contains("for (int ph_tile = (int)blockIdx.x; ph_tile < ph_gx * ph_gy; ph_tile += (int)gridDim.x) {"));
+    assert!(e.source.contains(
+        "for (int ph_tile = (int)blockIdx.x; ph_tile < ph_gx * ph_gy; ph_tile += (int)gridDim.x) {"
+    ));
 }
 
 #[test]
