@@ -74,8 +74,8 @@ cols = [("gpu__time_duration.sum", "us", 1e-3), ("sm__cycles_elapsed.avg.per_sec
 points = {}
 if os.path.exists(f"{out}/points.txt"):
     for line in open(f"{out}/points.txt"):
-        k, rest = line.split(" ", 1)
-        points[k] = rest.strip()
+        run, rest = line.split(" ", 1)
+        points[run] = rest.strip()
 print(f"{'run':<9}{'kernel':<44}" + "".join(f"{h:>11}" for _, h, _ in cols) + f"{'TFLOP/s':>9}")
 for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
     name = os.path.basename(path)[4:-4]
@@ -85,10 +85,10 @@ for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
         print(f"{name:<9}no kernel profiled (see {os.path.basename(path)})")
         continue
     head, data = rows[0], rows[-1]  # rows[1] holds the units; the last launch is the GEMM
-    get = lambda m: data[head.index(m)] if m in head else ""
+    get = lambda metric: data[head.index(metric)] if metric in head else ""
     cells = []
-    for m, _, scale in cols:
-        v = get(m).replace(",", "")
+    for metric, _, scale in cols:
+        v = get(metric).replace(",", "")
         try:
             cells.append(f"{float(v) * scale:>11.1f}")
         except ValueError:
@@ -98,6 +98,6 @@ for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
     except ValueError:
         tf = float("nan")
     print(f"{name:<9}{get('Kernel Name')[:43]:<44}" + "".join(cells) + f"{tf:>9.1f}")
-for k, v in points.items():
-    print(f"  {k}: {v}")
+for run, pins in points.items():
+    print(f"  {run}: {pins}")
 EOF

@@ -7,8 +7,9 @@
 #   OUT=dir bash bench/stalls.sh            (or: bash scripts/device-run.sh stalls)
 #
 # Environment: DTYPE=fp16 (fp16, bf16, fp32), SIZE=4096 (M = N = K), POINTS (`;`-separated
-# "file|pins" pairs, default the winner of bench/NOTES.md v8 (fp32: v9) for the dtype). For
-# other kernels: DIMS (the `--dims` of the points, default M = N = K = SIZE), TYPES (their
+# "file|pins" pairs, default the winner of bench/NOTES.md v8 (fp32: v9) for the dtype), DIMS=M,N,K
+# (the problem of the points and of cuBLAS, default M = N = K = SIZE). For other kernels: DIMS
+# as the points' `--dims` (NAME=INTEGER pairs), TYPES (their
 # `--types`), ARGS (more flags for `phobos run`, e.g. "--arg scale=0.125"), KREGEX (the kernel
 # names to sample, default GEMM-like names) and BASELINE (Python that runs the library's kernel,
 # default cuBLAS through torch; bench/sdpa_launch.py for attention). Writes
@@ -31,7 +32,17 @@ esac
 default_points="examples/gemm_persistent.ph|STAGES=4 SCHEDULE=2 CLUSTER=1"
 [[ $dtype == fp32 ]] && default_points="examples/sgemm.ph|TILE_M=128 TILE_N=256 TILE_K=16 GROUP_M=8 MIN_BLOCKS=1"
 points=${POINTS:-$default_points}
-dims=${DIMS:-"M=$size,N=$size,K=$size"}
+# DIMS: M,N,K (as bench/profile.sh takes it: the points' M, N, K and cuBLAS's problem) or the
+# points' own `--dims` (NAME=INTEGER pairs, for kernels other than GEMMs).
+dims=${DIMS:-$size,$size,$size}
+m=$size n=$size k=$size
+if [[ $dims =~ ^([0-9]+),([0-9]+),([0-9]+)$ ]]; then
+  m=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} k=${BASH_REMATCH[3]}
+  dims="M=$m,N=$n,K=$k"
+elif [[ $dims != *=* ]]; then
+  echo "stalls.sh: DIMS is M,N,K or NAME=INTEGER pairs, not \"$dims\"" >&2
+  exit 2
+fi
 kregex=${KREGEX:-"(gemm|nvjet|xmma|cutlass|sm90)"}
 [[ -n ${TYPES:-} ]] && types=(--types "$TYPES")
 bin=.gpu-bundle/bin
@@ -65,8 +76,8 @@ done
 baseline=${BASELINE:-"
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
-a = torch.randn($size, $size, device='cuda').to(torch.$torch_t)
-b = torch.randn($size, $size, device='cuda').to(a.dtype)
+a = torch.randn($m, $k, device='cuda').to(torch.$torch_t)
+b = torch.randn($k, $n, device='cuda').to(a.dtype)
 for _ in range(3): c = a @ b
 torch.cuda.synchronize()
 "}

@@ -2,11 +2,10 @@
 // block per C tile; SCHEDULE=2 launches as many blocks as the GPU holds at once and each loops
 // over tiles, its producer warp loading the next tile's stages while the consumer warpgroups
 // store the last one (crates/phobos-cuda/cuda/gemm/README.md, "persistent schedule"); CLUSTER=2
-// (with SCHEDULE=1) runs pairs of blocks on neighbouring M tiles as a thread block cluster that
-// shares each B stage through multicast copies ("clusters"). All compute the same C: the body
-// is the per-tile program either way, and the interpreter runs it once per tile. The
-// persistent schedule runs without clusters: its CLUSTER=2 point is its CLUSTER=1 code (the
-// notes of `phobos emit` say so), which the tuner finds to be the same binary and times once.
+// runs pairs of blocks on neighbouring M tiles as a thread block cluster that shares each B
+// stage through multicast copies ("clusters"), under the persistent schedule walking the tiles
+// in pairs. All compute the same C: the body is the per-tile program either way, and the
+// interpreter runs it once per tile.
 // Every point stores C through shared memory and TMA (the whole tile beside 3 stages, half of it
 // at a time beside 4: crates/phobos-cuda/cuda/gemm/README.md, "The C store through shared memory
 // and TMA"); on an H200 the 4-stage persistent point runs at 0.97-1.00 of cuBLAS in f16 and bf16

@@ -43,6 +43,8 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm80 f16 64x128x32 s3 dot_t (1000x777x333: both register-staged)", gemm_t_text(&at(64, 128, 32, 3, "")).replace("@launch(256)", "@launch(128)"), "TA=f16,TB=f16,TC=f32", ", true, true, 2, 2>"),
         ("sm80 e4m3 128x128x64 s3 dot_t (1000x777x333: 1-byte loads)", gemm_t_text(&at(128, 128, 64, 3, "")), "TA=f8e4m3,TB=f8e4m3,TC=f32", ", true, true, 1, 1>"),
         ("sm90 f16 128x192x64 s4 persistent", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4"),
+        ("sm90 f16 128x192x64 s5 persistent, TMA store in 3 rounds", plain(&at(128, 192, 64, 5, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", "store_tile_tma<false, 3>("),
+        ("sm90 f16 128x192x64 s5 persistent CLUSTER=2", plain(&at(128, 192, 64, 5, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 5, true, false, true, 2>::run_persistent("),
         ("ffma f32 128x128x8", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8"),
         ("ffma f32 128x128x16 SPLIT_K=2 GROUP_M=4", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [16], GROUP_M in [4], SPLIT_K in [2])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 16"),
     ];

@@ -595,12 +595,6 @@ fn clusters_share_b_through_multicast() {
             "needs a producer warp",
         ),
         (
-            POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SCHEDULE in [2]"),
-            "@launch(288)",
-            ("let pn = ctx.block.y", "let pn = ctx.block.y"),
-            "SCHEDULE=2",
-        ),
-        (
             POINT.to_string(),
             "@launch(288)",
             (
@@ -631,6 +625,22 @@ fn clusters_share_b_through_multicast() {
             e.notes.join("\n")
         );
     }
+    // The persistent schedule combines with it: the tile loop steps in whole clusters.
+    let text = gemm_text(
+        &POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SCHEDULE in [2]"),
+        "@launch(288)",
+    );
+    let e = emit_text(&text, "TA=f16,TB=f16,TC=f16");
+    assert_eq!(
+        (e.cluster, e.persistent),
+        (2, true),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(e
+        .source
+        .contains(", true, false, true, 2>::run_persistent("));
+    assert!(e.source.contains("ph_tile += (int)gridDim.x / 2) {"));
     // SPLIT_K combines with it: the cluster's blocks share blockIdx.z, hence the k range.
     let text = gemm_text(
         &POINT.replace("CLUSTER in [2]", "CLUSTER in [2], SPLIT_K in [2]"),

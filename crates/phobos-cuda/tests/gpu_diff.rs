@@ -93,8 +93,10 @@ fn dry_run(c: &Case) -> Result<(), String> {
         return Err("launch plan disagrees with the emitted facts".into());
     }
     if c.emitted.persistent {
+        // The tiles in a row along x, in whole clusters; the logical grid as the kernel's.
         let [gx, gy, _] = bound.grid;
-        if logical != Some([gx, gy]) || grid != [gx * gy, 1, 1] {
+        let cx = facts.cluster_x.max(1);
+        if logical != Some([gx, gy]) || grid != [gx.div_ceil(cx) * cx * gy, 1, 1] {
             return Err(format!(
                 "persistent plan {grid:?} {logical:?} for grid {:?}",
                 bound.grid

@@ -315,7 +315,9 @@ pub fn encode_args(
 /// `persistent`: the kernel loops over the tiles of its logical grid (x, y), which it takes as
 /// two more `int` parameters after the tensor maps; the launch has as many blocks as fit on the
 /// device at once, at most one per tile. `cluster_x` above 1: the kernel is compiled with
-/// `__cluster_dims__(cluster_x, 1, 1)`, so the grid's x is rounded up to a multiple of it.
+/// `__cluster_dims__(cluster_x, 1, 1)`, so the grid's x is rounded up to a multiple of it (a
+/// persistent kernel's launch: a multiple of it, its clusters walking the tiles in whole
+/// clusters, `cluster_x` neighbouring M tiles of the logical grid rounded up).
 /// `split_workspace`: the kernel takes one more parameter, a `float*` to a workspace the
 /// prepared launch owns ([`SplitWorkspace`]), after everything above.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -358,6 +360,8 @@ pub struct PreparedLaunch {
     /// A persistent kernel: `bound.grid.x` is its tile count, clamped at launch to the blocks
     /// that fit on the device at once.
     pub persistent: bool,
+    /// The cluster's blocks along x (1: no clusters): the clamped grid stays a multiple of it.
+    pub cluster_x: u32,
     /// The split-K workspace the launch passes (kept alive as long as the prepared launch;
     /// launches of one prepared launch must not overlap, as on one stream they do not).
     pub workspace: Option<std::sync::Arc<crate::memory::DeviceBuffer>>,
@@ -453,16 +457,15 @@ pub fn plan_launch(
         }
         grid[2] = facts.grid_z;
     }
+    let mut logical = None;
     if facts.cluster_x > 1 {
+        // A persistent kernel's logical grid keeps the tile counts; its launch covers them in
+        // whole clusters.
         if facts.persistent {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
-                what: "a persistent kernel runs without clusters".into(),
-            });
+            logical = Some([grid[0], grid[1]]);
         }
         grid[0] = grid[0].div_ceil(facts.cluster_x) * facts.cluster_x;
     }
-    let mut logical = None;
     if facts.persistent {
         let tiles = grid[0] as u64 * grid[1] as u64;
         if grid[2] != 1 || tiles > i32::MAX as u64 {
@@ -473,7 +476,7 @@ pub fn plan_launch(
                 ),
             });
         }
-        logical = Some([grid[0], grid[1]]);
+        logical = logical.or(Some([grid[0], grid[1]]));
         grid = [tiles as u32, 1, 1];
     }
     let workspace = match facts.split_workspace {

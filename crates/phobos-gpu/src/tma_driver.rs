@@ -108,6 +108,7 @@ impl Gpu {
             bound,
             zero,
             persistent: logical.is_some(),
+            cluster_x: facts.cluster_x.max(1),
             workspace,
         })
     }
@@ -132,7 +133,9 @@ impl Gpu {
                 .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
                 .max(1);
             let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
-            config.grid[0] = config.grid[0].min(resident).max(1);
+            // Whole clusters (the tile count is already a multiple of the cluster).
+            let c = p.cluster_x.max(1);
+            config.grid[0] = config.grid[0].min((resident / c).max(1) * c).max(1);
         }
         self.launch_raw(f, config, &mut args)
     }

@@ -324,7 +324,7 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     let p = plan_launch(&persistent, &k, &bound, &args).unwrap();
     assert_eq!((p.grid, p.logical), ([8, 1, 1], Some([4, 2])));
     // Clusters of 2 along x: the grid's x rounded up to whole clusters (4 stays 4, 5 goes to
-    // 6), y and z untouched; never with the persistent schedule.
+    // 6), y and z untouched.
     let cluster = LaunchFacts {
         cluster_x: 2,
         ..facts.clone()
@@ -339,11 +339,16 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
         plan_launch(&cluster, &k, &b5, &args).unwrap().grid,
         [6, 2, 1]
     );
+    // Persistent in clusters: the logical grid keeps the tile counts (the kernel walks 5 M
+    // tiles as 3 pairs); the launch's tiles cover whole clusters, 6 x 2.
     let both = LaunchFacts {
         persistent: true,
         ..cluster.clone()
     };
-    assert!(plan_launch(&both, &k, &bound, &args).is_err());
+    let p = plan_launch(&both, &k, &b5, &args).unwrap();
+    assert_eq!((p.grid, p.logical), ([12, 1, 1], Some([5, 2])));
+    let p = plan_launch(&both, &k, &bound, &args).unwrap();
+    assert_eq!((p.grid, p.logical), ([8, 1, 1], Some([4, 2])));
     // ... and only over a 2-D grid.
     let mut b3 = bound.clone();
     b3.grid[2] = 2;

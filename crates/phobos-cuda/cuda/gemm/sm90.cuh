@@ -427,12 +427,14 @@ struct MainLoop {
   // with no block barrier. The producer warp therefore runs into the next tile as soon as the
   // consumers release slots, and its first STAGES copies overlap the consumers' epilogue of the
   // previous tile. Needs the producer warp, and code around the call without block barriers or
-  // shared memory (the code generator checks both).
+  // shared memory (the code generator checks both). Under CLUSTER the blocks of a cluster run
+  // the same sequence of tiles in lock step (neighbouring M tiles of one N tile: the code
+  // generator's tile loop walks the tiles in whole clusters), sharing each B stage as `run`
+  // does, and `persistent_begin` / `persistent_end` synchronize the cluster.
 
   /// Called by all threads before the first tile.
   PH_GEMM_DEV static void persistent_begin(void* smem, const void* tmA, const void* tmB) {
     static_assert(PRODUCER_WARP, "the persistent schedule needs the producer warp");
-    static_assert(CLUSTER == 1, "the persistent schedule runs without clusters");
     const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
     const u32 full0 = base + STAGES * STAGE_BYTES;
     const u32 empty0 = full0 + 8 * STAGES;
@@ -443,11 +445,16 @@ struct MainLoop {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         mbar_init(full0 + 8 * s, 1);
-        mbar_init(empty0 + 8 * s, CONSUMER_WARPS);
+        // One arrive per consumer warp of each block of the cluster.
+        mbar_init(empty0 + 8 * s, CONSUMER_WARPS * CLUSTER);
       }
       fence_mbar_init();
     }
-    __syncthreads();
+    // Under CLUSTER the other block's copies and arrives target these barriers.
+    if (CLUSTER > 1)
+      cluster_sync();
+    else
+      __syncthreads();
   }
 
   /// Called by all threads after the last tile: every copy was consumed, every MMA waited for.
@@ -458,7 +465,11 @@ struct MainLoop {
     // A C store through TMA (store_tile_tma) may still be in flight: the thread that issued
     // it waits for it to complete (a no-op without one).
     if (threadIdx.x % 128 == 0) bulk_wait<0>();
-    __syncthreads();
+    // Under CLUSTER: no copy or arrive of the other block targets these barriers past this.
+    if (CLUSTER > 1)
+      cluster_sync();
+    else
+      __syncthreads();
     if (threadIdx.x == 0) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
@@ -476,9 +487,11 @@ struct MainLoop {
   PH_GEMM_DEV static void run_persistent(Acc& acc, const OA& A, const OB& B, const TmaDesc* tmA,
                                          const TmaDesc* tmB, int k0, int k1, unsigned char* smem,
                                          unsigned& pipe) {
-    if (!A.ok || !B.ok) return;  // uniform
+    if (!A.ok || !B.ok) return;  // uniform (under CLUSTER: literal true, as for `run`)
     const int KT = k1 > k0 ? (k1 - k0 + BK - 1) / BK : 0;
-    if (KT == 0) return;  // uniform
+    if (KT == 0) return;  // uniform (under CLUSTER: the same k range in both blocks)
+    // A cluster's block past the last M tile reads a real A tile; its C store is masked.
+    const int m0 = CLUSTER > 1 && A.mn0 >= A.mn_dim ? 0 : A.mn0;
     const int tid = threadIdx.x;
     const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
     const u32 full0 = base + STAGES * STAGE_BYTES;
@@ -493,7 +506,7 @@ struct MainLoop {
           const int s = (int)(n % STAGES);
           // Wait until the consumers released use n - STAGES of this slot.
           if (n >= (unsigned)STAGES) mbar_wait(empty0 + 8 * s, ((n / STAGES) - 1) & 1);
-          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, A.mn0, B.mn0, k0 + t * BK);
+          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, m0, B.mn0, k0 + t * BK);
         }
       }
       __syncwarp();
@@ -509,13 +522,13 @@ struct MainLoop {
       mbar_wait(full0 + 8 * s, (n / STAGES) & 1);
       mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
       // The previous k tile's MMAs are done: hand its slot back.
-      if (t > 0 && lane == 0) mbar_arrive(empty0 + 8 * (int)((n - 1) % STAGES));
+      if (t > 0 && lane == 0) release(empty0 + 8 * (int)((n - 1) % STAGES));
       __syncwarp();
     }
     wgmma_wait<0>();
     fence_acc(acc);
     // And the last one's, so that the producer can fill it for the next tile.
-    if (lane == 0) mbar_arrive(empty0 + 8 * (int)((n0 + (unsigned)KT - 1) % STAGES));
+    if (lane == 0) release(empty0 + 8 * (int)((n0 + (unsigned)KT - 1) % STAGES));
     __syncwarp();
   }
 };

@@ -253,14 +253,31 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "{mainloop}::persistent_begin(ph_smem, &{ta}, &{tb});"
         ));
-        self.line(format!(
-            "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{"
-        ));
-        self.indent += 1;
-        self.line(format!(
-            "int {BX}, {BY}; ph::gemm::swizzle_block({TILE} % {GX}, {TILE} / {GX}, {GX}, {GY}, {}, &{BX}, &{BY});",
-            self.plan.group_m
-        ));
+        let c = self.plan.cluster;
+        if c > 1 {
+            // CLUSTER: the cluster walks the tiles in units of `c` neighbouring M tiles of one N
+            // tile (the logical grid's x rounded up to whole clusters), its blocks in lock step;
+            // whole clusters are GROUP_M-swizzled. A block past the last M tile still runs
+            // (it shares B's copies); its C store is masked.
+            self.line(format!("const int ph_cx = ({GX} + {}) / {c};", c - 1));
+            self.line(format!(
+                "for (int {TILE} = (int)blockIdx.x / {c}; {TILE} < ph_cx * {GY}; {TILE} += (int)gridDim.x / {c}) {{"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "int {BX}, {BY}; ph::gemm::cluster_swizzle_block({TILE} % ph_cx * {c} + (int)blockIdx.x % {c}, {TILE} / ph_cx, ph_cx * {c}, {GY}, {}, {c}, &{BX}, &{BY});",
+                self.plan.group_m
+            ));
+        } else {
+            self.line(format!(
+                "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "int {BX}, {BY}; ph::gemm::swizzle_block({TILE} % {GX}, {TILE} / {GX}, {GX}, {GY}, {}, &{BX}, &{BY});",
+                self.plan.group_m
+            ));
+        }
         self.hoisted_declarations()?;
         self.block(&self.k.body, 0)?;
         self.indent -= 1;

@@ -169,7 +169,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
-        let why = cluster_blocker(k, &gemms, persistent).or_else(|| {
+        let why = cluster_blocker(k, &gemms).or_else(|| {
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
@@ -189,8 +189,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
                 notes.push(format!(
                     "CLUSTER={n}: thread block clusters of {n} blocks on neighbouring M tiles \
                      (__cluster_dims__({n}, 1, 1), the grid's x rounded up to whole clusters; \
-                     ph::gemm::cluster_swizzle_block) share each B stage: every block copies \
-                     1/{n} of it, multicast to all"
+                     ph::gemm::cluster_swizzle_block{}) share each B stage: every block copies \
+                     1/{n} of it, multicast to all",
+                    if persistent {
+                        ", the persistent tile loop stepping in whole clusters"
+                    } else {
+                        ""
+                    }
                 ));
             }
             Some(why) => notes.push(format!(
@@ -299,24 +304,18 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
 /// recognized GEMM, at the kernel's top level (under no branch or loop), unbatched, with B's
 /// start, the k range and everything they are computed from independent of `ctx.block.x`
 /// (which tells the cluster's blocks apart); a producer warp (the waits on the other block stay
-/// out of the consumers' way); and no persistent schedule or read of `ctx.grid.x` (the launch
-/// rounds the grid's x up to whole clusters). SPLIT_K combines: the cluster's blocks share
+/// out of the consumers' way); and no read of `ctx.grid.x` (the launch rounds the grid's x up to
+/// whole clusters). The persistent schedule combines: the cluster walks the tiles in whole
+/// clusters, its blocks in lock step. SPLIT_K combines: the cluster's blocks share
 /// `blockIdx.z`, so they run the same part of the k range; a padding block past M stores no
 /// partial tile (its C region is empty) and still takes its ticket on its own counter.
-pub fn cluster_blocker(
-    k: &Kernel,
-    gemms: &[(GemmMatch, MainLoop)],
-    persistent: bool,
-) -> Option<&'static str> {
+pub fn cluster_blocker(k: &Kernel, gemms: &[(GemmMatch, MainLoop)]) -> Option<&'static str> {
     // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
     // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
     let m = match one_gemm_with_producer_warp(gemms) {
         Ok(m) => m,
         Err(why) => return Some(why),
     };
-    if persistent {
-        return Some("SCHEDULE=2 loops over tiles one block at a time");
-    }
     if m.path.len() != 1 {
         return Some("the GEMM loop is under a branch or loop, which both blocks must take");
     }

@@ -33,10 +33,10 @@ pub struct TmaStore {
 /// main loop. It does when the kernel has one GEMM, on the wgmma main loop, whose tile the
 /// body's last statement stores whole (`C[r :+ TILE_M, c :+ TILE_N] = f(acc)`, f elementwise:
 /// the value keeps the accumulator's layout) into an unbatched row-major C of a type TMA
-/// copies, with 16-byte aligned rows; without SPLIT_K (whose parts combine first), and when a staging
-/// buffer (the whole tile, else a half, a quarter, ..., staged in as many rounds) fits in shared
-/// memory beside the main loop's stages without lowering the number of blocks a multiprocessor
-/// holds. Being last, nothing after it reuses the staging buffer while the copies read it.
+/// copies, with 16-byte aligned rows; without SPLIT_K (whose parts combine first), and when a
+/// staging buffer (the whole tile, else 1/r of it staged in r rounds, r the fewest rounds that
+/// divide the boxes and fit) fits in shared memory beside the main loop's stages without
+/// lowering the number of blocks a multiprocessor holds. Being last, nothing after it reuses the staging buffer while the copies read it.
 pub(super) fn plan_tma_store(
     k: &Kernel,
     gemms: &[(GemmMatch, MainLoop)],
@@ -114,8 +114,8 @@ pub(super) fn plan_tma_store(
             && SM90_SMEM_LIMIT / (main + bytes) >= SM90_SMEM_LIMIT / main.max(1);
         ok.then_some((rounds, bytes))
     };
-    let Some((rounds, smem_bytes)) = [1, 2, 4, 8]
-        .into_iter()
+    // Any whole number of boxes a round (a 192-wide f16 tile's 3 boxes in 1 or 3 rounds).
+    let Some((rounds, smem_bytes)) = (1..=boxes)
         .filter(|r| boxes.is_multiple_of(*r))
         .find_map(fits)
     else {

@@ -64,6 +64,13 @@ fn specs() -> Vec<Spec> {
         // interpreter.
         Spec { label: "sm90 f16 128x192x64 s4 persistent -> f16", text: gemm_text(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [1000, 776, 200], expect: "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4", interp: false },
         Spec { label: "sm90 bf16 128x192x64 s3 -> f32 (interpreter)", text: gemm_text(&at(128, 192, 64, 3, ""), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [136, 200, 80], expect: "sm90::MainLoop<ph::gemm::BF16, 128, 192, 64", interp: true },
+        // Five stages of 128x192 (the C store staged a third at a time), and clusters of two
+        // under the persistent schedule: 23 M tiles (odd: the last pair's second block has no
+        // tile) x 11 N tiles, 132 pairs, so clusters loop over pairs of tiles.
+        Spec { label: "sm90 f16 128x192x64 s5 persistent -> f16", text: gemm_text(&at(128, 192, 64, 5, ", GROUP_M in [8], SCHEDULE in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [3000, 2000, 200], expect: "store_tile_tma<false, 3>(", interp: false },
+        Spec { label: "sm90 f16 128x192x64 s4 persistent CLUSTER=2 GROUP_M=8 -> f16", text: gemm_text(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [2900, 2000, 200], expect: ", 4, true, false, true, 2>::run_persistent(", interp: false },
+        Spec { label: "sm90 f16 128x192x64 s5 persistent CLUSTER=2 -> f32", text: gemm_text(&at(128, 192, 64, 5, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [2]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f32", dims: [1000, 520, 256], expect: ", 5, true, false, true, 2>::run_persistent(", interp: false },
+        Spec { label: "sm90 bf16 128x192x64 s5 persistent CLUSTER=2 -> bf16 (interpreter)", text: gemm_text(&at(128, 192, 64, 5, ", SCHEDULE in [2], CLUSTER in [2]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=bf16", dims: [264, 520, 80], expect: ", 5, true, false, true, 2>::run_persistent(", interp: true },
         // Clusters of two blocks sharing B (CLUSTER=2): odd M tile counts (9, 3, 5), so the
         // grid's x is rounded up and the last cluster's second block has no tile; N-major B
         // (slabs split between the blocks) and K-major B (rows split); a producer warp issuing

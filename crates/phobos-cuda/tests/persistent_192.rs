@@ -1,0 +1,228 @@
+//! The 128x192 persistent points of `examples/gemm_small.ph` (two consumer warpgroups and a
+//! producer warp, 3000x2000x1000): five stages (a 200 KiB ring, beside which the C store is
+//! staged a third of the tile at a time; the four-stage points keep their whole-tile staging),
+//! and clusters of two blocks sharing B under the persistent schedule (the tile loop walking
+//! whole clusters).
+
+mod common;
+
+use phobos_cuda::gemm_fast::Strategy;
+use phobos_cuda::{emit, CopyIssuer, EmitOptions, Emitted, Pipeline, Schedule};
+
+const SMALL: &str = "examples/gemm_small.ph";
+const P3000: [(&str, i64); 3] = [("M", 3000), ("N", 2000), ("K", 1000)];
+
+/// gemm_small at `pins` with `types`, specialized on 3000x2000x1000 as the tuner compiles it.
+fn small_at(pins: &str, types: &str) -> Emitted {
+    let mut ks = common::kernels_at(SMALL, pins, Some(types));
+    let mut k = ks.remove(0);
+    let dims: Vec<(String, i64)> = P3000.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    emit(
+        &k,
+        &EmitOptions {
+            source: Some(common::source(SMALL)),
+        },
+    )
+    .unwrap()
+}
+
+fn pins(stages: u32, schedule: u32) -> String {
+    pins_in(stages, schedule, 1)
+}
+
+fn pins_in(stages: u32, schedule: u32, cluster: u32) -> String {
+    format!(
+        "TILE_M=128 TILE_N=192 TILE_K=64 THREADS=288 STAGES={stages} SPLIT_K=1 \
+         SCHEDULE={schedule} GROUP_M=8 SPLIT_REDUCE=1 CLUSTER={cluster}"
+    )
+}
+
+/// One stage of 128x64 A and 64x192 B in f16.
+const STAGE: u32 = (128 * 64 + 64 * 192) * 2;
+/// The ring: its stages, two barriers a stage and the 1024-byte alignment slack.
+fn ring(stages: u32) -> u32 {
+    stages * STAGE + stages * 16 + 1024
+}
+
+#[test]
+fn five_stages_stage_the_c_store_in_thirds() {
+    let e = small_at(&pins(5, 2), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(e.gemms[0].strategy, Some(Strategy::Sm90));
+    assert_eq!(
+        e.gemms[0].pipeline,
+        Some(Pipeline {
+            stages: 5,
+            tile_k: 64,
+            issuer: CopyIssuer::ProducerWarp
+        })
+    );
+    assert_eq!(e.schedule, Schedule::Persistent);
+    assert!(
+        e.source.contains(
+            "sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 5, true, false, true>::run_persistent("
+        ),
+        "{}",
+        e.source
+    );
+    // Each warpgroup's 64x192 f16 part is 3 boxes of 64 rows x 128 bytes: the whole tile (48
+    // KiB) does not fit beside 200 KiB of stages, a third of it (one box a warpgroup) does.
+    assert!(
+        e.source.contains("store_tile_tma<false, 3>("),
+        "{}",
+        e.source
+    );
+    assert_eq!(e.dynamic_smem_bytes, ring(5) + 2 * 8192 + 1024);
+    assert!(e.dynamic_smem_bytes <= 232_448);
+    let notes = e.notes.join("\n");
+    assert!(
+        notes.contains("3 per warpgroup in 3 rounds (17408 bytes"),
+        "{notes}"
+    );
+    // An f32 C: 6 boxes a warpgroup, one a round.
+    let e = small_at(&pins(5, 2), "TA=f16,TB=f16,TC=f32");
+    assert!(
+        e.source.contains("store_tile_tma<false, 6>("),
+        "{}",
+        e.source
+    );
+    assert_eq!(e.dynamic_smem_bytes, ring(5) + 2 * 8192 + 1024);
+    // One block per tile too: the store drains before the block exits.
+    let e = small_at(&pins(5, 1), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(e.schedule, Schedule::OneBlockPerTile);
+    assert!(
+        e.source.contains("store_tile_tma<true, 3>("),
+        "{}",
+        e.source
+    );
+}
+
+#[test]
+fn four_stages_keep_the_whole_tile_staging() {
+    // Today's winner at 3000x2000x1000: the whole tile staged in one round (an f32 C: halves).
+    let e = small_at(&pins(4, 2), "TA=f16,TB=f16,TC=f16");
+    assert!(
+        e.source.contains("store_tile_tma<false, 1>("),
+        "{}",
+        e.source
+    );
+    assert_eq!(e.dynamic_smem_bytes, ring(4) + 2 * 3 * 8192 + 1024);
+    let e = small_at(&pins(4, 2), "TA=f16,TB=f16,TC=f32");
+    assert!(
+        e.source.contains("store_tile_tma<false, 2>("),
+        "{}",
+        e.source
+    );
+    assert_eq!(e.dynamic_smem_bytes, ring(4) + 2 * 3 * 8192 + 1024);
+}
+
+/// The points of gemm_small's space whose `@where` holds for a problem.
+fn points_for(dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
+    let module = phobos_check::load(common::source(SMALL)).unwrap();
+    let info = &module.kernels[0];
+    let base = info.default_variant().unwrap();
+    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    info.space
+        .points()
+        .filter(|p| {
+            phobos_check::instantiate(&module, info, &base.at(p.clone()))
+                .ok()
+                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
+        })
+        .collect()
+}
+
+#[test]
+fn five_stages_are_declared_for_the_unsplit_128x192_points_only() {
+    let five = |dims: &[(&str, i64)]| {
+        points_for(dims)
+            .into_iter()
+            .filter(|p| p.get("STAGES") == Some(5))
+            .collect::<Vec<_>>()
+    };
+    // 3000x2000x1000: one block per tile (GROUP_M 1 or 8) and persistent (GROUP_M 8), alone
+    // or in clusters of two.
+    let p = five(&P3000);
+    assert_eq!(p.len(), 4, "{p:?}");
+    assert!(p.iter().all(|p| p.get("THREADS") == Some(288)
+        && p.get("TILE_M") == Some(128)
+        && p.get("TILE_N") == Some(192)
+        && p.get("SPLIT_K") == Some(1)
+        && (p.get("CLUSTER") == Some(1) || p.get("SCHEDULE") == Some(2))));
+    assert_eq!(p.iter().filter(|p| p.get("SCHEDULE") == Some(2)).count(), 2);
+    // 512x512x4096 (split points only there for 128-row tiles: 4 tiles of 128x192 unsplit
+    // remain) and 1000x777x333 (no wgmma point at odd K and N).
+    assert!(five(&[("M", 1000), ("N", 777), ("K", 333)]).is_empty());
+    assert!(five(&[("M", 512), ("N", 512), ("K", 4096)])
+        .iter()
+        .all(|p| p.get("SPLIT_K") == Some(1) && p.get("TILE_N") == Some(192)));
+}
+
+#[test]
+fn persistent_clusters_walk_the_tiles_in_pairs() {
+    let e = small_at(&pins_in(5, 2, 2), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(e.schedule, Schedule::Persistent);
+    assert!(e.persistent);
+    assert_eq!(e.cluster, 2);
+    let src = &e.source;
+    assert!(src.contains("__cluster_dims__(2, 1, 1)"), "{src}");
+    assert!(
+        src.contains(
+            "MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 5, true, false, true, 2>::run_persistent("
+        ),
+        "{src}"
+    );
+    // The cluster's blocks take the same pairs of tiles, one M tile each.
+    assert!(src.contains("const int ph_cx = (ph_gx + 1) / 2;"), "{src}");
+    assert!(
+        src.contains(
+            "for (int ph_tile = (int)blockIdx.x / 2; ph_tile < ph_cx * ph_gy; ph_tile += (int)gridDim.x / 2) {"
+        ),
+        "{src}"
+    );
+    assert!(
+        src.contains(
+            "ph::gemm::cluster_swizzle_block(ph_tile % ph_cx * 2 + (int)blockIdx.x % 2, ph_tile / ph_cx, ph_cx * 2, ph_gy, 8, 2, &ph_bx, &ph_by);"
+        ),
+        "{src}"
+    );
+    let notes = e.notes.join("\n");
+    assert!(
+        notes.contains("the persistent tile loop stepping in whole clusters"),
+        "{notes}"
+    );
+    assert!(!notes.contains("CLUSTER=2 not applied"), "{notes}");
+    // B's box: each block copies half of every 64-column slab's k rows (3 slabs do not split
+    // between 2 blocks).
+    assert_eq!(e.tma[1].spec.box_dim[1], 32);
+    // The launch: the logical grid's tile counts, whole clusters.
+    let facts = phobos::backend::cuda::launch_facts(&e);
+    assert!(facts.persistent);
+    assert_eq!(facts.cluster_x, 2);
+    // CLUSTER=1 keeps the one-block loop.
+    let e = small_at(&pins_in(4, 2, 1), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(e.cluster, 1);
+    assert!(e.source.contains(
+        "for (int ph_tile = (int)blockIdx.x; ph_tile < ph_gx * ph_gy; ph_tile += (int)gridDim.x) {"
+    ));
+}
+
+#[test]
+fn the_space_clusters_the_persistent_points() {
+    // 3000x2000x1000: every persistent 288-thread point (128x128, 128x192 and 128x256 at 3 and
+    // 4 stages, 128x192 at 5) alone and in clusters of two; no other 288-thread point without
+    // a split is clustered.
+    let p = points_for(&P3000);
+    let at288 = |cluster: i64, schedule: i64| {
+        p.iter()
+            .filter(|p| {
+                p.get("THREADS") == Some(288)
+                    && p.get("CLUSTER") == Some(cluster)
+                    && p.get("SCHEDULE") == Some(schedule)
+            })
+            .count()
+    };
+    assert_eq!(at288(2, 2), 7, "{p:?}");
+    assert_eq!(at288(1, 2), 7, "{p:?}");
+    assert_eq!(at288(2, 1), 0, "{p:?}");
+}
