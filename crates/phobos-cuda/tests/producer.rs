@@ -186,8 +186,8 @@ fn the_record_says_why_not() {
     assert!(!e.source.contains("ring_tma_3d") && e.threads == 256);
 }
 
-/// The text of the `for` loop whose head starts with `head`, to the line closing it.
-fn loop_at<'s>(src: &'s str, from: usize) -> &'s str {
+/// The text of the first `for (int c = ` loop at or after byte `from`, to the line closing it.
+fn loop_at(src: &str, from: usize) -> &str {
     let head = from + src[from..].find("for (int c = ").expect("a loop");
     let indent = src[..head].rsplit('\n').next().unwrap().len();
     let close = format!("\n{}}}\n", " ".repeat(indent));
