@@ -142,6 +142,9 @@ fn the_record_says_who_fills_the_ring() {
                 m.name
             )));
             assert!(e.source.contains(&format!("&{}, ", m.name)), "{name}");
+            assert!(e
+                .source
+                .contains(&format!("ph::gemm::tma_prefetch_desc(&{});", m.name)));
         }
     }
     // PRODUCER=0: nothing said, nothing emitted.

@@ -8,7 +8,7 @@
 //! if (threadIdx.x >= CONSUMERS) {              // the producer warp (or warpgroup)
 //!   ph::producer_regs<..>();                   // setmaxnreg.dec (a warpgroup, two consumer ones)
 //!   <the scalar statements before the loop>    // its bounds: causal skips the same tiles
-//!   if (threadIdx.x == CONSUMERS)              // one lane issues
+//!   if (threadIdx.x == CONSUMERS)              // one lane: the maps prefetched, then
 //!     for (c ...) { t = tile; b = t % S;
 //!       if (t >= 2) wait empty[b], phase ((t - 2) / S) & 1;
 //!       expect_tx(full[b], bytes); the tile's boxes (cp.async.bulk.tensor.3d) into buffer b }
@@ -106,6 +106,13 @@ impl<'k> Emitter<'k> {
             "if (threadIdx.x == {consumers}) {{  // one lane issues"
         ));
         self.indent += 1;
+        let maps: Vec<String> = (self.plan.tma.iter())
+            .filter(|m| m.outer.is_some())
+            .map(|m| m.name.clone())
+            .collect();
+        for m in &maps {
+            self.line(format!("ph::gemm::tma_prefetch_desc(&{m});"));
+        }
         self.line("#pragma unroll 1");
         self.line(format!(
             "for (int {name} = {}; {name} < {}; {name} += {}) {{",
