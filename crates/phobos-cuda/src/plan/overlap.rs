@@ -659,9 +659,13 @@ fn pingpong(k: &Kernel) -> Result<PingPong, NoPingPong> {
 /// 128` (a producer warpgroup, which `setmaxnreg` can take registers from: ptxas keeps
 /// `setmaxnreg` only in blocks of whole warpgroups), at least one consumer warpgroup. Then the
 /// kernel is planned and emitted at the consumer warpgroups' threads, and the producer runs
-/// apart ([`Producer`]).
+/// apart ([`Producer`]). Never in a kernel with a recognized GEMM loop (it plans its own).
 pub fn producer_warp(k: &Kernel) -> Option<u32> {
     let t = k.launch.threads;
+    // A recognized GEMM loop plans its own producer warp from the launch's threads.
+    if !crate::gemm_match::find_gemms(k).is_empty() {
+        return None;
+    }
     match Knob::Producer.get(&k.point) {
         Some(1) if t % 128 == 32 && t >= 160 => Some(32),
         Some(2) if t.is_multiple_of(128) && t >= 256 => Some(128),
