@@ -540,6 +540,52 @@ __device__ __forceinline__ void ring_release(unsigned long long* bar) {
   gemm::mbar_arrive(gemm::smem_u32(bar));
 }
 
+// The ring filled by a producer warp (PRODUCER=1): the launch has CONSUMERS threads in whole
+// warpgroups, then the producer warp. ring_init_tma (thread 0; the caller synchronizes the whole
+// block before the producer branches off) gives the full barriers one arrival (the producer's
+// expect_tx, the bytes completing them) and the empty ones the consumers' CONSUMERS arrivals;
+// ring_expect arrives on a full barrier expecting a stage's bytes; ring_tma_3d copies one box of a
+// rank-3 map (coordinates innermost first) into shared memory, completing bytes on the barrier.
+// consumer_sync is the consumers' block barrier (named barrier 1: the producer warp has left);
+// producer_regs / consumer_regs move registers between them (setmaxnreg; sm_90a).
+template <int S, int CONSUMERS>
+__device__ __forceinline__ void ring_init_tma(unsigned long long* bars) {
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) gemm::mbar_init(gemm::smem_u32(bars + s), 1);
+#pragma unroll
+    for (int s = 0; s < S; ++s) gemm::mbar_init(gemm::smem_u32(bars + S + s), CONSUMERS);
+    gemm::fence_mbar_init();
+  }
+}
+__device__ __forceinline__ void ring_expect(unsigned long long* bar, unsigned bytes) {
+  gemm::mbar_arrive_expect_tx(gemm::smem_u32(bar), bytes);
+}
+__device__ __forceinline__ void ring_tma_3d(unsigned char* dst, const void* map, int c0, int c1, int c2,
+                                            unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(gemm::smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(gemm::smem_u32(bar))
+      : "memory");
+}
+template <int CONSUMERS>
+__device__ __forceinline__ void consumer_sync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(CONSUMERS) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void producer_regs() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void consumer_regs() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
 template <int DT, bool B_NK, bool WG, int K, int RB, int CB, bool ASYNC = false, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void mma_smem_any(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc, unsigned sa, unsigned sb) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -3,7 +3,8 @@
 //! (OVERLAP=0) loop (the A fragments' pack rounds it to `T` as the cast would), OVERLAP=2 puts
 //! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
-//! form (the two warpgroups' ping-pong, PINGPONG=1, and the mbarrier ring, RING=1, included)
+//! form (the two warpgroups' ping-pong, PINGPONG=1, the mbarrier ring, RING=1, and its TMA
+//! producer, PRODUCER=1 and 2, included)
 //! against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and 128.
 
 mod common;
@@ -264,6 +265,68 @@ fn form_cases() -> Vec<common::cases::Case> {
         )],
         54,
     ));
+    // The ring filled by a producer warp (PRODUCER=1, THREADS = 128 * warpgroups + 32) or
+    // warpgroup (PRODUCER=2, + 128, setmaxnreg) with TMA: ragged N (577, 700, 1000: the last
+    // key tile's rows past N read as zeros by the rank-3 maps, never the next head's), BH above
+    // one, one and two consumer warpgroups, causal and not, f16 and bf16, D=64 and 128.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=288 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=1 CAUSAL=1",
+                &[("BH", 1), ("N", 700)],
+            ),
+            (
+                "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2",
+                &[("BH", 2), ("N", 577)],
+            ),
+        ],
+        55,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=64 BC=64 THREADS=160 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=1",
+            &[("BH", 2), ("N", 1000)],
+        )],
+        56,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=2 PINGPONG=1 RING=1 PRODUCER=2",
+                &[("BH", 2), ("N", 577)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=2 CAUSAL=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=160 OVERLAP=1 RING=1 PRODUCER=1",
+                &[("BH", 1), ("N", 577)],
+            ),
+        ],
+        57,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=288 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=1 CAUSAL=1",
+                &[("BH", 1), ("N", 577)],
+            ),
+            (
+                "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2",
+                &[("BH", 1), ("N", 1000)],
+            ),
+        ],
+        58,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
@@ -272,7 +335,7 @@ fn form_cases() -> Vec<common::cases::Case> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 27);
+    assert_eq!(cases.len(), 35);
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),

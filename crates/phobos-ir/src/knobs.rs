@@ -26,6 +26,7 @@ pub enum Knob {
     Overlap,
     PingPong,
     Ring,
+    Producer,
     Shift,
     Evict,
     Pack,
@@ -34,7 +35,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 20] = [
+    pub const ALL: [Knob; 21] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -51,6 +52,7 @@ impl Knob {
         Knob::Overlap,
         Knob::PingPong,
         Knob::Ring,
+        Knob::Producer,
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
@@ -76,6 +78,7 @@ impl Knob {
             Knob::Overlap => "OVERLAP",
             Knob::PingPong => "PINGPONG",
             Knob::Ring => "RING",
+            Knob::Producer => "PRODUCER",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
@@ -105,6 +108,9 @@ impl Knob {
             }
             Knob::Ring => {
                 "1: an overlapped loop's streamed buffers guarded by full and empty mbarriers; 0: block barriers"
+            }
+            Knob::Producer => {
+                "1: the last warp fills the mbarrier ring by TMA (THREADS = 128 * warpgroups + 32); 2: the last warpgroup (+ 128, setmaxnreg); 0: the consumers copy"
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",

@@ -16,6 +16,7 @@ mod group;
 mod masks;
 pub(crate) mod ops;
 mod pipe;
+mod producer;
 mod rowpack;
 mod stmt;
 mod store;
@@ -82,6 +83,12 @@ pub(crate) struct Emitter<'k> {
     /// The mbarrier array of the loop being emitted whose streamed buffers form a ring
     /// (`Overlap::ring`): `stages` full barriers, then `stages` empty ones.
     ring: Option<pipe::RingBars>,
+    /// The launch has a producer of this many threads beyond `k.launch.threads`
+    /// (`plan::producer_warp`: `k` is the kernel at its consumer threads): block barriers are
+    /// named barriers of the consumers.
+    extra_warp: Option<u32>,
+    /// The ring the producer warp fills (`Overlap::producer`), declared at the kernel's start.
+    producer_ring: Option<String>,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -140,7 +147,23 @@ fn emit_with(
     target: &Target,
     allow_persistent: bool,
 ) -> Result<(Emitted, bool)> {
-    let mut plan = plan(k, policy, target);
+    // PRODUCER=1: planned and emitted at the consumer warpgroups' threads; the launch keeps the
+    // producer warp (`Emitter::launch_threads`).
+    let extra_warp = crate::plan::producer_warp(k);
+    let consumers_only;
+    let k = if let Some(p) = extra_warp {
+        consumers_only = Kernel {
+            launch: phobos_ir::Launch {
+                threads: k.launch.threads - p,
+                ..k.launch
+            },
+            ..k.clone()
+        };
+        &consumers_only
+    } else {
+        k
+    };
+    let mut plan = plan(k, policy, target, extra_warp);
     if plan.persistent && !allow_persistent {
         plan.persistent = false;
         for (_, ml) in plan.gemms.iter_mut() {
@@ -188,6 +211,8 @@ fn emit_with(
         pipe_buffers: 2,
         ahead: None,
         ring: None,
+        extra_warp,
+        producer_ring: None,
         dot_async: false,
         operand_override: None,
         narrow_store: None,
@@ -223,6 +248,9 @@ fn emit_with(
         ));
     }
     em.hoisted_declarations()?;
+    if em.extra_warp.is_some() {
+        em.producer_branch()?;
+    }
     em.block(&k.body, 0)?;
     let syncs = em.synchronizes();
     Ok((em.finish()?, syncs))
@@ -324,9 +352,19 @@ impl<'k> Emitter<'k> {
     }
 
     pub(crate) fn barrier(&mut self) {
-        self.line("__syncthreads();");
+        if self.extra_warp.is_some() {
+            // The producer warp is away: the consumers meet on a named barrier of their own.
+            self.line(format!("ph::consumer_sync<{}>();", self.k.launch.threads));
+        } else {
+            self.line("__syncthreads();");
+        }
         self.scratch_dirty = false;
         self.pending.clear();
+    }
+
+    /// Threads of the launch: the kernel's, and the producer's with `extra_warp`.
+    fn launch_threads(&self) -> u32 {
+        self.k.launch.threads + self.extra_warp.unwrap_or(0)
     }
 
     /// Called before a prelude function that uses the scratch area of `bytes` bytes; returns
@@ -435,8 +473,8 @@ impl<'k> Emitter<'k> {
             params.push(format!("float* __restrict__ {SPLIT_WS}"));
         }
         let bounds = match k.launch.min_blocks_per_sm {
-            Some(m) => format!("{}, {m}", k.launch.threads),
-            None => k.launch.threads.to_string(),
+            Some(m) => format!("{}, {m}", self.launch_threads()),
+            None => self.launch_threads().to_string(),
         };
         let cluster = match (self.plan.cluster, self.plan.split.as_ref()) {
             (n, _) if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
@@ -454,6 +492,13 @@ impl<'k> Emitter<'k> {
 
     fn finish(mut self) -> Result<Emitted> {
         let k = self.k;
+        if self.extra_warp.is_some() && self.scratch_bytes > 0 {
+            // The scratch users synchronize the whole block, which the producer warp has left.
+            return unsupported(
+                "PRODUCER=1 with statements that use the shared scratch area",
+                k.span,
+            );
+        }
         for (_, ml) in &self.plan.gemms {
             for h in ml.headers() {
                 self.headers.insert(h);
@@ -483,7 +528,7 @@ impl<'k> Emitter<'k> {
                 k.point.to_pins()
             },
             type_args(k),
-            k.launch.threads
+            self.launch_threads()
         ));
         for n in &self.notes {
             out.push(format!("// {n}"));
@@ -598,7 +643,7 @@ impl<'k> Emitter<'k> {
             entry: self.names.kernel.clone(),
             headers,
             dynamic_smem_bytes: smem,
-            threads: k.launch.threads,
+            threads: self.launch_threads(),
             max_regs: k.launch.max_regs,
             notes,
             dots,

@@ -37,6 +37,9 @@ pub(crate) struct Streamed<'k> {
 pub(crate) struct RingBars {
     pub name: String,
     pub stages: u32,
+    /// A producer warp fills the buffers by TMA (`Overlap::producer`, emit/producer.rs): the
+    /// barriers are set up at the kernel's start, and the consumers only wait on the full ones.
+    pub tma: bool,
 }
 
 /// Bytes of one staged tile (`ph::mma_staged_bytes`).
@@ -75,6 +78,20 @@ impl<'k> Emitter<'k> {
         self.pipe_stage = self.pipe_stage.max(stage);
         self.pipe_buffers = self.pipe_buffers.max(buffers);
         self.headers.insert(crate::MMA_HEADER);
+        if let Some(r) = self.ring.as_ref().filter(|r| r.tma) {
+            let line = format!(
+                "// streamed through shared memory by the producer warp's TMA ({} buffers of {stage} bytes, the ring {}): {}",
+                r.stages,
+                r.name,
+                streamed
+                    .iter()
+                    .map(|s| self.describe_load(s.load))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            self.line(line);
+            return Ok(streamed);
+        }
         let n = match buffers {
             2 => "two".to_string(),
             n => n.to_string(),
@@ -128,6 +145,20 @@ impl<'k> Emitter<'k> {
         } else {
             (format!("% {buffers}"), format!("(({buf} + 1) % {buffers})"))
         };
+        if let Some(r) = self.ring.as_ref().filter(|r| r.tma) {
+            // The producer warp copies; TMA writes through the async proxy, which the wgmma read.
+            let (bars, stages) = (r.name.clone(), r.stages);
+            let it = self.fresh("it");
+            self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            self.line(format!("const int {buf} = {it} % {stages};"));
+            self.line(format!(
+                "ph::ring_wait({bars} + {buf}, ({it} / {stages}) & 1);"
+            ));
+            for (p, st) in self.stiles(streamed, &buf) {
+                self.streamed.insert(p, st);
+            }
+            return Ok(buf);
+        }
         if let Some(r) = &self.ring {
             let (bars, stages) = (r.name.clone(), r.stages);
             let it = self.fresh("it");
@@ -199,6 +230,10 @@ impl<'k> Emitter<'k> {
         }
         for s in streamed {
             self.streamed.remove(&(s.load as *const Expr as usize));
+        }
+        if self.ring.as_ref().is_some_and(|r| r.tma) {
+            // The producer warp's copies: none of the consumers' own.
+            return;
         }
         if self.ring.is_some() {
             // The copies arrive on mbarriers, in no commit group: committed here, then awaited

@@ -22,7 +22,7 @@ impl<'k> Emitter<'k> {
         Ok(())
     }
 
-    fn stmt(&mut self, s: &'k Stmt) -> Result<()> {
+    pub(crate) fn stmt(&mut self, s: &'k Stmt) -> Result<()> {
         // A tile statement loading a tensor stored to since the last barrier sees the stores.
         let mut tile_loads = BTreeSet::new();
         for e in crate::visit::stmt_exprs(s) {
@@ -298,12 +298,23 @@ impl<'k> Emitter<'k> {
             .find(|r| r.path == self.path)
             .and_then(|r| r.overlap.clone().ok());
         let buffers = overlap.as_ref().map_or(2, |o| o.buffers);
-        self.ring = (overlap.as_ref())
-            .and_then(|o| o.ring.ok())
-            .map(|r| super::pipe::RingBars {
+        self.ring = match overlap.as_ref().map(|o| (o.ring, o.producer)) {
+            // The producer warp's ring, declared and set up at the kernel's start.
+            Some((Ok(r), Ok(_))) => self
+                .producer_ring
+                .clone()
+                .map(|name| super::pipe::RingBars {
+                    name,
+                    stages: r.stages,
+                    tma: true,
+                }),
+            Some((Ok(r), Err(_))) => Some(super::pipe::RingBars {
                 name: self.fresh("ring"),
                 stages: r.stages,
-            });
+                tma: false,
+            }),
+            _ => None,
+        };
         let streamed = self.pipe_begin(var, body, &assigned, s.full(), buffers)?;
         if let Some(o) = &overlap {
             self.ahead_begin(o, body, &streamed)?;

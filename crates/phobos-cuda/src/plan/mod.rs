@@ -27,9 +27,10 @@ mod schedule;
 mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
-pub(crate) use overlap::streamed_loads;
+pub(crate) use overlap::{head_tile, producer_scalar_stmt, streamed_loads};
 pub use overlap::{
-    LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
+    producer_warp, LoopRecord, NoOverlap, NoPingPong, NoProducer, NoRing, Overlap, PingPong,
+    Producer, Ring, PINGPONG_BARRIER,
 };
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
@@ -83,7 +84,9 @@ pub struct Plan {
     pub masks: Vec<MaskRecord>,
 }
 
-pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
+/// `extra_warp`: the launch has a producer of this many threads beyond `k.launch.threads`
+/// ([`producer_warp`]; `k` is then the kernel at its consumer threads).
+pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<u32>) -> Plan {
     let threads = k.launch.threads;
     let mut layouts = BTreeMap::new();
     // Recognized GEMM loops fix their accumulators' layouts first.
@@ -264,7 +267,9 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target) -> Plan {
     let dots = dot_records(k, target, &gemms, &layouts);
     notes.extend(dots.iter().map(DotRecord::to_string));
     let gemm_paths: Vec<Vec<(usize, usize)>> = gemms.iter().map(|(m, _)| m.path.clone()).collect();
-    let loops = overlap::loop_records(k, target, &layouts, &resident, &gemm_paths);
+    let loops = overlap::loop_records(k, target, &layouts, &resident, &gemm_paths, extra_warp);
+    let maps = overlap::producer_maps(k, target, &loops, tma.len());
+    tma.extend(maps);
     notes.extend(loops.iter().map(LoopRecord::to_string));
     let masks = masks::mask_records(k);
     notes.extend(masks.iter().map(MaskRecord::to_string));
