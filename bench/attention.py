@@ -147,6 +147,10 @@ def main():
                 grid = (math.ceil(n / p["BR"]), bh, 1)
                 lse = torch.full((bh, n), float("nan"), device="cuda")
                 tensors = dict(Q=q, K=k, V=v, O=o, L=lse, scale=scale, BH=bh, N=n)
+                if "ph_tma0" in params:
+                    # The producer's maps of K and V (in that order), boxes of BC keys.
+                    tensors["ph_tma0"] = drv.tensor_map_heads(k, p["BC"])
+                    tensors["ph_tma1"] = drv.tensor_map_heads(v, p["BC"])
                 args = [tensors[x] for x in params]
                 launch = lambda: drv.launch(fn, grid, threads, smem, args)
                 launch()

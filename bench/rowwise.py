@@ -211,16 +211,41 @@ class Driver:
             self.check(self.cu.cuFuncSetAttribute(fn, 8, smem), "cuFuncSetAttribute")
         return fn
 
+    def tensor_map_heads(self, t, box_rows):
+        """The rank-3 TMA map of a row-major [BH, N, D] tensor of 2-byte elements that attention's
+        producer reads (phobos_cuda's `TmaParam::heads`): boxes of one 128-byte swizzled line (64
+        elements) by `box_rows` rows by one head, zeros past N. A (buffer, offset) pair: the map is
+        128 bytes at a 64-byte aligned offset of the buffer."""
+        bh, n, d = t.shape
+        dtype = {torch.float16: 6, torch.bfloat16: 9}[t.dtype]  # CU_TENSOR_MAP_DATA_TYPE_*
+        buf = (ctypes.c_uint8 * 192)()
+        off = (-ctypes.addressof(buf)) % 64
+        u64 = ctypes.c_uint64 * 3
+        u32 = ctypes.c_uint32 * 3
+        dims = u64(d, n, bh)
+        strides = u64(d * 2, n * d * 2)
+        box = u32(64, box_rows, 1)
+        estr = u32(1, 1, 1)
+        # interleave NONE, swizzle 128B (3), L2 promotion 256B (3), fill NONE (zeros)
+        self.check(self.cu.cuTensorMapEncodeTiled(
+            ctypes.byref(buf, off), dtype, 3, ctypes.c_void_p(t.data_ptr()), dims, strides, box,
+            estr, 0, 3, 3, 0), "cuTensorMapEncodeTiled")
+        return (buf, off)
+
     def launch(self, fn, grid, threads, smem, args):
         holders = []
         for a in args:
-            if isinstance(a, torch.Tensor):
+            if isinstance(a, tuple):  # a tensor map: its bytes, passed by value
+                holders.append(a)
+            elif isinstance(a, torch.Tensor):
                 holders.append(ctypes.c_void_p(a.data_ptr()))
             elif isinstance(a, float):
                 holders.append(ctypes.c_float(a))
             else:
                 holders.append(ctypes.c_int(a))
-        ptrs = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        ptrs = (ctypes.c_void_p * len(holders))(*[
+            ctypes.c_void_p(ctypes.addressof(h[0]) + h[1]) if isinstance(h, tuple)
+            else ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         self.check(self.cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, smem, stream, ptrs, None),
                    "cuLaunchKernel")
