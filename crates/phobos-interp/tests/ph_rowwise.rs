@@ -283,6 +283,32 @@ fn cross_entropy_matches_the_host() {
             (3, 3001),
             1e-3,
         ),
+        // Per-position (max, sum) partials: whole steps of 4 or 2 chunks and the masked rest,
+        // and rows shorter than one step (the masked loop alone).
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4"),
+            None,
+            (2, 50257),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=2"),
+            None,
+            (3, 9001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=4096 THREADS=512 PARTIALS=4"),
+            None,
+            (2, 1001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4"),
+            Some("T=bf16"),
+            (3, 20001),
+            1e-3,
+        ),
     ] {
         let k = kernel(&example("cross_entropy.ph"), None, pins, types);
         let dt = if types.is_some() {

@@ -106,7 +106,9 @@ impl Knob {
             Knob::Ring => {
                 "1: an overlapped loop's streamed buffers guarded by full and empty mbarriers; 0: block barriers"
             }
-            Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
+            Knob::Shift => {
+                "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"
+            }
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores"

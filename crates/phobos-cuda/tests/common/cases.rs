@@ -605,6 +605,55 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=256 PACK=3",
             "M=9,N=1001",
         ),
+        // Cross-entropy with per-position (max, sum) partials (bench/NOTES.md r13): steps of 4
+        // and 2 chunks and the masked rest, odd rows (every shift among 9 rows), aligned rows,
+        // rows shorter than one step (the masked loop alone); SHIFT=2's unguarded whole chunks.
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=0 PARTIALS=4",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1 PARTIALS=4",
+            "M=9,V=32000",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=3,V=32000",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4",
+            "M=9,V=1001",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=512 SHIFT=2 PARTIALS=2",
+            "M=11,V=9001",
+        ),
+        // SHIFT=2 under the block-reduction loop (PARTIALS=0), each row's last chunk ragged.
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=256 SHIFT=2",
+            "M=11,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2",
+            "M=9,V=5003",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
@@ -626,6 +675,29 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
                 (n.to_string(), v.parse().expect("a number"))
             })
             .collect();
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 6, false));
+    }
+    // Cross-entropy's partials in f32 (4-element groups; SHIFT is for 2-byte rows only).
+    for (pins, m, v) in [
+        ("BLOCK=2048 THREADS=256 PARTIALS=4", 3, 50257),
+        ("BLOCK=2048 THREADS=256 PARTIALS=2", 3, 32000),
+        ("BLOCK=4096 THREADS=512 PARTIALS=4", 9, 1001),
+    ] {
+        let label = format!("cross_entropy.ph {pins} T=f32 at M={m},V={v}");
+        let src = super::source("examples/cross_entropy.ph");
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let variant = match info.variant(Some(pins), Some("T=f32"), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), ("V".to_string(), v)];
         phobos_cuda::specialize_alignment(&mut k, &dims);
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
