@@ -70,7 +70,8 @@ template <class L, int EV, bool INSIDE, class S> __device__ Tile<typename Reg<S>
   // A tile wholly inside the row (a chunk loop's every chunk but the last): one block-uniform
   // test instead of a guard a group, and no ragged path, whose predicated loads and merges
   // cost ~3 instructions an element in a loop that streams whole chunks (bench/NOTES.md r13).
-  if (INSIDE && g.ok && (unsigned)g.r0 < (unsigned)g.rn && g.c0 >= 0 && g.c0 + L::C <= g.cn) {
+  // (Groups never straddle the tile's end when VEC divides its width; otherwise no such path.)
+  if (INSIDE && L::C % L::VEC == 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn && g.c0 >= 0 && g.c0 + L::C <= g.cn) {
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       int r, c;
