@@ -643,6 +643,16 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=2048 THREADS=512 SHIFT=2 PARTIALS=2",
             "M=11,V=9001",
         ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=11,V=9001",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=1024 THREADS=128 SHIFT=2 EVICT=1 PARTIALS=4",
+            "M=9,N=9001",
+        ),
         // The online softmax's first pass with the partials (its second pass unchanged).
         (
             "softmax_online.ph",
