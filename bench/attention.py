@@ -3,6 +3,7 @@
 
     python3 bench/attention.py [--quick] [--only-d128] [--causal] [--kernel flash_attention]
                                [--case 32:4096:128:1,...] [--dtype f16,bf16] [--json out.json]
+                               [--pins "PRODUCER=2 THREADS=384"]
 
 For every case (batch-heads, tokens, head dim, causal or not, element type): phobos-kbench tunes
 the example kernel for that problem — flash_attention.ph and attention_lse.ph at head dim 64,
@@ -85,6 +86,8 @@ def main():
                     "(e.g. 32:4096:128:1,32:4096:64:0); with --quick, the first of each")
     ap.add_argument("--dtype", default="f16", help="element types, comma-separated: f16, bf16")
     ap.add_argument("--json", default=os.path.join(OUT, "attention.json"))
+    ap.add_argument("--pins", default="", help="more pins for every case (e.g. a winner of an "
+                    "earlier run, to time it without tuning again): the tuner's space shrinks")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     log = os.path.join(OUT, "attention.log")
@@ -137,7 +140,7 @@ def main():
                         args=[f"scale={scale}"], budget=60, types=f"T={dtype}")
             # Pinned either way: attention_lse.ph declares both, and a causal winner would
             # answer a different question.
-            case["pins"] = f"CAUSAL={causal}"
+            case["pins"] = f"CAUSAL={causal} {a.pins}".strip()
             pins, row["kbench_ms"] = tune_pinned(case, log)
             row["pins"] = pins
             if pins:
