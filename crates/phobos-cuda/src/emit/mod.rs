@@ -73,10 +73,11 @@ pub(crate) struct Emitter<'k> {
     gemm_smem: u32,
     /// Shared memory of the TMA C store's staging buffer, after the main loop's.
     c_smem: u32,
-    /// Bytes of one buffer of the loops' streamed dot operands (two buffers, after the C
-    /// store's staging buffer; see [`pipe`]).
+    /// Bytes of one buffer of the loops' streamed dot operands (`pipe_buffers` of them, after
+    /// the C store's staging buffer; see [`pipe`]).
     pipe_stage: u32,
-    /// How many such buffers: two, or four when a loop's dots overlap (plan/overlap.rs).
+    /// How many such buffers: two, or three when a loop's dots overlap (`OVERLAP_BUFFERS`,
+    /// plan/overlap.rs: the previous iteration's is still read by its deferred product).
     pipe_buffers: u32,
     /// The overlapped loop being emitted (see [`ahead`]).
     ahead: Option<ahead::Ahead<'k>>,
