@@ -132,22 +132,6 @@ fn a_ring_past_shared_memory_is_refused_with_the_reason() {
     );
 }
 
-/// The points of gemm_small's space whose `@where` holds for a problem.
-fn points_for(dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
-    let module = phobos_check::load(common::source(SMALL)).unwrap();
-    let info = &module.kernels[0];
-    let base = info.default_variant().unwrap();
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    info.space
-        .points()
-        .filter(|p| {
-            phobos_check::instantiate(&module, info, &base.at(p.clone()))
-                .ok()
-                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
-        })
-        .collect()
-}
-
 #[test]
 fn the_small_space_reaches_the_deep_ring_where_tma_applies() {
     let at160 = |ps: &[phobos_ir::Point]| {
@@ -160,7 +144,7 @@ fn the_small_space_reaches_the_deep_ring_where_tma_applies() {
     // blocks); 64x128 at 6 and 8, SPLIT_K up to 8; split points at the three SPLIT_REDUCE values
     // 1 to 3, each alone and in clusters of two, and reduced in a cluster of their parts
     // (SPLIT_REDUCE=4, 2 or 4 parts, tests/split_dsmem.rs).
-    let p = at160(&points_for(&P512));
+    let p = at160(&common::points_where(SMALL, &P512));
     let count = |n: i64| p.iter().filter(|p| p.get("TILE_N") == Some(n)).count();
     assert_eq!(
         (count(64), count(128)),
@@ -178,13 +162,22 @@ fn the_small_space_reaches_the_deep_ring_where_tma_applies() {
     assert!(p.iter().all(|p| p.get("TILE_K") == Some(64)));
     assert!(p.iter().all(|p| p.get("STAGES").is_some_and(|s| s >= 6)));
     // 1000x777x333: odd K and N, no tensor map: none.
-    assert!(at160(&points_for(&[("M", 1000), ("N", 777), ("K", 333)])).is_empty());
+    assert!(at160(&common::points_where(
+        SMALL,
+        &[("M", 1000), ("N", 777), ("K", 333)]
+    ))
+    .is_empty());
     // Only the deep ring's points and split 128-row tiles are clustered.
-    assert!(points_for(&P512).iter().all(|p| p.get("CLUSTER") == Some(1)
-        || p.get("THREADS") == Some(160)
-        || (p.get("THREADS") == Some(288) && p.get("SPLIT_K") != Some(1))));
+    assert!(common::points_where(SMALL, &P512)
+        .iter()
+        .all(|p| p.get("CLUSTER") == Some(1)
+            || p.get("THREADS") == Some(160)
+            || (p.get("THREADS") == Some(288) && p.get("SPLIT_K") != Some(1))));
     // 3000x2000x1000: 1504 tiles of 64x64, no split.
-    let p = at160(&points_for(&[("M", 3000), ("N", 2000), ("K", 1000)]));
+    let p = at160(&common::points_where(
+        SMALL,
+        &[("M", 3000), ("N", 2000), ("K", 1000)],
+    ));
     assert_eq!(p.len(), 2 * 5, "{p:?}");
     assert!(p.iter().all(|p| p.get("SPLIT_K") == Some(1)));
 }

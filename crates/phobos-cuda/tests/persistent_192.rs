@@ -116,26 +116,10 @@ fn four_stages_keep_the_whole_tile_staging() {
     assert_eq!(e.dynamic_smem_bytes, ring(4) + 2 * 3 * 8192 + 1024);
 }
 
-/// The points of gemm_small's space whose `@where` holds for a problem.
-fn points_for(dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
-    let module = phobos_check::load(common::source(SMALL)).unwrap();
-    let info = &module.kernels[0];
-    let base = info.default_variant().unwrap();
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    info.space
-        .points()
-        .filter(|p| {
-            phobos_check::instantiate(&module, info, &base.at(p.clone()))
-                .ok()
-                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
-        })
-        .collect()
-}
-
 #[test]
 fn five_stages_are_declared_for_the_unsplit_128x192_points_only() {
     let five = |dims: &[(&str, i64)]| {
-        points_for(dims)
+        common::points_where(SMALL, dims)
             .into_iter()
             .filter(|p| p.get("STAGES") == Some(5))
             .collect::<Vec<_>>()
@@ -212,7 +196,7 @@ fn the_space_clusters_the_persistent_points() {
     // 3000x2000x1000: every persistent 288-thread point (128x128, 128x192 and 128x256 at 3 and
     // 4 stages, 128x192 at 5) alone and in clusters of two; no other 288-thread point without
     // a split is clustered.
-    let p = points_for(&P3000);
+    let p = common::points_where(SMALL, &P3000);
     let at288 = |cluster: i64, schedule: i64| {
         p.iter()
             .filter(|p| {

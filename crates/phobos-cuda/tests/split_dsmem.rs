@@ -33,25 +33,10 @@ fn pins(tile_n: u32, stages: u32, split_k: u32) -> String {
     )
 }
 
-fn points_for(dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
-    let module = phobos_check::load(common::source(SMALL)).unwrap();
-    let info = &module.kernels[0];
-    let base = info.default_variant().unwrap();
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    info.space
-        .points()
-        .filter(|p| {
-            phobos_check::instantiate(&module, info, &base.at(p.clone()))
-                .ok()
-                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
-        })
-        .collect()
-}
-
 #[test]
 fn the_small_space_reduces_in_clusters_where_it_splits() {
     let cluster_reduced = |dims: &[(&str, i64)]| {
-        points_for(dims)
+        common::points_where(SMALL, dims)
             .into_iter()
             .filter(|p| p.get("SPLIT_REDUCE") == Some(4))
             .collect::<Vec<_>>()

@@ -30,21 +30,6 @@ fn pins(tile_n: u32, stages: u32, split_k: u32) -> String {
     )
 }
 
-fn points_for(dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
-    let module = phobos_check::load(common::source(SMALL)).unwrap();
-    let info = &module.kernels[0];
-    let base = info.default_variant().unwrap();
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    info.space
-        .points()
-        .filter(|p| {
-            phobos_check::instantiate(&module, info, &base.at(p.clone()))
-                .ok()
-                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
-        })
-        .collect()
-}
-
 #[test]
 fn the_small_space_splits_128_row_tiles_where_they_are_few() {
     let split288 = |ps: Vec<phobos_ir::Point>| {
@@ -56,7 +41,7 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
     // stages, the paired workspace (SPLIT_REDUCE=3), alone or in clusters of two; one block per tile (no
     // persistent split); 128x256 unsplit (its 128 accumulators a thread and the split's sum
     // spill).
-    let p = split288(points_for(&P512));
+    let p = split288(common::points_where(SMALL, &P512));
     assert_eq!(p.len(), 2 * 3 * 2 * 2, "{p:?}");
     assert!(p.iter().all(|p| p.get("SPLIT_REDUCE") == Some(3)));
     assert_eq!(
@@ -79,7 +64,7 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
     }
     // 3000x2000x1000 has 264 tiles of 128x192 or more: no split, and 288-thread clusters only
     // under the persistent schedule (tests/persistent_192.rs).
-    let p = points_for(&[("M", 3000), ("N", 2000), ("K", 1000)]);
+    let p = common::points_where(SMALL, &[("M", 3000), ("N", 2000), ("K", 1000)]);
     assert!(p.iter().all(|p| p.get("THREADS") != Some(288)
         || p.get("CLUSTER") == Some(1)
         || p.get("SCHEDULE") == Some(2)));

@@ -107,3 +107,19 @@ pub fn compile_options(e: &phobos_cuda::Emitted) -> phobos_gpu::CompileOptions {
     }
     o
 }
+
+/// The points of the first kernel of the example at `path` whose `@where` holds for a problem.
+pub fn points_where(path: &str, dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
+    let module = phobos_check::load(source(path)).unwrap();
+    let info = &module.kernels[0];
+    let base = info.default_variant().unwrap();
+    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    info.space
+        .points()
+        .filter(|p| {
+            phobos_check::instantiate(&module, info, &base.at(p.clone()))
+                .ok()
+                .is_some_and(|k| phobos_check::eval_where(&k, &dims) == Ok(None))
+        })
+        .collect()
+}
