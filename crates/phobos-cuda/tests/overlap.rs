@@ -5,7 +5,6 @@
 mod common;
 
 use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, LoopRecord, NoOverlap};
-use phobos_syntax::SourceFile;
 
 fn emitted(path: &str, pins: &str, types: Option<&str>, arch: u32) -> Emitted {
     let k = &common::kernels_at(path, pins, types)[0];
@@ -13,12 +12,7 @@ fn emitted(path: &str, pins: &str, types: Option<&str>, arch: u32) -> Emitted {
 }
 
 fn emitted_text(text: &str, pins: &str) -> Emitted {
-    let src = SourceFile::new("t.ph", text);
-    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info.variant(Some(pins), None, None).unwrap();
-    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-    emit_for_arch(&k, &EmitOptions::default(), 90).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    common::emitted_sm90("t.ph", text, pins, "")
 }
 
 /// The one loop record of a kernel, rendered among the notes.

@@ -6,25 +6,10 @@
 
 mod common;
 
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, NoPingPong, PingPong, PINGPONG_BARRIER};
-use phobos_syntax::SourceFile;
+use phobos_cuda::{Emitted, NoPingPong, PingPong, PINGPONG_BARRIER};
 
 const FA: &str = "examples/flash_attention.ph";
 const D128: &str = "examples/flash_attention_d128.ph";
-
-/// The kernel of `text` (named `path`) at `pins`, emitted for sm_90a.
-fn emitted_text(path: &str, text: &str, pins: &str, types: &str) -> Emitted {
-    let module =
-        phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info.variant(Some(pins), Some(types), None).unwrap();
-    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-    emit_for_arch(&k, &EmitOptions::default(), 90).unwrap_or_else(|e| panic!("{pins}: {e}"))
-}
-
-fn emitted(path: &str, pins: &str, types: &str) -> Emitted {
-    emitted_text(path, &common::source(path).text, pins, types)
-}
 
 /// The example without the knob: its declaration and its `@where` gone, every other line in
 /// its place (the `#line` directives stay the same).
@@ -68,7 +53,7 @@ const POINTS: [(&str, &str, &str); 4] = [
 #[test]
 fn two_warpgroups_take_turns_at_pingpong_1() {
     for (path, pins, types) in POINTS {
-        let on = emitted(path, &format!("{pins} PINGPONG=1"), types);
+        let on = common::example_sm90(path, &format!("{pins} PINGPONG=1"), types);
         assert_eq!(
             pingpong(&on),
             Ok(PingPong {
@@ -79,7 +64,7 @@ fn two_warpgroups_take_turns_at_pingpong_1() {
         assert!(on.loops[0].to_string().ends_with(
             "; the two warpgroups take turns issuing them, on named barriers 14 and 15: PINGPONG=1)"
         ));
-        let off = emitted(path, &format!("{pins} PINGPONG=0"), types);
+        let off = common::example_sm90(path, &format!("{pins} PINGPONG=0"), types);
         assert_eq!(pingpong(&off), Err(NoPingPong::Knob), "{path} {pins}");
         assert!(!off.loops[0].to_string().contains("ping-pong"));
         assert!(!off.source.contains("ph::pp_"), "{path} {pins}");
@@ -97,7 +82,7 @@ fn one_warpgroup_says_why_not() {
         (D128, "BR=64 BC=64 THREADS=128 OVERLAP=2 PINGPONG=1"),
     ] {
         let text = common::source(path).text.replace("@where(PINGPONG", "//");
-        let e = emitted_text(path, &text, pins, "T=f16");
+        let e = common::emitted_sm90(path, &text, pins, "T=f16");
         assert_eq!(pingpong(&e), Err(NoPingPong::Warpgroups(1)), "{pins}");
         assert!(e.loops[0]
             .to_string()
@@ -106,7 +91,7 @@ fn one_warpgroup_says_why_not() {
     }
     // The serial loop has no overlapped record, so nothing to take turns on.
     let text = common::source(D128).text.replace("@where(PINGPONG", "//");
-    let e = emitted_text(
+    let e = common::emitted_sm90(
         D128,
         &text,
         "BR=128 BC=64 THREADS=256 OVERLAP=0 PINGPONG=1",
@@ -119,7 +104,7 @@ fn one_warpgroup_says_why_not() {
 #[test]
 fn the_turns_enclose_the_issue_and_balance() {
     for (path, pins, types) in POINTS {
-        let e = emitted(path, &format!("{pins} PINGPONG=1"), types);
+        let e = common::example_sm90(path, &format!("{pins} PINGPONG=1"), types);
         let src = &e.source;
         let b = PINGPONG_BARRIER;
         let at = |needle: &str| {
@@ -173,14 +158,14 @@ fn the_default_emits_the_code_before_the_knob() {
     for (path, pins, types) in POINTS {
         // The example declaring the knob at its default (0) and the example without it: the
         // same code but for the first line, which names the point.
-        let off = emitted(path, &format!("{pins} PINGPONG=0"), types);
-        let before = emitted_text(path, &without_knob(path), pins, types);
+        let off = common::example_sm90(path, &format!("{pins} PINGPONG=0"), types);
+        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
         let rest = |s: &str| s.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
         assert_eq!(rest(&off.source), rest(&before.source), "{path} {pins}");
         assert!(off.source.lines().next().unwrap().contains("PINGPONG=0"));
         assert_eq!(off.notes, before.notes, "{path} {pins}");
         // And PINGPONG=1 adds the four calls, the record's note, nothing else.
-        let on = emitted(path, &format!("{pins} PINGPONG=1"), types);
+        let on = common::example_sm90(path, &format!("{pins} PINGPONG=1"), types);
         let code = |s: &str| -> Vec<String> {
             s.lines()
                 .skip(1)
@@ -196,7 +181,7 @@ fn the_default_emits_the_code_before_the_knob() {
     }
     // The examples' default points leave the knob off.
     for path in [FA, D128] {
-        let e = emitted(path, "", "T=f16");
+        let e = common::example_sm90(path, "", "T=f16");
         assert!(e.source.lines().next().unwrap().contains("PINGPONG=0"));
         assert!(!e.source.contains("ph::pp_"));
     }

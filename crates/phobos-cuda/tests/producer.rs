@@ -8,24 +8,10 @@
 
 mod common;
 
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, NoProducer, Producer};
-use phobos_syntax::SourceFile;
+use phobos_cuda::{Emitted, NoProducer, Producer};
 
 const FA: &str = "examples/flash_attention.ph";
 const D128: &str = "examples/flash_attention_d128.ph";
-
-fn emitted_text(path: &str, text: &str, pins: &str, types: &str) -> Emitted {
-    let module =
-        phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info.variant(Some(pins), Some(types), None).unwrap();
-    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-    emit_for_arch(&k, &EmitOptions::default(), 90).unwrap_or_else(|e| panic!("{pins}: {e}"))
-}
-
-fn emitted(path: &str, pins: &str, types: &str) -> Emitted {
-    emitted_text(path, &common::source(path).text, pins, types)
-}
 
 /// The one loop record's producer decision, after checking that the notes render the record.
 fn producer(e: &Emitted) -> Result<Producer, NoProducer> {
@@ -100,7 +86,7 @@ const POINTS: [(&str, &str, &str, u32, u32, u32, u32); 6] = [
 #[test]
 fn the_record_says_who_fills_the_ring() {
     for (path, pins, types, consumers, threads, boxes, bytes) in POINTS {
-        let e = emitted(path, pins, types);
+        let e = common::example_sm90(path, pins, types);
         assert_eq!(
             producer(&e),
             Ok(Producer {
@@ -148,7 +134,7 @@ fn the_record_says_who_fills_the_ring() {
         }
     }
     // PRODUCER=0: nothing said, nothing emitted.
-    let off = emitted(D128, "BR=128 BC=64 THREADS=256 OVERLAP=1 RING=1", "T=f16");
+    let off = common::example_sm90(D128, "BR=128 BC=64 THREADS=256 OVERLAP=1 RING=1", "T=f16");
     assert_eq!(producer(&off), Err(NoProducer::Knob));
     assert!(!off.loops[0].to_string().contains("producer"));
     assert!(off.tma.is_empty() && off.threads == 256);
@@ -164,7 +150,7 @@ fn the_record_says_why_not() {
             "THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&",
             "",
         );
-    let e = emitted_text(
+    let e = common::emitted_sm90(
         D128,
         &text,
         "BR=128 BC=64 THREADS=288 OVERLAP=1 PINGPONG=1 RING=0 PRODUCER=1",
@@ -179,7 +165,7 @@ fn the_record_says_why_not() {
         .source
         .contains("if (threadIdx.x >= 256) return;  // the extra warp: no ring to fill"));
     assert!(!e.source.contains("__syncthreads"));
-    let e = emitted_text(
+    let e = common::emitted_sm90(
         D128,
         &text,
         "BR=128 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=1",
@@ -201,7 +187,7 @@ fn loop_at(src: &str, from: usize) -> &str {
 #[test]
 fn the_producer_branches_off_first_and_the_consumers_only_wait() {
     for (path, pins, types, consumers, threads, boxes, bytes) in POINTS {
-        let e = emitted(path, pins, types);
+        let e = common::example_sm90(path, pins, types);
         let src = &e.source;
         let branch = src
             .find(&format!("if (threadIdx.x >= {consumers}) {{"))
@@ -319,8 +305,8 @@ fn the_default_emits_the_code_before_the_knob() {
             "T=bf16",
         ),
     ] {
-        let before = emitted_text(path, &without_knob(path), pins, types);
-        let now = emitted(path, &format!("{pins} PRODUCER=0"), types);
+        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
+        let now = common::example_sm90(path, &format!("{pins} PRODUCER=0"), types);
         assert_eq!(
             now.source.replacen(" PRODUCER=0", "", 1),
             before.source,

@@ -7,27 +7,10 @@
 
 mod common;
 
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, NoRing, Ring};
-use phobos_syntax::SourceFile;
+use phobos_cuda::{Emitted, NoRing, Ring};
 
 const FA: &str = "examples/flash_attention.ph";
 const D128: &str = "examples/flash_attention_d128.ph";
-
-/// The kernel of `text` (named `path`) at `pins` (and `types`, unless empty), emitted for
-/// sm_90a.
-fn emitted_text(path: &str, text: &str, pins: &str, types: &str) -> Emitted {
-    let module =
-        phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let types = (!types.is_empty()).then_some(types);
-    let variant = info.variant(Some(pins), types, None).unwrap();
-    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-    emit_for_arch(&k, &EmitOptions::default(), 90).unwrap_or_else(|e| panic!("{pins}: {e}"))
-}
-
-fn emitted(path: &str, pins: &str, types: &str) -> Emitted {
-    emitted_text(path, &common::source(path).text, pins, types)
-}
 
 /// The example without the knob: its declaration and its `@where` gone, every other line in
 /// its place.
@@ -97,12 +80,12 @@ fn loop_text(src: &str) -> &str {
 #[test]
 fn ring_1_records_the_ring_and_0_does_not() {
     for (path, pins, types) in POINTS {
-        let on = emitted(path, &format!("{pins} RING=1"), types);
+        let on = common::example_sm90(path, &format!("{pins} RING=1"), types);
         assert_eq!(ring(&on), Ok(Ring { stages: 3 }), "{path} {pins}");
         assert!(on.loops[0].to_string().ends_with(
             "; the 3 buffers guarded by full and empty mbarriers, no block barrier in the loop: RING=1)"
         ));
-        let off = emitted(path, &format!("{pins} RING=0"), types);
+        let off = common::example_sm90(path, &format!("{pins} RING=0"), types);
         assert_eq!(ring(&off), Err(NoRing::Knob), "{path} {pins}");
         assert!(!off.loops[0].to_string().contains("mbarrier"));
         assert!(!off.source.contains("ph::ring_"), "{path} {pins}");
@@ -110,7 +93,7 @@ fn ring_1_records_the_ring_and_0_does_not() {
     // The serial loop has no overlapped record: RING=1 changes nothing there.
     let text = common::source(D128).text.replace("@where(RING", "//");
     let serial = |ring: u32| {
-        emitted_text(
+        common::emitted_sm90(
             D128,
             &text,
             &format!("BR=64 BC=64 THREADS=128 OVERLAP=0 RING={ring}"),
@@ -127,7 +110,7 @@ fn ring_1_records_the_ring_and_0_does_not() {
 #[test]
 fn the_loop_waits_on_mbarriers_and_has_no_block_barrier() {
     for (path, pins, types) in POINTS {
-        let e = emitted(path, &format!("{pins} RING=1"), types);
+        let e = common::example_sm90(path, &format!("{pins} RING=1"), types);
         let src = &e.source;
         let body = loop_text(src);
         assert!(!body.contains("__syncthreads"), "{pins}\n{body}");
@@ -198,15 +181,15 @@ fn the_loop_waits_on_mbarriers_and_has_no_block_barrier() {
 #[test]
 fn the_default_emits_the_code_before_the_knob() {
     for (path, pins, types) in POINTS {
-        let off = emitted(path, &format!("{pins} RING=0"), types);
-        let before = emitted_text(path, &without_knob(path), pins, types);
+        let off = common::example_sm90(path, &format!("{pins} RING=0"), types);
+        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
         let rest = |s: &str| s.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
         assert_eq!(rest(&off.source), rest(&before.source), "{path} {pins}");
         assert!(off.source.lines().next().unwrap().contains("RING=0"));
         assert_eq!(off.notes, before.notes, "{path} {pins}");
     }
     for path in [FA, D128] {
-        let e = emitted(path, "", "T=f16");
+        let e = common::example_sm90(path, "", "T=f16");
         assert!(e.source.lines().next().unwrap().contains("RING=0"));
         assert!(!e.source.contains("ph::ring_"));
     }
@@ -233,7 +216,7 @@ kernel k(
   O[r :+ R, :] = acc
 }
 ";
-    let e = emitted_text("t.ph", text, "RING=1", "");
+    let e = common::emitted_sm90("t.ph", text, "RING=1", "");
     assert_eq!(ring(&e), Err(NoRing::NothingStreamed));
     assert!(e.loops[0]
         .to_string()

@@ -123,3 +123,21 @@ pub fn points_where(path: &str, dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
         })
         .collect()
 }
+
+/// The first kernel of `text` (named `path`) at `pins` (and `types`, unless empty), emitted for
+/// sm_90a.
+pub fn emitted_sm90(path: &str, text: &str, pins: &str, types: &str) -> phobos_cuda::Emitted {
+    let module =
+        phobos_check::load(SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let types = (!types.is_empty()).then_some(types);
+    let variant = info.variant(Some(pins), types, None).unwrap();
+    let k = phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+    phobos_cuda::emit_for_arch(&k, &phobos_cuda::EmitOptions::default(), 90)
+        .unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+/// The example at `path` at `pins` (and `types`, unless empty), emitted for sm_90a.
+pub fn example_sm90(path: &str, pins: &str, types: &str) -> phobos_cuda::Emitted {
+    emitted_sm90(path, &source(path).text, pins, types)
+}
