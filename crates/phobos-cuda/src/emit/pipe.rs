@@ -149,7 +149,14 @@ impl<'k> Emitter<'k> {
             // The producer warp copies; TMA writes through the async proxy, which the wgmma read.
             let (bars, stages) = (r.name.clone(), r.stages);
             let it = self.fresh("it");
-            self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            if self.persist {
+                self.line(format!(
+                    "const int {it} = {}++;  // the ring's counter runs on across logical blocks",
+                    super::RING_T
+                ));
+            } else {
+                self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            }
             self.line(format!("const int {buf} = {it} % {stages};"));
             self.line(format!(
                 "ph::ring_wait({bars} + {buf}, ({it} / {stages}) & 1);"

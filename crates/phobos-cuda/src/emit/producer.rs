@@ -78,6 +78,15 @@ impl<'k> Emitter<'k> {
         if setmaxnreg {
             self.line(format!("ph::producer_regs<{PRODUCER_REGS}>();"));
         }
+        if self.persist {
+            // One lane walks the logical blocks: the bounds of each, then its tiles.
+            self.line(format!(
+                "if (threadIdx.x == {consumers}) {{  // one lane issues"
+            ));
+            self.indent += 1;
+            self.prefetch_maps();
+            self.logical_blocks_begin("the producer");
+        }
         for (i, st) in k.body[..at].iter().enumerate() {
             if producer_scalar_stmt(st) {
                 self.path.push((0, i));
@@ -102,16 +111,12 @@ impl<'k> Emitter<'k> {
         let s = self.scalar(start)?;
         let e = self.scalar(end)?;
         let st = self.scalar(step)?;
-        self.line(format!(
-            "if (threadIdx.x == {consumers}) {{  // one lane issues"
-        ));
-        self.indent += 1;
-        let maps: Vec<String> = (self.plan.tma.iter())
-            .filter(|m| m.outer.is_some())
-            .map(|m| m.name.clone())
-            .collect();
-        for m in &maps {
-            self.line(format!("ph::gemm::tma_prefetch_desc(&{m});"));
+        if !self.persist {
+            self.line(format!(
+                "if (threadIdx.x == {consumers}) {{  // one lane issues"
+            ));
+            self.indent += 1;
+            self.prefetch_maps();
         }
         self.line("#pragma unroll 1");
         self.line(format!(
@@ -123,11 +128,18 @@ impl<'k> Emitter<'k> {
         self.indent += 1;
         let it = self.fresh("it");
         let buf = self.fresh("buf");
-        self.line(format!(
-            "const int {it} = ({name} - {}) / {};",
-            s.at(6),
-            st.at(5)
-        ));
+        if self.persist {
+            self.line(format!(
+                "const int {it} = {}++;  // the ring's counter runs on across logical blocks",
+                super::RING_T
+            ));
+        } else {
+            self.line(format!(
+                "const int {it} = ({name} - {}) / {};",
+                s.at(6),
+                st.at(5)
+            ));
+        }
         self.line(format!("const int {buf} = {it} % {stages};"));
         self.line(format!(
             "if ({it} >= 2) ph::ring_wait({bars} + {stages} + {buf}, (({it} - 2) / {stages}) & 1);"
@@ -170,6 +182,11 @@ impl<'k> Emitter<'k> {
         }
         self.indent -= 1;
         self.line("}");
+        if self.persist {
+            // The loop over the logical blocks.
+            self.indent -= 1;
+            self.line("}");
+        }
         self.indent -= 1;
         self.line("}");
         self.line("return;");
@@ -181,5 +198,16 @@ impl<'k> Emitter<'k> {
         // The consumers' statements name their source lines again.
         self.last_line = None;
         Ok(())
+    }
+
+    /// The producer's tensor maps prefetched (`prefetch.tensormap`).
+    fn prefetch_maps(&mut self) {
+        let maps: Vec<String> = (self.plan.tma.iter())
+            .filter(|m| m.outer.is_some())
+            .map(|m| m.name.clone())
+            .collect();
+        for m in &maps {
+            self.line(format!("ph::gemm::tma_prefetch_desc(&{m});"));
+        }
     }
 }
