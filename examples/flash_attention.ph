@@ -15,9 +15,10 @@
 // TMA while the warpgroups compute (FA3's producer warp); the tile layouts take the warpgroups only.
 // PRODUCER=2: the last warpgroup (THREADS = 128 * warpgroups + 128), setmaxnreg moving its
 // registers to the consumers. PERSIST=1 (with PRODUCER=2): persistent blocks, one a resident
-// slot, each looping over the logical blocks below, the producer's ring running on across them.
+// slot, each looping over the logical blocks below, the producer's ring running on across them;
+// PERSIST=2: the producer loads q by TMA too.
 @autotune(D in [64], BR in [32, 128], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256, 160, 288, 384},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2})
 @where(THREADS * MIN_BLOCKS <= 384)
 @where(THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&
        THREADS - 32 * PRODUCER * PRODUCER <= 256)

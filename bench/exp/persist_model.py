@@ -20,6 +20,11 @@ arrival a consumer warpgroup). The steps are the emitted ones:
   - the producer, each logical block, each tile: g = t++; when g >= 2, wait on buffer g % 3's
     empty barrier for parity ((g - 2) / 3) & 1; arrive with expect_tx; issue the copy, which lands
     at a later step chosen at random.
+With PERSIST=2 (q_tma) the producer loads q too: each logical block, before its tiles, when the
+block is not the first it waits on the q-empty barrier for parity (n - 1) & 1 (n: logical blocks
+so far; one arrival a consumer warpgroup, made after its loop, its last Q·Kᵀ completed), then
+arrives on q-full with expect_tx and issues q's copy; the consumers wait on q-full for parity
+n & 1 instead of copying q and meeting at the barrier after it.
 Random interleavings check that no wait hangs, that every read finds its own tile (the previous
 tile, or the zeros, for a block's first deferred product), that no copy writes a buffer still
 read or being zeroed, and that no consumer's q copy overwrites q while another reads it.
@@ -29,7 +34,7 @@ import random
 S = 3
 
 
-def run(blocks, consumers, seed, mutant=None):
+def run(blocks, consumers, seed, mutant=None, q_tma=False):
     rnd = random.Random(seed)
     full, empty, emptyc = [0] * S, [0] * S, [0] * S
     content = [None] * S
@@ -38,6 +43,7 @@ def run(blocks, consumers, seed, mutant=None):
     q = [None]
     in_flight = []  # (buffer, tile) copies issued, not landed
     bar = {"arrived": 0, "gen": 0}
+    qfull, qempty, qemptyc = [0], [0], [0]
 
     def passes(done, b, parity):
         return (done[b] & 1) != parity
@@ -66,10 +72,14 @@ def run(blocks, consumers, seed, mutant=None):
     def consumer(w):
         t = 0
         for blk, n in enumerate(blocks):
-            assert all("q" not in r for i, r in enumerate(reads) if i != w), (w, blk, reads)
-            q[0] = blk
-            yield
-            yield from barrier()
+            if q_tma:
+                while not passes(qfull, 0, blk & 1):
+                    yield
+            else:
+                assert all("q" not in r for i, r in enumerate(reads) if i != w), (w, blk, reads)
+                q[0] = blk
+                yield
+                yield from barrier()
             prev = S - 1 if mutant == "prev fixed" else (t + S - 1) % S
             if t == 0 or mutant == "zero every block":
                 zeroing[0] = True
@@ -87,6 +97,11 @@ def run(blocks, consumers, seed, mutant=None):
                 assert content[buf] == g, (w, blk, j, buf, content)
                 assert content[prev] == g - 1, (w, blk, j, prev, content)
                 assert q[0] == blk, (w, blk, q)
+                if q_tma and mutant == "q released early" and j == 0:
+                    qemptyc[0] += 1
+                    if qemptyc[0] == consumers:
+                        qemptyc[0] = 0
+                        qempty[0] += 1
                 reads[w] = {buf, prev, "q"}
                 assert all(f not in reads[w] for f, _ in in_flight), (w, g, in_flight)
                 yield
@@ -95,6 +110,11 @@ def run(blocks, consumers, seed, mutant=None):
                 prev = buf
                 yield
             reads[w] = set()
+            if q_tma and mutant != "q released early":
+                qemptyc[0] += 1
+                if qemptyc[0] == consumers:
+                    qemptyc[0] = 0
+                    qempty[0] += 1
             yield from barrier()  # ahead_end's, before the last deferred product
             assert content[prev] == t - 1, (w, blk, prev, content)
             reads[w] = {prev}
@@ -108,6 +128,13 @@ def run(blocks, consumers, seed, mutant=None):
             if mutant == "producer restarts":
                 t = 0
             yield  # the block's bounds
+            if q_tma:
+                if blk >= 1:
+                    while not passes(qempty, 0, (blk - 1) & 1):
+                        yield
+                assert all("q" not in r for r in reads), (blk, reads)
+                in_flight.append(("q", blk))
+                yield
             for j in range(n):
                 g = t
                 t += 1
@@ -123,6 +150,11 @@ def run(blocks, consumers, seed, mutant=None):
     def land():
         if in_flight and rnd.random() < 0.5:
             b, g = in_flight.pop(rnd.randrange(len(in_flight)))
+            if b == "q":
+                assert all("q" not in r for r in reads), (g, reads)
+                q[0] = g
+                qfull[0] += 1
+                return
             assert writable(b), (g, b, reads)
             content[b] = g
             full[b] += 1
@@ -146,20 +178,22 @@ if __name__ == "__main__":
     rnd = random.Random(7)
     walks = [[]] + [[rnd.randrange(8) for _ in range(rnd.randrange(1, 6))] for _ in range(60)]
     walks += [[1] * 5, [2] * 5, [3] * 4, [0, 4, 0, 5], [7, 1, 7]]
-    for blocks in walks:
-        for consumers in (1, 2, 3):
-            for seed in range(40):
-                run(blocks, consumers, seed)
+    for q_tma in (False, True):
+        for blocks in walks:
+            for consumers in (1, 2, 3):
+                for seed in range(40):
+                    run(blocks, consumers, seed, q_tma=q_tma)
     # The checks can fail: each of these departures from the emitted protocol fails them.
-    for mutant in ("prev fixed", "zero every block", "producer restarts"):
+    for mutant in ("prev fixed", "zero every block", "producer restarts", "q released early"):
         failed = 0
         for blocks in walks[1:20]:
             for seed in range(10):
                 try:
-                    run(blocks, 2, seed, mutant)
+                    run(blocks, 2, seed, mutant, q_tma=mutant == "q released early")
                 except AssertionError:
                     failed += 1
         assert failed, mutant
         print(f"{mutant}: fails {failed} of {19 * 10} runs")
     print(f"ok: {len(walks)} walks of 0-5 logical blocks (0-7 tiles each), 1-3 consumer "
-          "warpgroups and the producer, 40 interleavings each")
+          "warpgroups and the producer, 40 interleavings each, q copied by the consumers "
+          "(PERSIST=1) and by the producer (PERSIST=2)")

@@ -380,6 +380,32 @@ fn form_cases() -> Vec<common::cases::Case> {
         )],
         62,
     ));
+    // PERSIST=2: q loaded by the producer too (a third map, boxes of BR rows; the rows past N
+    // read as zeros).
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+            &[("BH", 2), ("N", 577)],
+        )],
+        63,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=2",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+        ],
+        64,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
@@ -428,9 +454,9 @@ fn persistent_plan(c: &common::cases::Case) -> Result<(), String> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 41);
+    assert_eq!(cases.len(), 44);
     let persistent: Vec<_> = cases.iter().filter(|c| c.emitted.persistent).collect();
-    assert_eq!(persistent.len(), 6);
+    assert_eq!(persistent.len(), 9);
     for c in persistent {
         persistent_plan(c).unwrap_or_else(|e| panic!("{}: {e}", c.label));
     }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use phobos_cuda::{Emitted, NoPersist, Persist};
+use phobos_cuda::{Emitted, NoPersist, Persist, QByProducer};
 
 const FA: &str = "examples/flash_attention.ph";
 const D128: &str = "examples/flash_attention_d128.ph";
@@ -59,7 +59,7 @@ const TILE_LOOP: &str =
 fn the_record_says_the_blocks_persist() {
     for (path, pins, types, _) in POINTS {
         let e = common::example_sm90(path, pins, types);
-        assert_eq!(persist(&e), Ok(Persist { stages: 3 }), "{pins}");
+        assert_eq!(persist(&e), Ok(Persist { stages: 3, q: None }), "{pins}");
         assert!(e.loops[0].to_string().contains(
             "; persistent blocks loop over the logical grid, the ring's tile counter carried across them: PERSIST=1"
         ));
@@ -177,11 +177,90 @@ fn producer_and_consumers_walk_the_logical_blocks_with_one_counter() {
     }
 }
 
+#[test]
+fn persist_2_has_the_producer_load_q() {
+    for (path, pins, types, consumers) in POINTS {
+        let pins = &pins.replace("PERSIST=1", "PERSIST=2");
+        let e = common::example_sm90(path, pins, types);
+        let br: u32 = pins["BR=".len() + pins.find("BR=").unwrap()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let d = if path == D128 { 128 } else { 64 };
+        let p = persist(&e).unwrap_or_else(|w| panic!("{pins}: {w}"));
+        let q: QByProducer = p.q.unwrap_or_else(|| panic!("{pins}: q by the producer"));
+        assert_eq!((q.boxes, q.bytes), (d / 64, br * d * 2), "{pins}");
+        assert!(e.loops[0].to_string().contains(&format!(
+            "the producer loading the resident operand too ({} boxes, {} bytes, on q-full and q-empty mbarriers): PERSIST=2",
+            q.boxes, q.bytes
+        )));
+        // A third map, Q's, with boxes of the block's rows.
+        assert_eq!(e.tma.len(), 3, "{pins}");
+        assert_eq!(e.tma[2].spec.box_dim, [64, br], "{pins}");
+        assert!(e.tma[2].outer.is_some());
+        let src = &e.source;
+        assert!(src.contains(&format!(
+            "ph::ring_init_tma_q<3, {consumers}>(ph_ring1);  // and ph_ring1[6] q full, ph_ring1[7] q empty"
+        )));
+        let walks: Vec<usize> = src.match_indices(TILE_LOOP).map(|(i, _)| i).collect();
+        assert_eq!(walks.len(), 2, "{pins}");
+        // The producer: per logical block, q-empty awaited from the second on, q's bytes
+        // expected, its boxes, before the block's first K/V tile.
+        let prod = block_at(src, walks[0]);
+        let wait = prod
+            .find("if (ph_q_n >= 1) ph::ring_wait(ph_ring1 + 7, (ph_q_n - 1) & 1);")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{pins}
+{prod}"
+                )
+            });
+        let expect = prod
+            .find(&format!(
+                "ph::ring_expect(ph_ring1 + 6, {});  // q's bytes",
+                q.bytes
+            ))
+            .unwrap();
+        let boxes: Vec<usize> = prod.match_indices(", &ph_tma2, ").map(|(i, _)| i).collect();
+        assert_eq!(boxes.len() as u32, q.boxes, "{pins}");
+        let kv = prod.find("for (int c = ").unwrap();
+        assert!(wait < expect && expect < boxes[0] && boxes[boxes.len() - 1] < kv);
+        assert!(prod[..kv].contains("++ph_q_n;"));
+        // The consumers: q-full awaited, no copy of q, q-empty released after the key loop.
+        let cons = block_at(src, walks[1]);
+        let got = cons
+            .find("ph::ring_wait(ph_ring1 + 6, ph_q_n & 1);  // q, loaded by the producer")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{pins}
+{cons}"
+                )
+            });
+        assert!(
+            !cons.contains("mma_prefetch") && !cons.contains("cp_async"),
+            "{pins}"
+        );
+        let key_loop = cons.find("for (int c = ").unwrap();
+        let done = cons
+            .find("ph::ring_release(ph_ring1 + 7);  // done with q")
+            .unwrap();
+        assert!(got < key_loop && key_loop < done, "{pins}");
+        assert!(cons.trim_end().ends_with("++ph_q_n;"), "{pins}");
+        assert_eq!(src.matches("int ph_q_n = 0;").count(), 2, "{pins}");
+    }
+    // PERSIST=1: q stays the consumers' copy.
+    let (path, pins, types, _) = POINTS[0];
+    let e = common::example_sm90(path, pins, types);
+    assert!(!e.source.contains("ph_q_n") && e.tma.len() == 2);
+}
+
 /// The example without the knob: its declaration and its `@where` gone, every other line in
 /// its place.
 fn without_knob(path: &str) -> String {
     let text = common::source(path).text;
-    let decl = ", PERSIST in {0, 1}";
+    let decl = ", PERSIST in {0, 1, 2}";
     assert!(text.contains(decl), "{path} declares PERSIST");
     text.replace(decl, "")
         .replace("@where(PERSIST == 0 || PRODUCER == 2)", "//")

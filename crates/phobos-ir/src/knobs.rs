@@ -116,7 +116,7 @@ impl Knob {
                 "1: the last warp fills the mbarrier ring by TMA (THREADS = 128 * warpgroups + 32); 2: the last warpgroup (+ 128, setmaxnreg); 0: the consumers copy"
             }
             Knob::Persist => {
-                "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 0: one block each"
+                "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 2: and the producer loads q by TMA; 0: one block each"
             }
             Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",

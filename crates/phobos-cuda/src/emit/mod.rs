@@ -94,6 +94,9 @@ pub(crate) struct Emitter<'k> {
     /// producer's loop run in a loop over the logical blocks, the ring's counter
     /// ([`RING_T`]) carried across them.
     persist: bool,
+    /// The resident operand the producer loads at each logical block (`Persist::q`,
+    /// `PERSIST=2`): q-full and q-empty mbarriers follow the ring's, counted by [`Q_N`].
+    persist_q: Option<crate::plan::QByProducer>,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -145,6 +148,9 @@ const TILE: &str = "ph_tile";
 /// The ring's tiles so far across a persistent block's logical blocks (`Overlap::persist`):
 /// the producer's and the consumers' own counters.
 pub(crate) const RING_T: &str = "ph_ring_t";
+/// The logical blocks so far of a persistent block whose producer loads q (`PERSIST=2`): the
+/// q barriers' phases.
+pub(crate) const Q_N: &str = "ph_q_n";
 
 /// Emits the kernel; the flag says whether the code around the main loops synchronizes the
 /// block or uses the shared scratch (which the persistent schedule cannot have).
@@ -173,6 +179,10 @@ fn emit_with(
     };
     let mut plan = plan(k, policy, target, extra_warp);
     let persist = (plan.loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
+    let persist_q = (plan.loops.iter()).find_map(|r| match &r.overlap {
+        Ok(o) => o.persist.ok().and_then(|p| p.q),
+        Err(_) => None,
+    });
     if plan.persistent && !allow_persistent {
         plan.persistent = false;
         for (_, ml) in plan.gemms.iter_mut() {
@@ -223,6 +233,7 @@ fn emit_with(
         extra_warp,
         producer_ring: None,
         persist,
+        persist_q,
         dot_async: false,
         operand_override: None,
         narrow_store: None,
@@ -264,6 +275,9 @@ fn emit_with(
     if em.persist {
         em.logical_blocks_begin("the consumers");
         em.block(&k.body, 0)?;
+        if em.persist_q.is_some() {
+            em.line(format!("++{Q_N};"));
+        }
         em.indent -= 1;
         em.line("}");
         // The whole block's `__syncthreads` lies before the producer branches off.
@@ -336,6 +350,11 @@ impl<'k> Emitter<'k> {
     /// Opens the loop of a persistent block over its logical blocks (`Overlap::persist`), in the
     /// logical grid's order (x fastest), with the ring's counter before it; the caller closes it.
     pub(crate) fn logical_blocks_begin(&mut self, who: &str) {
+        if self.persist_q.is_some() {
+            self.line(format!(
+                "int {Q_N} = 0;  // logical blocks so far: the phases of q's barriers"
+            ));
+        }
         self.line(format!(
             "int {RING_T} = 0;  // the ring's tiles so far, across this block's logical blocks"
         ));

@@ -65,11 +65,20 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "// the producer (PRODUCER=1: a warp, 2: a warpgroup): threads {consumers}.., apart from the tile layouts; the buffers a ring: {bars}[s] full (the TMA copies landed), {bars}[{stages} + s] empty (the products read it)"
         ));
+        let q = self.persist_q;
         self.line(format!(
             "__shared__ __align__(8) unsigned long long {bars}[{}];",
-            2 * stages
+            2 * stages + if q.is_some() { 2 } else { 0 }
         ));
-        self.line(format!("ph::ring_init_tma<{stages}, {consumers}>({bars});"));
+        if q.is_some() {
+            self.line(format!(
+                "ph::ring_init_tma_q<{stages}, {consumers}>({bars});  // and {bars}[{}] q full, {bars}[{}] q empty",
+                2 * stages,
+                2 * stages + 1
+            ));
+        } else {
+            self.line(format!("ph::ring_init_tma<{stages}, {consumers}>({bars});"));
+        }
         self.line("__syncthreads();  // the whole block, the producer warp included");
         self.producer_ring = Some(bars.clone());
         let setmaxnreg = self.extra_warp == Some(128) && consumers == 256;
@@ -95,6 +104,9 @@ impl<'k> Emitter<'k> {
                 self.path.pop();
                 r?;
             }
+        }
+        if let Some(q) = q {
+            self.producer_q(q, &bars, stages)?;
         }
         let StmtKind::For {
             var,
@@ -197,6 +209,51 @@ impl<'k> Emitter<'k> {
         }
         // The consumers' statements name their source lines again.
         self.last_line = None;
+        Ok(())
+    }
+
+    /// PERSIST=2: the resident q of the logical block loaded by TMA, once the consumers are done
+    /// with the previous one's (`Persist::q`).
+    fn producer_q(&mut self, q: crate::plan::QByProducer, bars: &str, stages: u32) -> Result<()> {
+        let k = self.k;
+        let StmtKind::Assign { value, .. } = &k.body[q.stmt].kind else {
+            return super::unsupported(
+                "a resident operand that is not assigned",
+                k.body[q.stmt].span,
+            );
+        };
+        let Some(t) = head_tile(k, value) else {
+            return super::unsupported("a resident operand the producer cannot copy", value.span);
+        };
+        // Its map is the last of the producer's (after the streamed operands').
+        let Some(map) = (self.plan.tma.iter())
+            .rfind(|m| m.tensor == t.tensor && m.outer.is_some())
+            .map(|m| m.name.clone())
+        else {
+            return super::unsupported("a resident operand without its tensor map", value.span);
+        };
+        let head = self.scalar(t.head)?;
+        let row = self.scalar(t.row)?;
+        let (full, empty) = (2 * stages, 2 * stages + 1);
+        let n = super::Q_N;
+        self.line(format!(
+            "if ({n} >= 1) ph::ring_wait({bars} + {empty}, ({n} - 1) & 1);  // the consumers' last Q·Kᵀ of the logical block before"
+        ));
+        self.line(format!(
+            "ph::ring_expect({bars} + {full}, {});  // {}'s bytes",
+            q.bytes, k.locals[q.local].name
+        ));
+        for slab in 0..t.cols / 64 {
+            self.line(format!(
+                "ph::ring_tma_3d(ph_resident + {}, &{map}, {}, {}, {}, {bars} + {full});  // {}",
+                slab * t.rows * 128,
+                slab * 64,
+                row.full(),
+                head.full(),
+                k.params[t.tensor].name
+            ));
+        }
+        self.line(format!("++{n};"));
         Ok(())
     }
 

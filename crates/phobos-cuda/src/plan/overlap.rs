@@ -287,7 +287,11 @@ impl std::fmt::Display for LoopRecord {
                 },
                 match o.persist {
                     Err(NoPersist::Knob) => String::new(),
-                    Ok(_) => "; persistent blocks loop over the logical grid, the ring's tile counter carried across them: PERSIST=1".to_string(),
+                    Ok(Persist { q: None, .. }) => "; persistent blocks loop over the logical grid, the ring's tile counter carried across them: PERSIST=1".to_string(),
+                    Ok(Persist { q: Some(q), .. }) => format!(
+                        "; persistent blocks loop over the logical grid, the ring's tile counter carried across them, the producer loading the resident operand too ({} boxes, {} bytes, on q-full and q-empty mbarriers): PERSIST=2",
+                        q.boxes, q.bytes
+                    ),
                     Err(why) => format!("; not persistent: {why}"),
                 }
             ),
@@ -493,7 +497,16 @@ pub(super) fn loop_records(
                 let producer = producer(k, target, s, p, &ring, extra_warp);
                 Overlap {
                     pingpong: pingpong(k),
-                    persist: persist(k, &producer, o.buffers),
+                    persist: persist(
+                        k,
+                        &producer,
+                        o.buffers,
+                        resident,
+                        match p {
+                            [(0, at)] => Some(*at),
+                            _ => None,
+                        },
+                    ),
                     producer,
                     ring,
                     ..o
@@ -852,7 +865,14 @@ pub(super) fn producer_maps(
         };
         let mut assigned = BTreeSet::new();
         crate::visit::assigned_locals(body, &mut assigned);
-        for load in streamed_loads(k, target, *var, body, &assigned) {
+        let mut loads = streamed_loads(k, target, *var, body, &assigned);
+        // PERSIST=2: the resident q's map after K's and V's.
+        if let Ok(Persist { q: Some(q), .. }) = o.persist {
+            if let StmtKind::Assign { value, .. } = &k.body[q.stmt].kind {
+                loads.push(value);
+            }
+        }
+        for load in loads {
             let Some(t) = head_tile(k, load) else {
                 continue;
             };
