@@ -44,14 +44,14 @@ kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: 
       if PARTIALS == 2 {
         let m_new = max(mv, max(x0, x1))
         let ms = m_new * 1.4426950408889634
-        sv = sv * exp2(mv * 1.4426950408889634 - ms) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
         mv = m_new
       } else {
         let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK])
         let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK])
         let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
         let ms = m_new * 1.4426950408889634
-        sv = sv * exp2(mv * 1.4426950408889634 - ms) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
         mv = m_new
       }
     }
@@ -59,11 +59,11 @@ kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: 
       let x = where(c + arange(BLOCK) < V, f32(X[r, c :+ BLOCK]), -inf)
       let m_new = max(mv, x)
       let ms = m_new * 1.4426950408889634
-      sv = sv * exp2(mv * 1.4426950408889634 - ms) + exp2(x * 1.4426950408889634 - ms)
+      sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
       mv = m_new
     }
     m = max(mv)
-    s = sum(sv * exp2(mv * 1.4426950408889634 - m * 1.4426950408889634))
+    s = sum(sv * exp2((mv - m) * 1.4426950408889634))
   }
   if ctx.thread == 0 {
     Loss[r] = log(s) + m - f32(X[r, Target[r]])

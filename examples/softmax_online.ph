@@ -56,14 +56,14 @@ kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
       if PARTIALS == 2 {
         let m_new = max(mv, max(x0, x1))
         let ms = m_new * 1.4426950408889634
-        lv = lv * exp2(mv * 1.4426950408889634 - ms) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
         mv = m_new
       } else {
         let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK, cache = evict_last])
         let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK, cache = evict_last])
         let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
         let ms = m_new * 1.4426950408889634
-        lv = lv * exp2(mv * 1.4426950408889634 - ms) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
         mv = m_new
       }
     }
@@ -71,11 +71,11 @@ kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
       let x = where(c + arange(BLOCK) < N, f32(X[r, c :+ BLOCK, cache = evict_last]), -inf)
       let m_new = max(mv, x)
       let ms = m_new * 1.4426950408889634
-      lv = lv * exp2(mv * 1.4426950408889634 - ms) + exp2(x * 1.4426950408889634 - ms)
+      lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
       mv = m_new
     }
     m = max(mv)
-    l = sum(lv * exp2(mv * 1.4426950408889634 - m * 1.4426950408889634))
+    l = sum(lv * exp2((mv - m) * 1.4426950408889634))
   }
   let inv = 1.0 / l
   let last = (N - 1) / BLOCK * BLOCK
