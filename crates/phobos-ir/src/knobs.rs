@@ -112,7 +112,9 @@ impl Knob {
             Knob::Producer => {
                 "1: the last warp fills the mbarrier ring by TMA (THREADS = 128 * warpgroups + 32); 2: the last warpgroup (+ 128, setmaxnreg); 0: the consumers copy"
             }
-            Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
+            Knob::Shift => {
+                "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"
+            }
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores"
