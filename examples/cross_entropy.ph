@@ -1,28 +1,69 @@
 // Cross-entropy loss of each row of logits X (M rows over a vocabulary of V) against its target
 // class: Loss[r] = logsumexp(X[r, :]) - X[r, Target[r]]. One row a block, in BLOCK-wide chunks
-// with the online (max, sum) update, so the logits are read once at any vocabulary size. The
-// next chunk's load is issued before the current chunk's reductions, so it is in flight while
-// they run.
-// SHIFT (a knob, bench/NOTES.md r10): how the shifted loads of unaligned 2-byte rows (V = 50257
-// in bf16) find each group's elements: 0, every group computes its shift and shifts at run
-// time; 1, the row's shift is computed once and the conversion branches on it. Other rows and
-// types ignore it.
-@autotune(BLOCK in [2048, 8192], THREADS in [256, 512], SHIFT in {0, 1})
+// with the online (max, sum) update, so the logits are read once at any vocabulary size.
+// SHIFT (a knob, bench/NOTES.md r10, r13): how the shifted loads of unaligned 2-byte rows (V =
+// 50257 in bf16) find each group's elements: 0, every group computes its shift and shifts at run
+// time; 1, the row's shift is computed once and the conversion branches on it; 2, as 1, and a
+// chunk wholly inside the row skips the per-group bounds checks. Other rows and types ignore it.
+// PARTIALS (this kernel's own name, bench/NOTES.md r13): 0, the block's (max, sum) is updated
+// each chunk, by two block reductions, the next chunk's load issued before them; 2 or 4, each
+// element position of a chunk keeps its own running max and sum (`mv`, `sv`: BLOCK / THREADS a
+// thread), updated elementwise over steps of PARTIALS chunks with one rescale a step, and the
+// block combines the (max, sum) pairs once a row: no block reduction in the loop. The partials
+// start at -1e30, not -inf, so a position that sees only masked elements rescales by 1, not NaN
+// (logits below -1e30 are outside what this kernel is for).
+@autotune(BLOCK in [2048, 8192], THREADS in [256, 512], SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4})
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
 @launch(THREADS)
 @bytes(sizeof(T) * M * V + 8 * M)
 kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {
   let r = ctx.block.x
   var m: f32 = -inf
   var s: f32 = 0.0
-  var next = X[r, 0 :+ BLOCK]
-  for c in range(0, V, BLOCK) {
-    let x = where(c + arange(BLOCK) < V, f32(next), -inf)
-    next = X[r, c + BLOCK :+ BLOCK]
-    let m_new = max(m, max(x))
-    // exp(x - m_new) as exp2(x * log2(e) - m_new * log2(e)): one FFMA and one MUFU an element.
-    s = s * exp(m - m_new) + sum(exp2(x * 1.4426950408889634 - m_new * 1.4426950408889634))
-    m = m_new
+  if PARTIALS == 0 {
+    var next = X[r, 0 :+ BLOCK]
+    for c in range(0, V, BLOCK) {
+      let x = where(c + arange(BLOCK) < V, f32(next), -inf)
+      next = X[r, c + BLOCK :+ BLOCK]
+      let m_new = max(m, max(x))
+      // exp(x - m_new) as exp2(x * log2(e) - m_new * log2(e)): one FFMA and one MUFU an element.
+      s = s * exp(m - m_new) + sum(exp2(x * 1.4426950408889634 - m_new * 1.4426950408889634))
+      m = m_new
+    }
+  } else {
+    var mv: tile<f32>[BLOCK] = -1.0e30
+    var sv: tile<f32>[BLOCK] = 0.0
+    // Whole steps of PARTIALS chunks, unmasked; then the rest a chunk at a time, masked. (The
+    // max keeps the step nonzero where this branch is dead code, at PARTIALS=0.)
+    let step = max(PARTIALS, 2) * BLOCK
+    let full = V - V % step
+    for c in range(0, full, step) {
+      let x0 = f32(X[r, c :+ BLOCK])
+      let x1 = f32(X[r, c + BLOCK :+ BLOCK])
+      if PARTIALS == 2 {
+        let m_new = max(mv, max(x0, x1))
+        let ms = m_new * 1.4426950408889634
+        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+        mv = m_new
+      } else {
+        let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK])
+        let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK])
+        let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
+        let ms = m_new * 1.4426950408889634
+        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        mv = m_new
+      }
+    }
+    for c in range(full, V, BLOCK) {
+      let x = where(c + arange(BLOCK) < V, f32(X[r, c :+ BLOCK]), -inf)
+      let m_new = max(mv, x)
+      let ms = m_new * 1.4426950408889634
+      sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
+      mv = m_new
+    }
+    m = max(mv)
+    s = sum(sv * exp2((mv - m) * 1.4426950408889634))
   }
   if ctx.thread == 0 {
     Loss[r] = log(s) + m - f32(X[r, Target[r]])

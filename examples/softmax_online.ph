@@ -17,22 +17,65 @@
 // `evict_first` (written once, never read here), so neither displaces rows still to be read
 // again. Hints never change a value; the knob EVICT=0 drops them, so the tuner compares the
 // code with and without. SHIFT is cross_entropy.ph's knob (the shifted loads of unaligned bf16
-// rows).
-@autotune(BLOCK in [1024, 16384], THREADS in [128, 1024], SHIFT in {0, 1}, EVICT in {0, 1})
+// rows; 2 is kept to the partials' loop).
+//
+// PARTIALS (as in cross_entropy.ph, bench/NOTES.md r13): 0, the first pass updates the block's
+// (m, l) each chunk by two block reductions; 2 or 4, each element position keeps its own running
+// max and sum over steps of PARTIALS chunks (one rescale a step, no block reduction in the loop),
+// combined by the block once a row. The partials start at -1e30, so a position that sees only
+// masked elements rescales by 1, not NaN. The second pass is the same for every PARTIALS.
+@autotune(BLOCK in [1024, 16384], THREADS in [128, 1024], SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4})
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@where(PARTIALS == 0 || (BLOCK == 8 * THREADS && THREADS <= 512))
+@where(SHIFT != 2 || PARTIALS != 0)
 @launch(THREADS)
 @bytes(3 * sizeof(T) * M * N)
 kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
   var m: f32 = -inf
   var l: f32 = 0.0
-  var next = X[r, 0 :+ BLOCK, cache = evict_last]
-  for c in range(0, N, BLOCK) {
-    let x = where(c + arange(BLOCK) < N, f32(next), -inf)
-    next = X[r, c + BLOCK :+ BLOCK, cache = evict_last]
-    let m_new = max(m, max(x))
-    l = l * exp(m - m_new) + sum(exp(x - m_new))
-    m = m_new
+  if PARTIALS == 0 {
+    var next = X[r, 0 :+ BLOCK, cache = evict_last]
+    for c in range(0, N, BLOCK) {
+      let x = where(c + arange(BLOCK) < N, f32(next), -inf)
+      next = X[r, c + BLOCK :+ BLOCK, cache = evict_last]
+      let m_new = max(m, max(x))
+      l = l * exp(m - m_new) + sum(exp(x - m_new))
+      m = m_new
+    }
+  } else {
+    var mv: tile<f32>[BLOCK] = -1.0e30
+    var lv: tile<f32>[BLOCK] = 0.0
+    // Whole steps unmasked, then the rest a chunk at a time, masked (the max keeps the step
+    // nonzero where this branch is dead code, at PARTIALS=0).
+    let step = max(PARTIALS, 2) * BLOCK
+    let full = N - N % step
+    for c in range(0, full, step) {
+      let x0 = f32(X[r, c :+ BLOCK, cache = evict_last])
+      let x1 = f32(X[r, c + BLOCK :+ BLOCK, cache = evict_last])
+      if PARTIALS == 2 {
+        let m_new = max(mv, max(x0, x1))
+        let ms = m_new * 1.4426950408889634
+        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+        mv = m_new
+      } else {
+        let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK, cache = evict_last])
+        let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK, cache = evict_last])
+        let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
+        let ms = m_new * 1.4426950408889634
+        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        mv = m_new
+      }
+    }
+    for c in range(full, N, BLOCK) {
+      let x = where(c + arange(BLOCK) < N, f32(X[r, c :+ BLOCK, cache = evict_last]), -inf)
+      let m_new = max(mv, x)
+      let ms = m_new * 1.4426950408889634
+      lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
+      mv = m_new
+    }
+    m = max(mv)
+    l = sum(lv * exp2((mv - m) * 1.4426950408889634))
   }
   let inv = 1.0 / l
   let last = (N - 1) / BLOCK * BLOCK

@@ -52,7 +52,8 @@ __device__ __forceinline__ void unpack_shifted_tile(const uint4 (&lo)[L::N / L::
 // A row tile (R = 1): every group of the row has the same shift, the row start's offset in its
 // 16-byte vector, so it is computed once (block-uniform) and the unpacking branches on it (8
 // versions, no divergence). Each group's vectors are one per-thread base plus immediates.
-template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_row_shifted(const Region<S>& g) {
+// INSIDE (SHIFT=2): a tile wholly inside the row takes a path of its own (below).
+template <class L, int EV, bool INSIDE, class S> __device__ Tile<typename Reg<S>::T, L> load_row_shifted(const Region<S>& g) {
   typedef typename Reg<S>::T T;
   const unsigned long long pol = l2_policy<EV>();
   Tile<T, L> t;
@@ -66,6 +67,41 @@ template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_
   const S* base = row - sh + c0;
   uint4 lo[G], hi[G];
   bool whole[G];
+  // A tile wholly inside the row (a chunk loop's every chunk but the last): one block-uniform
+  // test instead of a guard a group, and no ragged path, whose predicated loads and merges
+  // cost ~3 instructions an element in a loop that streams whole chunks (bench/NOTES.md r13).
+  // (Groups never straddle the tile's end when VEC divides its width; otherwise no such path.)
+  if (INSIDE && L::C % L::VEC == 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn && g.c0 >= 0 && g.c0 + L::C <= g.cn) {
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      whole[j] = in_tile<L>(r, c);
+      const uint4* v = reinterpret_cast<const uint4*>(base + (c - c0));
+      uint4 x = make_uint4(0, 0, 0, 0), y = make_uint4(0, 0, 0, 0);
+      if (whole[j]) x = ldh<EV>(v, pol);
+      if (whole[j] && sh != 0) y = ldh<EV>(v + 1, pol);
+      lo[j] = x;
+      hi[j] = y;
+    }
+    switch (sh) {
+      case 0: unpack_shifted_tile<L, 0, S>(lo, hi, whole, t); break;
+      case 1: unpack_shifted_tile<L, 1, S>(lo, hi, whole, t); break;
+      case 2: unpack_shifted_tile<L, 2, S>(lo, hi, whole, t); break;
+      case 3: unpack_shifted_tile<L, 3, S>(lo, hi, whole, t); break;
+      case 4: unpack_shifted_tile<L, 4, S>(lo, hi, whole, t); break;
+      case 5: unpack_shifted_tile<L, 5, S>(lo, hi, whole, t); break;
+      case 6: unpack_shifted_tile<L, 6, S>(lo, hi, whole, t); break;
+      default: unpack_shifted_tile<L, 7, S>(lo, hi, whole, t); break;
+    }
+#pragma unroll
+    for (int j = 0; j < G; ++j)
+      if (!whole[j]) {
+#pragma unroll
+        for (int e = 0; e < L::VEC; ++e) t.v[j * L::VEC + e] = T(0);
+      }
+    return t;
+  }
   // Every group's loads first, then the conversions (as load_tile_narrow, r4).
 #pragma unroll
   for (int j = 0; j < G; ++j) {
@@ -107,14 +143,15 @@ template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_
 }
 
 // SHIFT (the knob): 0, each group computes its own shift and shifts at run time (r8); 1, a row
-// tile's shift is computed once and the conversion branches on it (load_row_shifted).
+// tile's shift is computed once and the conversion branches on it (load_row_shifted); 2, as 1,
+// and a tile wholly inside the row skips the per-group guards and the ragged-end path (r13).
 template <class L, int EV = EVICT_NORMAL, int SHIFT = 0, class S>
 __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
   if constexpr (sizeof(S) != 2 || L::VEC != 8) {
     return load_tile<L, EV>(g);
-  } else if constexpr (L::R == 1 && SHIFT == 1) {
+  } else if constexpr (L::R == 1 && (SHIFT == 1 || SHIFT == 2)) {
     if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);
-    return load_row_shifted<L, EV>(g);
+    return load_row_shifted<L, EV, SHIFT == 2>(g);
   } else {
     typedef typename Reg<S>::T T;
     if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);

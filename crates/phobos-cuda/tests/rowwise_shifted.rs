@@ -37,7 +37,9 @@ fn odd_bf16_rows_take_shifted_loads() {
         example("cross_entropy.ph", "BLOCK=4096 THREADS=256", types, dims).source
     };
     let odd = ce("T=bf16", Some(&[("M", 4096), ("V", 50257)]));
-    assert_eq!(odd.matches("ph::load_tile_shifted<").count(), 2, "{odd}");
+    // Two loads of the chunk loop, and six of the PARTIALS branch, emitted under `if (false)`
+    // at the default PARTIALS=0 (four chunks a step, the masked rest's two mask paths).
+    assert_eq!(odd.matches("ph::load_tile_shifted<").count(), 8, "{odd}");
     assert!(!odd.contains("ph::load_tile<"), "{odd}");
     assert!(odd.contains(NOTE), "{odd}");
     assert!(odd.contains("#include \"phobos_shifted.cuh\""), "{odd}");
@@ -62,7 +64,8 @@ fn odd_bf16_rows_take_shifted_loads() {
         Some(&[("M", 2048), ("N", 50257)]),
     )
     .source;
-    assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 4, "{sm}");
+    // Two a pass, and six of the first pass's PARTIALS form (dead code at PARTIALS=0).
+    assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 10, "{sm}");
     assert!(!sm.contains("ph::load_tile<"), "{sm}");
     assert!(sm.contains("ph::store_tile("), "{sm}");
     // The SHIFT knob: 1 names the row-shift form (with the hint written out), 0 is the default.
@@ -70,9 +73,19 @@ fn odd_bf16_rows_take_shifted_loads() {
     assert_eq!(
         once.matches("ph::load_tile_shifted<Blk1x4096, ph::EVICT_NORMAL, 1>(")
             .count(),
-        2,
+        8,
         "{once}"
     );
+    // SHIFT=2 names its own form; every load of the partials' loop takes it.
+    let inside = ce_at("BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4");
+    assert_eq!(
+        inside
+            .matches("ph::load_tile_shifted<Blk1x2048, ph::EVICT_NORMAL, 2>(")
+            .count(),
+        8,
+        "{inside}"
+    );
+    assert!(!inside.contains("ph::EVICT_NORMAL, 1>("), "{inside}");
     assert_eq!(
         ce_at("BLOCK=4096 THREADS=256 SHIFT=0"),
         ce_at("BLOCK=4096 THREADS=256")
@@ -105,6 +118,14 @@ fn shifted_loads_are_128_bit_global_loads() {
             "BLOCK=4096 THREADS=512",
             "T=bf16",
             Some(&[("M", 2048), ("N", 50257)]),
+        ),
+        // SHIFT=2 and the per-position partials (bench/NOTES.md r13): no spill at 105
+        // registers, the unguarded whole-chunk path's loads 128-bit too.
+        example(
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4",
+            "T=bf16",
+            Some(&[("M", 4096), ("V", 50257)]),
         ),
         // SHIFT=1: the row's shift once, the conversion branching on it.
         example(

@@ -55,6 +55,38 @@ fn softmax_online_matches_the_host() {
             (3, 1500),
             1e-2,
         ),
+        // The first pass's per-position partials (bench/NOTES.md r13): whole steps of 4 and 2
+        // chunks and the masked rest, rows shorter than one step, one element.
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4"),
+            None,
+            (2, 50257),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=4096 THREADS=512 PARTIALS=2"),
+            None,
+            (2, 20001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=1024 THREADS=128 PARTIALS=4"),
+            None,
+            (3, 1001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=1024 THREADS=128 PARTIALS=2"),
+            None,
+            (2, 1),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4 SHIFT=2"),
+            Some("T=bf16"),
+            (3, 20001),
+            1e-2,
+        ),
     ] {
         let k = kernel(&example("softmax_online.ph"), None, pins, types);
         let dt = if types.is_some() {
@@ -146,16 +178,23 @@ fn eviction_hints_change_no_value() {
     let plain: String = hinted
         .replace(", cache = evict_last]", "]")
         .replace(", cache = evict_first]", "]");
-    assert_eq!(hinted.matches("cache = ").count(), 5);
+    // Two in the first pass, five in its PARTIALS form, three in the second pass.
+    assert_eq!(hinted.matches("cache = ").count(), 10);
     assert!(!plain.contains("cache ="));
-    for types in [None, Some("T=bf16")] {
+    for (types, partials) in [
+        (None, 0),
+        (Some("T=bf16"), 0),
+        (None, 2),
+        (Some("T=bf16"), 4),
+    ] {
         let dt = if types.is_some() {
             DType::BF16
         } else {
             DType::F32
         };
         let x = scaled(dt, &[3, 2500], 5, 8.0);
-        let pins = Some("BLOCK=1024 THREADS=256");
+        let pins = format!("BLOCK=1024 THREADS=128 PARTIALS={partials}");
+        let pins = Some(pins.as_str());
         let run = |src: &str| {
             let k = kernel(src, None, pins, types);
             let out = run_ok(
@@ -281,6 +320,32 @@ fn cross_entropy_matches_the_host() {
             Some("BLOCK=2048 THREADS=512"),
             Some("T=bf16"),
             (3, 3001),
+            1e-3,
+        ),
+        // Per-position (max, sum) partials: whole steps of 4 or 2 chunks and the masked rest,
+        // and rows shorter than one step (the masked loop alone).
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4"),
+            None,
+            (2, 50257),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=2"),
+            None,
+            (3, 9001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=4096 THREADS=512 PARTIALS=4"),
+            None,
+            (2, 1001),
+            1e-6,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 PARTIALS=4"),
+            Some("T=bf16"),
+            (3, 20001),
             1e-3,
         ),
     ] {

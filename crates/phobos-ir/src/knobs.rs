@@ -118,7 +118,9 @@ impl Knob {
             Knob::Persist => {
                 "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 2: and the producer loads q by TMA; 0: one block each"
             }
-            Knob::Shift => "shifted row loads: 0, each group's shift; 1, the row's, once",
+            Knob::Shift => {
+                "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"
+            }
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores"

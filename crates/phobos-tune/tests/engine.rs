@@ -5,7 +5,8 @@ mod common;
 use common::*;
 use phobos_check::parse_pins;
 use phobos_tune::*;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 fn status_of<'a>(r: &'a Report, pins: &str) -> &'a Outcome {
     &r.points
@@ -350,6 +351,35 @@ fn without_a_reduced_problem_the_library_is_the_reference() {
         assert!(reason.contains("no library routine"), "{reason}");
     }
     assert!(r.winner.is_none());
+}
+
+#[test]
+fn the_sampled_reference_is_interpreted_once_a_run() {
+    let samples = Arc::new(AtomicUsize::new(0));
+    let spec = MockSpec {
+        wrong_at: Some(("U".into(), 4)),
+        samples: Some(samples.clone()),
+        ..MockSpec::default()
+    };
+    let tiny = Settings {
+        verify_max_elements: 0,
+        ..settings()
+    };
+    let mut ex = in_process(&spec);
+    let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
+    let r = r.unwrap();
+    // Four points checked (the wrong one too) against one sampled run of the reference.
+    assert_eq!(r.checks.len(), 4);
+    assert!(matches!(status_of(&r, "U=4"), Outcome::Wrong(_)));
+    assert_eq!(samples.load(Ordering::SeqCst), 1);
+    for c in &r.checks {
+        assert!(matches!(c.checked.scope, CheckScope::Sampled { .. }));
+    }
+    // Another run (another seed) interprets its own sample.
+    let other = Settings { seed: 7, ..tiny };
+    let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &other);
+    assert!(r.unwrap().winner.is_some());
+    assert_eq!(samples.load(Ordering::SeqCst), 2);
 }
 
 #[test]

@@ -459,6 +459,7 @@ impl Kernel<'_> {
                 frontend: Box::new(load_frontend(&self.source, &self.name)?),
                 device: Box::new(interp::InterpDevice),
                 oracle: Box::new(interp::InterpDevice),
+                sampled: Default::default(),
             })),
             Backend::Cuda(ordinal) => Box::new(self.start_worker(ordinal)?),
         };

@@ -31,6 +31,7 @@ fn make_state(setup: &Setup) -> Result<WorkerState, Failure> {
         frontend: Box::new(frontend),
         device,
         oracle: Box::new(InterpDevice),
+        sampled: Default::default(),
     })
 }
 

@@ -52,6 +52,7 @@ fn points_are_compared_with_the_reference_kernel() {
         frontend: Box::new(frontend),
         device: Box::new(InterpDevice),
         oracle: Box::new(InterpDevice),
+        sampled: Default::default(),
     });
     match check(&mut executor, 0) {
         Reply::Verified { mismatch: None, .. } => {}
@@ -79,6 +80,7 @@ fn without_a_reference_the_worker_refuses_the_check() {
         frontend: Box::new(load("twice.ph", TUNED)),
         device: Box::new(InterpDevice),
         oracle: Box::new(InterpDevice),
+        sampled: Default::default(),
     });
     let reply = format!("{:?}", check(&mut executor, 0));
     assert!(reply.contains("without a reference kernel"), "{reply}");

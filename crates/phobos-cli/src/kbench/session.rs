@@ -249,6 +249,7 @@ impl<'a> Session<'a> {
             frontend: Box::new(fe),
             device: Box::new(interp::InterpDevice),
             oracle: Box::new(interp::InterpDevice),
+            sampled: Default::default(),
         })))
     }
 

@@ -114,14 +114,15 @@ impl<'k> Emitter<'k> {
                 let ev = self.load_eviction_arg(*tensor, self.hint(*cache));
                 if self.plan.shifted.contains(tensor) {
                     self.headers.insert(crate::SHIFTED_HEADER);
-                    // SHIFT=1: the row's shift once (the hint argument is then written out).
+                    // SHIFT=1: the row's shift once; 2: and whole tiles without the per-group
+                    // guards (the hint argument is then written out).
                     let shift = match phobos_ir::knobs::Knob::Shift.get(&self.k.point) {
-                        Some(1) => {
+                        Some(s @ (1 | 2)) => {
                             let ev = match ev.as_str() {
                                 "" => ", ph::EVICT_NORMAL".to_string(),
                                 _ => ev,
                             };
-                            format!("{ev}, 1")
+                            format!("{ev}, {s}")
                         }
                         _ => ev,
                     };

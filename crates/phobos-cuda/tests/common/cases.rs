@@ -605,6 +605,86 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=256 PACK=3",
             "M=9,N=1001",
         ),
+        // Cross-entropy with per-position (max, sum) partials (bench/NOTES.md r13): steps of 4
+        // and 2 chunks and the masked rest, odd rows (every shift among 9 rows), aligned rows,
+        // rows shorter than one step (the masked loop alone); SHIFT=2's unguarded whole chunks.
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=0 PARTIALS=4",
+            "M=9,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1 PARTIALS=4",
+            "M=9,V=32000",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=3,V=32000",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=4",
+            "M=9,V=1001",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=512 SHIFT=2 PARTIALS=2",
+            "M=11,V=9001",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 PARTIALS=2",
+            "M=11,V=9001",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=1024 THREADS=128 SHIFT=2 EVICT=1 PARTIALS=4",
+            "M=9,N=9001",
+        ),
+        // The online softmax's first pass with the partials (its second pass unchanged).
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2 EVICT=1 PARTIALS=4",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=0 PARTIALS=2",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=4096 THREADS=512 SHIFT=1 EVICT=1 PARTIALS=4",
+            "M=3,N=32000",
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=1024 THREADS=128 SHIFT=2 PARTIALS=2",
+            "M=9,N=1001",
+        ),
+        // SHIFT=2 under the block-reduction loop (PARTIALS=0), each row's last chunk ragged.
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=256 SHIFT=2",
+            "M=11,V=50257",
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 SHIFT=2",
+            "M=9,V=5003",
+        ),
     ] {
         let label = format!("{file} {pins} T=bf16 at {dims}");
         let src = super::source(&format!("examples/{file}"));
@@ -626,6 +706,62 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
                 (n.to_string(), v.parse().expect("a number"))
             })
             .collect();
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 6, false));
+    }
+    // The partials in f32 (4-element groups; SHIFT is for 2-byte rows only).
+    for (file, pins, m, (dim, v)) in [
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 PARTIALS=4",
+            3,
+            ("V", 50257),
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=2048 THREADS=256 PARTIALS=2",
+            3,
+            ("V", 32000),
+        ),
+        (
+            "cross_entropy.ph",
+            "BLOCK=4096 THREADS=512 PARTIALS=4",
+            9,
+            ("V", 1001),
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=2048 THREADS=256 PARTIALS=4",
+            3,
+            ("N", 50257),
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=4096 THREADS=512 EVICT=1 PARTIALS=2",
+            3,
+            ("N", 32000),
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=1024 THREADS=128 PARTIALS=4",
+            9,
+            ("N", 1001),
+        ),
+    ] {
+        let label = format!("{file} {pins} T=f32 at M={m},{dim}={v}");
+        let src = super::source(&format!("examples/{file}"));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let variant = match info.variant(Some(pins), Some("T=f32"), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), (dim.to_string(), v)];
         phobos_cuda::specialize_alignment(&mut k, &dims);
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }

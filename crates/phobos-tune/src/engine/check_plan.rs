@@ -42,14 +42,17 @@ impl State<'_, '_> {
         })
     }
 
+    /// The seed of every sampled check of a run, for both the blocks picked and the inputs:
+    /// the checks of one run share one sample of the reference, so the worker interprets it
+    /// once and compares each variant against it (`worker::serve`), where a sample a check
+    /// cost each check seconds of interpretation. Other checks get fresh inputs each.
+    pub(super) fn sampled_check_seed(&self) -> u64 {
+        self.seed(u64::MAX)
+    }
+
     /// The interpreter at `reference` on a sample of the problem's blocks, when the blocks of
     /// both the checked kernel and the reference are independent.
-    pub(super) fn sampled(
-        &self,
-        i: usize,
-        kernel: &Kernel,
-        reference: &Point,
-    ) -> Option<ReferenceSpec> {
+    pub(super) fn sampled(&self, kernel: &Kernel, reference: &Point) -> Option<ReferenceSpec> {
         let reference_kernel = self
             .tuner
             .frontend
@@ -61,7 +64,7 @@ impl State<'_, '_> {
         Some(ReferenceSpec::InterpSample {
             point: reference.clone(),
             sample: SampleSpec {
-                seed: self.seed(i as u64),
+                seed: self.sampled_check_seed(),
                 budget_ms: self.settings.check_budget_ms,
                 random_blocks: self.settings.check_random_blocks,
             },
@@ -148,7 +151,7 @@ impl State<'_, '_> {
                 .unwrap_or_else(|| self.problem.clone());
             return (p, ReferenceSpec::Library(spec));
         }
-        if let Some(sampled) = self.sampled(i, kernel, &reference) {
+        if let Some(sampled) = self.sampled(kernel, &reference) {
             return (self.problem.clone(), sampled);
         }
         if let Some(v) = &self.verified {

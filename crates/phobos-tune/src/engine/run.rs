@@ -6,7 +6,7 @@ use crate::backend::{CompileResult, Compiled};
 use crate::occupancy::occupancy;
 use crate::store::{Phase, RunKey, VariantRow};
 use crate::types::{Outcome, PointResult, Problem, Resources, CRASHED_AGAIN};
-use crate::worker::{Crash, JobFailure, Reply, Request, VariantSpec};
+use crate::worker::{Crash, JobFailure, ReferenceSpec, Reply, Request, VariantSpec};
 use phobos_ir::Point;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::channel;
@@ -294,12 +294,17 @@ impl State<'_, '_> {
         let spec = self.spec(i);
         let (check_problem, reference) = self.check_plan(i, observer);
         let id = self.job_id();
+        // A sampled check runs on the sample's inputs, the same for every check of the run.
+        let seed = match &reference {
+            ReferenceSpec::InterpSample { sample, .. } => sample.seed,
+            _ => self.seed(id),
+        };
         let verify = Request::Verify {
             id,
             variant: spec.clone(),
             problem: check_problem,
             reference,
-            seed: self.seed(id),
+            seed,
         };
         let id = self.job_id();
         let time = Request::Time {

@@ -6,7 +6,7 @@ use super::protocol::{
 };
 use crate::backend::{ArgValue, Device, Frontend, Loaded, RunError};
 use crate::timing::{interleave, measure};
-use crate::types::{CheckReference, CheckScope, Checked, Failure, Problem};
+use crate::types::{BlockCoverage, CheckReference, CheckScope, Checked, Failure, Problem};
 use crate::verify::{compare, compared_elements, make_args, max_error};
 use std::io::{BufRead, Write};
 
@@ -27,6 +27,37 @@ pub struct WorkerState {
     pub frontend: Box<dyn Frontend>,
     pub device: Box<dyn Device>,
     pub oracle: Box<dyn Device>,
+    /// The last sampled reference, for the next checks that ask for the same one.
+    pub sampled: SampledReferences,
+}
+
+/// The interpreter's last sampled run, kept for the checks after it. The engine gives every
+/// sampled check of a run the same reference point, sample and seed, so the reference, which
+/// takes seconds to interpret at sizes too large to check whole, runs once a run, and each
+/// check after it costs its variant's launch and the comparison. The inputs are the same for
+/// those checks (made from the run's seed, fresh for each run).
+#[derive(Default)]
+pub struct SampledReferences(Option<SampledReference>);
+
+struct SampledReference {
+    /// The problem, the reference point, the sample, the seed and the kernel's parameters.
+    key: String,
+    /// The arguments before the run: every variant's check runs on a copy.
+    inputs: Vec<ArgValue>,
+    /// The arguments after the sampled run.
+    outputs: Vec<ArgValue>,
+    written: Vec<Option<Vec<bool>>>,
+    coverage: BlockCoverage,
+}
+
+impl SampledReferences {
+    /// The kept run if it is the one `key` names (taken out, to be put back after use).
+    fn take(&mut self, key: &str) -> Option<SampledReference> {
+        match &self.0 {
+            Some(r) if r.key == key => self.0.take(),
+            _ => None,
+        }
+    }
 }
 
 /// Runs `f` on the inputs of a timing job and their key. They are made once per problem and
@@ -101,7 +132,18 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
         } => {
             let mut run = || -> Result<Reply, RunError> {
                 let (kernel, mut loaded) = load(state, variant, problem, false)?;
-                let args = make_args(&kernel, problem, *seed, true).map_err(bad_args)?;
+                let sample_key = match reference {
+                    ReferenceSpec::InterpSample { point, sample } => Some(format!(
+                        "{problem:?}|{point:?}|{sample:?}|{seed}|{:?}",
+                        kernel.params
+                    )),
+                    _ => None,
+                };
+                let kept = sample_key.as_deref().and_then(|k| state.sampled.take(k));
+                let args = match &kept {
+                    Some(r) => r.inputs.clone(),
+                    None => make_args(&kernel, problem, *seed, true).map_err(bad_args)?,
+                };
                 let mut out = args.clone();
                 loaded.run(&mut out)?;
                 drop(loaded);
@@ -109,6 +151,9 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     corrupt(&kernel, &mut out);
                 }
                 let mut reference_args = args;
+                // The sampled reference to keep after the comparison, its outputs and masks
+                // lent to it.
+                let mut keep: Option<SampledReference> = None;
                 let mut masks: Option<Vec<Option<Vec<bool>>>> = None;
                 let mut coverage = None;
                 let (name, reference_kind) = match reference {
@@ -127,15 +172,28 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         (name, CheckReference::Interpreter)
                     }
                     ReferenceSpec::InterpSample { point, sample } => {
-                        let spec = VariantSpec {
-                            point: point.clone(),
-                            artifact: None,
+                        let kept = match kept {
+                            Some(r) => r,
+                            None => {
+                                let spec = VariantSpec {
+                                    point: point.clone(),
+                                    artifact: None,
+                                };
+                                let (_, mut r) = load(state, &spec, problem, true)?;
+                                let inputs = reference_args.clone();
+                                let run = r.run_sample(&mut reference_args, sample)?.ok_or_else(
+                                    || RunError::refused("the reference runs whole launches only"),
+                                )?;
+                                SampledReference {
+                                    key: sample_key.unwrap_or_default(),
+                                    inputs,
+                                    outputs: std::mem::take(&mut reference_args),
+                                    written: run.written,
+                                    coverage: run.coverage,
+                                }
+                            }
                         };
-                        let (_, mut r) = load(state, &spec, problem, true)?;
-                        let run = r.run_sample(&mut reference_args, sample)?.ok_or_else(|| {
-                            RunError::refused("the reference runs whole launches only")
-                        })?;
-                        let c = &run.coverage;
+                        let c = &kept.coverage;
                         let name = format!(
                             "the interpreter at {} for {} on {} of its {} blocks",
                             display_point(point),
@@ -143,8 +201,11 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                             c.blocks(),
                             c.grid_blocks
                         );
-                        masks = Some(run.written);
-                        coverage = Some(run.coverage);
+                        let mut kept = kept;
+                        masks = Some(std::mem::take(&mut kept.written));
+                        coverage = Some(kept.coverage.clone());
+                        reference_args = std::mem::take(&mut kept.outputs);
+                        keep = Some(kept);
                         (name, CheckReference::Interpreter)
                     }
                     ReferenceSpec::Variant(spec) => {
@@ -195,22 +256,28 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         (name, CheckReference::Library)
                     }
                 };
-                let masks = masks.as_deref();
-                let elements = compared_elements(&kernel, &out, masks);
+                let written = masks.as_deref();
+                let elements = compared_elements(&kernel, &out, written);
                 let scope = match coverage {
                     Some(coverage) => CheckScope::Sampled { coverage, elements },
                     None => CheckScope::Whole { elements },
                 };
-                Ok(Reply::Verified {
+                let reply = Reply::Verified {
                     id: *id,
-                    mismatch: compare(&kernel, &out, &reference_args, &name, masks),
-                    max_error: max_error(&kernel, &out, &reference_args, masks),
+                    mismatch: compare(&kernel, &out, &reference_args, &name, written),
+                    max_error: max_error(&kernel, &out, &reference_args, written),
                     checked: Some(Checked {
                         dims: problem.dims.clone(),
                         reference: reference_kind,
                         scope,
                     }),
-                })
+                };
+                if let Some(mut kept) = keep {
+                    kept.outputs = reference_args;
+                    kept.written = masks.unwrap_or_default();
+                    state.sampled = SampledReferences(Some(kept));
+                }
+                Ok(reply)
             };
             run().unwrap_or_else(|e| failed(Some(*id), None, e))
         }

@@ -42,6 +42,9 @@ pub struct MockSpec {
     /// (in-process runs only).
     #[serde(skip)]
     pub prepared_keys: Option<Arc<std::sync::Mutex<Vec<String>>>>,
+    /// Counts the sampled runs (`Loaded::run_sample`) of the oracle (in-process runs only).
+    #[serde(skip)]
+    pub samples: Option<Arc<AtomicUsize>>,
 }
 
 impl Default for MockSpec {
@@ -56,6 +59,7 @@ impl Default for MockSpec {
             generator: String::new(),
             throttle: None,
             prepared_keys: None,
+            samples: None,
         }
     }
 }
@@ -251,6 +255,7 @@ struct MockLoaded {
     ms: f64,
     throttle: Option<(Arc<AtomicUsize>, usize, f64)>,
     prepared_keys: Option<Arc<std::sync::Mutex<Vec<String>>>>,
+    samples: Option<Arc<AtomicUsize>>,
 }
 
 impl Device for MockDevice {
@@ -278,6 +283,7 @@ impl Device for MockDevice {
             ms,
             throttle: self.spec.throttle.clone(),
             prepared_keys: self.spec.prepared_keys.clone(),
+            samples: self.spec.samples.clone(),
         }))
     }
 }
@@ -308,6 +314,9 @@ impl Loaded for MockLoaded {
         args: &mut [ArgValue],
         _sample: &SampleSpec,
     ) -> Result<Option<SampledRun>, RunError> {
+        if let Some(count) = &self.samples {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
         let n = args[1].tensor().unwrap().data.len();
         let before = args[1].clone();
         self.run(args)?;
@@ -349,6 +358,7 @@ pub fn state(spec: &MockSpec) -> WorkerState {
             spec: spec.clone(),
             oracle: true,
         }),
+        sampled: Default::default(),
     }
 }
 
