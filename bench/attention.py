@@ -154,6 +154,14 @@ def main():
                     # The producer's maps of K and V (in that order), boxes of BC keys.
                     tensors["ph_tma0"] = drv.tensor_map_heads(k, p["BC"])
                     tensors["ph_tma1"] = drv.tensor_map_heads(v, p["BC"])
+                if "ph_tma2" in params:
+                    # PERSIST=2: the producer's map of Q, boxes of BR rows.
+                    tensors["ph_tma2"] = drv.tensor_map_heads(q, p["BR"])
+                if "ph_gx" in params:
+                    # PERSIST=1: the logical grid as two parameters, the launch's blocks clamped
+                    # to those resident at once (phobos-gpu's `launch_prepared` does the same).
+                    tensors["ph_gx"], tensors["ph_gy"] = grid[0], grid[1]
+                    grid = (min(grid[0] * grid[1], drv.resident_blocks(fn, threads, smem)), 1, 1)
                 args = [tensors[x] for x in params]
                 launch = lambda: drv.launch(fn, grid, threads, smem, args)
                 launch()

@@ -232,6 +232,15 @@ class Driver:
             estr, 0, 3, 3, 0), "cuTensorMapEncodeTiled")
         return (buf, off)
 
+    def resident_blocks(self, fn, threads, smem):
+        """Blocks of `fn` resident on the whole device at once (at least one): the clamp of a
+        persistent kernel's grid, as phobos-gpu's `launch_prepared` computes it."""
+        per_sm = ctypes.c_int()
+        self.check(self.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(per_sm), fn, threads, ctypes.c_size_t(smem)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+        return max(per_sm.value, 1) * torch.cuda.get_device_properties(0).multi_processor_count
+
     def launch(self, fn, grid, threads, smem, args):
         holders = []
         for a in args:

@@ -558,6 +558,21 @@ __device__ __forceinline__ void ring_init_tma(unsigned long long* bars) {
     gemm::fence_mbar_init();
   }
 }
+// ring_init_tma_q: the same, and after the ring's 2 * S barriers a q-full one (one arrival and
+// the bytes) and a q-empty one (the consumers' arrivals), for a resident tile the producer loads
+// at each logical block of a persistent block (PERSIST=2).
+template <int S, int CONSUMERS>
+__device__ __forceinline__ void ring_init_tma_q(unsigned long long* bars) {
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) gemm::mbar_init(gemm::smem_u32(bars + s), 1);
+#pragma unroll
+    for (int s = 0; s < S; ++s) gemm::mbar_init(gemm::smem_u32(bars + S + s), CONSUMERS);
+    gemm::mbar_init(gemm::smem_u32(bars + 2 * S), 1);
+    gemm::mbar_init(gemm::smem_u32(bars + 2 * S + 1), CONSUMERS);
+    gemm::fence_mbar_init();
+  }
+}
 __device__ __forceinline__ void ring_expect(unsigned long long* bar, unsigned bytes) {
   gemm::mbar_arrive_expect_tx(gemm::smem_u32(bar), bytes);
 }

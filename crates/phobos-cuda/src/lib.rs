@@ -38,8 +38,8 @@ pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
-    NoPingPong, NoProducer, NoRing, NoWgmma, Overlap, PingPong, Producer, Ring, Schedule,
-    TensorDot, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    NoPersist, NoPingPong, NoProducer, NoRing, NoWgmma, Overlap, Persist, PingPong, Producer,
+    QByProducer, Ring, Schedule, TensorDot, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -4,12 +4,13 @@
 //! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
 //! form (the two warpgroups' ping-pong, PINGPONG=1, the mbarrier ring, RING=1, and its TMA
-//! producer, PRODUCER=1 and 2, included)
+//! producer, PRODUCER=1 and 2, and its persistent blocks, PERSIST=1, at a grid capped below the
+//! logical grid, included)
 //! against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and 128.
 
 mod common;
 
-use common::gpu_run::run_on_gpu;
+use common::gpu_run::{run_capped, run_on_gpu};
 use common::mma_cases::typed_cases_of;
 use phobos_cuda::{emit_for_arch, EmitOptions, Emitted};
 
@@ -327,15 +328,138 @@ fn form_cases() -> Vec<common::cases::Case> {
         ],
         58,
     ));
+    // Persistent blocks (PERSIST=1, with PRODUCER=2): the GPU test runs each at a grid capped
+    // below the logical grid ([`PERSIST_CAP`] blocks), so that every block walks several logical
+    // blocks and the ring's counter runs on across them (the phases wrap mid-block), and
+    // uncapped; ragged N, BH 1-3, one and two consumer warpgroups, causal and not.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1",
+                &[("BH", 2), ("N", 1000)],
+            ),
+        ],
+        59,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=64 THREADS=384 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=1",
+            &[("BH", 2), ("N", 1000)],
+        )],
+        60,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1",
+                &[("BH", 1), ("N", 577)],
+            ),
+        ],
+        61,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=64 THREADS=384 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1",
+            &[("BH", 2), ("N", 577)],
+        )],
+        62,
+    ));
+    // PERSIST=2: q loaded by the producer too (a third map, boxes of BR rows; the rows past N
+    // read as zeros).
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+            &[("BH", 2), ("N", 577)],
+        )],
+        63,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=2",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+        ],
+        64,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 
+/// The grid of a persistent case's capped run on the GPU: below every such case's logical grid
+/// (10 to 32 logical blocks), so that each block walks five to sixteen of them.
+const PERSIST_CAP: u32 = 2;
+
+/// A persistent case's launch plan without a GPU: the kernel's grid as the logical grid (its
+/// two parameters), the launch over its tiles, to be clamped on the device.
+fn persistent_plan(c: &common::cases::Case) -> Result<(), String> {
+    use common::cases::Value;
+    use phobos_gpu::{bind_args, plan_launch, Arg, TensorRef};
+    use phobos_ir::ParamKind;
+    let args: Vec<Arg<'_>> = (c.kernel.params.iter().zip(&c.args).enumerate())
+        .map(|(i, (p, v))| match (&p.kind, v) {
+            (ParamKind::Tensor { order, .. }, Value::Tensor(t)) => Arg::Tensor(TensorRef {
+                ptr: 0x7000_0000 + 0x100_0000 * i as u64,
+                dtype: t.dtype,
+                shape: &t.shape,
+                order: *order,
+            }),
+            (_, Value::Scalar(x)) => Arg::Scalar(*x),
+            (_, Value::Tensor(_)) => Arg::Scalar(0.0),
+        })
+        .collect();
+    let bound = bind_args(&c.kernel, &args).map_err(|e| format!("bind: {e}"))?;
+    let facts = phobos::backend::cuda::launch_facts(&c.emitted);
+    let plan = plan_launch(&facts, &c.kernel, &bound, &args).map_err(|e| format!("{e}"))?;
+    let [gx, gy, _] = bound.grid;
+    if !facts.persistent || plan.logical != Some([gx, gy]) || plan.grid != [gx * gy, 1, 1] {
+        return Err(format!(
+            "{:?} {:?} for {:?}",
+            plan.grid, plan.logical, bound.grid
+        ));
+    }
+    if gx * gy <= PERSIST_CAP {
+        return Err(format!(
+            "{gx} x {gy} logical blocks: the cap walks none twice"
+        ));
+    }
+    Ok(())
+}
+
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 35);
+    assert_eq!(cases.len(), 44);
+    let persistent: Vec<_> = cases.iter().filter(|c| c.emitted.persistent).collect();
+    assert_eq!(persistent.len(), 9);
+    for c in persistent {
+        persistent_plan(c).unwrap_or_else(|e| panic!("{}: {e}", c.label));
+    }
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),
@@ -377,6 +501,12 @@ fn gpu_attention_forms_match_interpreter() {
     for c in &form_cases() {
         if let Err(e) = run_on_gpu(&gpu, c) {
             errors.push(format!("{}: {e}", c.label));
+        }
+        if c.emitted.persistent {
+            let tol = &phobos_ir::walk::output_tolerance;
+            if let Err(e) = run_capped(&gpu, c, tol, Some(PERSIST_CAP)) {
+                errors.push(format!("{} (grid of {PERSIST_CAP}): {e}", c.label));
+            }
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));

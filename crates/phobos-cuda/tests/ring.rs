@@ -16,9 +16,9 @@ const D128: &str = "examples/flash_attention_d128.ph";
 /// its place.
 fn without_knob(path: &str) -> String {
     let text = common::source(path).text;
-    let decl = ", RING in {0, 1})";
+    let decl = ", RING in {0, 1}";
     assert!(text.contains(decl), "{path} declares RING");
-    (text.replace(decl, ")").lines())
+    (text.replace(decl, "").lines())
         .map(|l| {
             if l.starts_with("@where(RING") {
                 "//"

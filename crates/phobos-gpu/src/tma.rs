@@ -362,6 +362,10 @@ pub struct PreparedLaunch {
     pub persistent: bool,
     /// The cluster's blocks along x (1: no clusters): the clamped grid stays a multiple of it.
     pub cluster_x: u32,
+    /// A persistent kernel's grid clamped further, to at most this many blocks (`None`: the
+    /// resident blocks): tests set it so that every block walks several logical blocks even
+    /// at problems smaller than the device.
+    pub max_blocks: Option<u32>,
     /// The split-K workspace the launch passes (kept alive as long as the prepared launch;
     /// launches of one prepared launch must not overlap, as on one stream they do not).
     pub workspace: Option<std::sync::Arc<crate::memory::DeviceBuffer>>,

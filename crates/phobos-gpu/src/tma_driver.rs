@@ -109,6 +109,7 @@ impl Gpu {
             zero,
             persistent: logical.is_some(),
             cluster_x: facts.cluster_x.max(1),
+            max_blocks: None,
             workspace,
         })
     }
@@ -133,6 +134,7 @@ impl Gpu {
                 .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
                 .max(1);
             let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
+            let resident = p.max_blocks.map_or(resident, |m| resident.min(m.max(1)));
             // Whole clusters (the tile count is already a multiple of the cluster).
             let c = p.cluster_x.max(1);
             config.grid[0] = config.grid[0].min((resident / c).max(1) * c).max(1);

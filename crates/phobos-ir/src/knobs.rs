@@ -27,6 +27,7 @@ pub enum Knob {
     PingPong,
     Ring,
     Producer,
+    Persist,
     Shift,
     Evict,
     Pack,
@@ -35,7 +36,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 21] = [
+    pub const ALL: [Knob; 22] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -53,6 +54,7 @@ impl Knob {
         Knob::PingPong,
         Knob::Ring,
         Knob::Producer,
+        Knob::Persist,
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
@@ -79,6 +81,7 @@ impl Knob {
             Knob::PingPong => "PINGPONG",
             Knob::Ring => "RING",
             Knob::Producer => "PRODUCER",
+            Knob::Persist => "PERSIST",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
@@ -111,6 +114,9 @@ impl Knob {
             }
             Knob::Producer => {
                 "1: the last warp fills the mbarrier ring by TMA (THREADS = 128 * warpgroups + 32); 2: the last warpgroup (+ 128, setmaxnreg); 0: the consumers copy"
+            }
+            Knob::Persist => {
+                "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 2: and the producer loads q by TMA; 0: one block each"
             }
             Knob::Shift => {
                 "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"

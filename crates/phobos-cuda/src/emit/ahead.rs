@@ -106,8 +106,22 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {kept}.v[ph_i] = 0.0f;"
         ));
-        self.line(format!("int {prev} = {last};"));
-        if !streamed.is_empty() {
+        let persist = self.persist && !streamed.is_empty() && self.ring.is_some();
+        if persist {
+            // A later logical block's first deferred product reads the previous one's last
+            // buffer (kept A zeroed, so it adds zeros); it is released in this block's first
+            // iteration, as the zeroed buffer is in the first block.
+            let t = super::RING_T;
+            let b = o.buffers;
+            self.line(format!("int {prev} = ({t} + {last}) % {b};"));
+            let threads = self.k.launch.threads;
+            self.line(format!(
+                "if ({t} == 0) ph::mma_zero<{threads}>(ph_pipe + {last} * PH_PIPE_STAGE, PH_PIPE_STAGE);"
+            ));
+        } else {
+            self.line(format!("int {prev} = {last};"));
+        }
+        if !streamed.is_empty() && !persist {
             let threads = self.k.launch.threads;
             self.line(format!(
                 "ph::mma_zero<{threads}>(ph_pipe + {last} * PH_PIPE_STAGE, PH_PIPE_STAGE);"

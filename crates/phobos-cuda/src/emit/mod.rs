@@ -90,6 +90,13 @@ pub(crate) struct Emitter<'k> {
     extra_warp: Option<u32>,
     /// The ring the producer warp fills (`Overlap::producer`), declared at the kernel's start.
     producer_ring: Option<String>,
+    /// Persistent blocks over the logical grid (`Overlap::persist`): the consumers' body and the
+    /// producer's loop run in a loop over the logical blocks, the ring's counter
+    /// ([`RING_T`]) carried across them.
+    persist: bool,
+    /// The resident operand the producer loads at each logical block (`Persist::q`,
+    /// `PERSIST=2`): q-full and q-empty mbarriers follow the ring's, counted by [`Q_N`].
+    persist_q: Option<crate::plan::QByProducer>,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -138,6 +145,12 @@ const GX: &str = "ph_gx";
 pub(crate) const SPLIT_WS: &str = "ph_split_ws";
 const GY: &str = "ph_gy";
 const TILE: &str = "ph_tile";
+/// The ring's tiles so far across a persistent block's logical blocks (`Overlap::persist`):
+/// the producer's and the consumers' own counters.
+pub(crate) const RING_T: &str = "ph_ring_t";
+/// The logical blocks so far of a persistent block whose producer loads q (`PERSIST=2`): the
+/// q barriers' phases.
+pub(crate) const Q_N: &str = "ph_q_n";
 
 /// Emits the kernel; the flag says whether the code around the main loops synchronizes the
 /// block or uses the shared scratch (which the persistent schedule cannot have).
@@ -165,6 +178,11 @@ fn emit_with(
         k
     };
     let mut plan = plan(k, policy, target, extra_warp);
+    let persist = (plan.loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
+    let persist_q = (plan.loops.iter()).find_map(|r| match &r.overlap {
+        Ok(o) => o.persist.ok().and_then(|p| p.q),
+        Err(_) => None,
+    });
     if plan.persistent && !allow_persistent {
         plan.persistent = false;
         for (_, ml) in plan.gemms.iter_mut() {
@@ -214,6 +232,8 @@ fn emit_with(
         ring: None,
         extra_warp,
         producer_ring: None,
+        persist,
+        persist_q,
         dot_async: false,
         operand_override: None,
         narrow_store: None,
@@ -251,6 +271,17 @@ fn emit_with(
     em.hoisted_declarations()?;
     if em.extra_warp.is_some() {
         em.producer_branch()?;
+    }
+    if em.persist {
+        em.logical_blocks_begin("the consumers");
+        em.block(&k.body, 0)?;
+        if em.persist_q.is_some() {
+            em.line(format!("++{Q_N};"));
+        }
+        em.indent -= 1;
+        em.line("}");
+        // The whole block's `__syncthreads` lies before the producer branches off.
+        return Ok((em.finish()?, false));
     }
     em.block(&k.body, 0)?;
     let syncs = em.synchronizes();
@@ -316,6 +347,25 @@ impl<'k> Emitter<'k> {
         Ok((self.finish()?, syncs))
     }
 
+    /// Opens the loop of a persistent block over its logical blocks (`Overlap::persist`), in the
+    /// logical grid's order (x fastest), with the ring's counter before it; the caller closes it.
+    pub(crate) fn logical_blocks_begin(&mut self, who: &str) {
+        if self.persist_q.is_some() {
+            self.line(format!(
+                "int {Q_N} = 0;  // logical blocks so far: the phases of q's barriers"
+            ));
+        }
+        self.line(format!(
+            "int {RING_T} = 0;  // the ring's tiles so far, across this block's logical blocks"
+        ));
+        self.line(format!(
+            "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{  // {who}, a logical block at a time"
+        ));
+        self.indent += 1;
+        self.line(format!("const int {BX} = {TILE} % {GX};"));
+        self.line(format!("const int {BY} = {TILE} / {GX};"));
+    }
+
     /// Whether the emitted code (outside the main loops' own functions) has a block barrier or
     /// uses the shared scratch area.
     fn synchronizes(&self) -> bool {
@@ -325,7 +375,8 @@ impl<'k> Emitter<'k> {
     /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, CLUSTER, or the
     /// persistent tile loop), else `None`.
     pub(crate) fn remapped_block(&self, axis: u8) -> Option<&'static str> {
-        let remapped = self.plan.group_m > 1 || self.plan.persistent || self.plan.cluster > 1;
+        let remapped =
+            self.plan.group_m > 1 || self.plan.persistent || self.plan.cluster > 1 || self.persist;
         match axis {
             0 if remapped => Some(BX),
             1 if remapped => Some(BY),
@@ -336,8 +387,8 @@ impl<'k> Emitter<'k> {
     /// The names `ctx.grid.x/y` read in the persistent tile loop (the logical grid).
     pub(crate) fn remapped_grid(&self, axis: u8) -> Option<&'static str> {
         match axis {
-            0 if self.plan.persistent => Some(GX),
-            1 if self.plan.persistent => Some(GY),
+            0 if self.plan.persistent || self.persist => Some(GX),
+            1 if self.plan.persistent || self.persist => Some(GY),
             _ => None,
         }
     }
@@ -466,7 +517,7 @@ impl<'k> Emitter<'k> {
                 t.name
             ));
         }
-        if self.plan.persistent {
+        if self.plan.persistent || self.persist {
             params.push(format!("int {GX}"));
             params.push(format!("int {GY}"));
         }
@@ -675,7 +726,7 @@ impl<'k> Emitter<'k> {
                     parts: s.parts,
                 }),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
-            persistent: self.plan.persistent,
+            persistent: self.plan.persistent || self.persist,
             cluster: self.plan.cluster,
         })
     }

@@ -149,7 +149,14 @@ impl<'k> Emitter<'k> {
             // The producer warp copies; TMA writes through the async proxy, which the wgmma read.
             let (bars, stages) = (r.name.clone(), r.stages);
             let it = self.fresh("it");
-            self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            if self.persist {
+                self.line(format!(
+                    "const int {it} = {}++;  // the ring's counter runs on across logical blocks",
+                    super::RING_T
+                ));
+            } else {
+                self.line(format!("const int {it} = ({name} - {start}) / {step};"));
+            }
             self.line(format!("const int {buf} = {it} % {stages};"));
             self.line(format!(
                 "ph::ring_wait({bars} + {buf}, ({it} / {stages}) & 1);"
@@ -284,6 +291,19 @@ impl<'k> Emitter<'k> {
         let at = self.resident_smem;
         self.resident_smem += staged_bytes(value);
         self.resident_at.insert(l, at);
+        if let (Some(q), Some(bars)) =
+            (self.persist_q.filter(|q| q.local == l), &self.producer_ring)
+        {
+            // PERSIST=2: the producer's TMA loads it (the only resident, at offset 0).
+            let stages = self.ring_stages();
+            self.line(format!(
+                "ph::ring_wait({bars} + {}, {} & 1);  // {}, loaded by the producer",
+                2 * stages,
+                super::Q_N,
+                self.k.locals[q.local].name
+            ));
+            return Ok(());
+        }
         let (r, c) = rc(value.ty.shape().unwrap_or(&[1]));
         let region = self.region(*tensor, index, false)?;
         let threads = self.k.launch.threads;
@@ -297,6 +317,16 @@ impl<'k> Emitter<'k> {
         self.line("ph::mma_publish();");
         self.barrier();
         Ok(())
+    }
+
+    /// Buffers of the producer's ring (`Overlap::ring` of the loop it fills).
+    pub(crate) fn ring_stages(&self) -> u32 {
+        (self.plan.loops.iter())
+            .find_map(|r| match &r.overlap {
+                Ok(o) if o.producer.is_ok() => o.ring.ok().map(|r| r.stages),
+                _ => None,
+            })
+            .unwrap_or(3)
     }
 
     /// The staged operand of resident local `l`, once loaded.

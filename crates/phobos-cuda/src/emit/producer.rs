@@ -65,11 +65,20 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "// the producer (PRODUCER=1: a warp, 2: a warpgroup): threads {consumers}.., apart from the tile layouts; the buffers a ring: {bars}[s] full (the TMA copies landed), {bars}[{stages} + s] empty (the products read it)"
         ));
+        let q = self.persist_q;
         self.line(format!(
             "__shared__ __align__(8) unsigned long long {bars}[{}];",
-            2 * stages
+            2 * stages + if q.is_some() { 2 } else { 0 }
         ));
-        self.line(format!("ph::ring_init_tma<{stages}, {consumers}>({bars});"));
+        if q.is_some() {
+            self.line(format!(
+                "ph::ring_init_tma_q<{stages}, {consumers}>({bars});  // and {bars}[{}] q full, {bars}[{}] q empty",
+                2 * stages,
+                2 * stages + 1
+            ));
+        } else {
+            self.line(format!("ph::ring_init_tma<{stages}, {consumers}>({bars});"));
+        }
         self.line("__syncthreads();  // the whole block, the producer warp included");
         self.producer_ring = Some(bars.clone());
         let setmaxnreg = self.extra_warp == Some(128) && consumers == 256;
@@ -77,6 +86,15 @@ impl<'k> Emitter<'k> {
         self.indent += 1;
         if setmaxnreg {
             self.line(format!("ph::producer_regs<{PRODUCER_REGS}>();"));
+        }
+        if self.persist {
+            // One lane walks the logical blocks: the bounds of each, then its tiles.
+            self.line(format!(
+                "if (threadIdx.x == {consumers}) {{  // one lane issues"
+            ));
+            self.indent += 1;
+            self.prefetch_maps();
+            self.logical_blocks_begin("the producer");
         }
         for (i, st) in k.body[..at].iter().enumerate() {
             if producer_scalar_stmt(st) {
@@ -86,6 +104,9 @@ impl<'k> Emitter<'k> {
                 self.path.pop();
                 r?;
             }
+        }
+        if let Some(q) = q {
+            self.producer_q(q, &bars, stages)?;
         }
         let StmtKind::For {
             var,
@@ -102,16 +123,12 @@ impl<'k> Emitter<'k> {
         let s = self.scalar(start)?;
         let e = self.scalar(end)?;
         let st = self.scalar(step)?;
-        self.line(format!(
-            "if (threadIdx.x == {consumers}) {{  // one lane issues"
-        ));
-        self.indent += 1;
-        let maps: Vec<String> = (self.plan.tma.iter())
-            .filter(|m| m.outer.is_some())
-            .map(|m| m.name.clone())
-            .collect();
-        for m in &maps {
-            self.line(format!("ph::gemm::tma_prefetch_desc(&{m});"));
+        if !self.persist {
+            self.line(format!(
+                "if (threadIdx.x == {consumers}) {{  // one lane issues"
+            ));
+            self.indent += 1;
+            self.prefetch_maps();
         }
         self.line("#pragma unroll 1");
         self.line(format!(
@@ -123,11 +140,18 @@ impl<'k> Emitter<'k> {
         self.indent += 1;
         let it = self.fresh("it");
         let buf = self.fresh("buf");
-        self.line(format!(
-            "const int {it} = ({name} - {}) / {};",
-            s.at(6),
-            st.at(5)
-        ));
+        if self.persist {
+            self.line(format!(
+                "const int {it} = {}++;  // the ring's counter runs on across logical blocks",
+                super::RING_T
+            ));
+        } else {
+            self.line(format!(
+                "const int {it} = ({name} - {}) / {};",
+                s.at(6),
+                st.at(5)
+            ));
+        }
         self.line(format!("const int {buf} = {it} % {stages};"));
         self.line(format!(
             "if ({it} >= 2) ph::ring_wait({bars} + {stages} + {buf}, (({it} - 2) / {stages}) & 1);"
@@ -170,6 +194,11 @@ impl<'k> Emitter<'k> {
         }
         self.indent -= 1;
         self.line("}");
+        if self.persist {
+            // The loop over the logical blocks.
+            self.indent -= 1;
+            self.line("}");
+        }
         self.indent -= 1;
         self.line("}");
         self.line("return;");
@@ -181,5 +210,61 @@ impl<'k> Emitter<'k> {
         // The consumers' statements name their source lines again.
         self.last_line = None;
         Ok(())
+    }
+
+    /// PERSIST=2: the resident q of the logical block loaded by TMA, once the consumers are done
+    /// with the previous one's (`Persist::q`).
+    fn producer_q(&mut self, q: crate::plan::QByProducer, bars: &str, stages: u32) -> Result<()> {
+        let k = self.k;
+        let StmtKind::Assign { value, .. } = &k.body[q.stmt].kind else {
+            return super::unsupported(
+                "a resident operand that is not assigned",
+                k.body[q.stmt].span,
+            );
+        };
+        let Some(t) = head_tile(k, value) else {
+            return super::unsupported("a resident operand the producer cannot copy", value.span);
+        };
+        // Its map is the last of the producer's (after the streamed operands').
+        let Some(map) = (self.plan.tma.iter())
+            .rfind(|m| m.tensor == t.tensor && m.outer.is_some())
+            .map(|m| m.name.clone())
+        else {
+            return super::unsupported("a resident operand without its tensor map", value.span);
+        };
+        let head = self.scalar(t.head)?;
+        let row = self.scalar(t.row)?;
+        let (full, empty) = (2 * stages, 2 * stages + 1);
+        let n = super::Q_N;
+        self.line(format!(
+            "if ({n} >= 1) ph::ring_wait({bars} + {empty}, ({n} - 1) & 1);  // the consumers' last Q·Kᵀ of the logical block before"
+        ));
+        self.line(format!(
+            "ph::ring_expect({bars} + {full}, {});  // {}'s bytes",
+            q.bytes, k.locals[q.local].name
+        ));
+        for slab in 0..t.cols / 64 {
+            self.line(format!(
+                "ph::ring_tma_3d(ph_resident + {}, &{map}, {}, {}, {}, {bars} + {full});  // {}",
+                slab * t.rows * 128,
+                slab * 64,
+                row.full(),
+                head.full(),
+                k.params[t.tensor].name
+            ));
+        }
+        self.line(format!("++{n};"));
+        Ok(())
+    }
+
+    /// The producer's tensor maps prefetched (`prefetch.tensormap`).
+    fn prefetch_maps(&mut self) {
+        let maps: Vec<String> = (self.plan.tma.iter())
+            .filter(|m| m.outer.is_some())
+            .map(|m| m.name.clone())
+            .collect();
+        for m in &maps {
+            self.line(format!("ph::gemm::tma_prefetch_desc(&{m});"));
+        }
     }
 }

@@ -339,6 +339,16 @@ impl<'k> Emitter<'k> {
         self.indent -= 1;
         self.line("}");
         self.pipe_end(&streamed);
+        if let (Some(q), Some(r)) = (self.persist_q, self.ring.as_ref().filter(|r| r.tma)) {
+            // PERSIST=2: this thread's Q·Kᵀ products have completed (each iteration awaited
+            // its own); the producer may load the next logical block's q once all have.
+            self.line(format!(
+                "ph::ring_release({} + {});  // done with {}",
+                r.name,
+                2 * r.stages + 1,
+                self.k.locals[q.local].name
+            ));
+        }
         if overlap.is_some() {
             self.ahead_end(!streamed.is_empty())?;
         }

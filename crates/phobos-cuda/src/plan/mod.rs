@@ -23,6 +23,7 @@ pub use mma_type::{
     WgOperand, WgmmaForm,
 };
 mod overlap;
+mod persist;
 mod schedule;
 mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
@@ -32,6 +33,7 @@ pub use overlap::{
     producer_warp, LoopRecord, NoOverlap, NoPingPong, NoProducer, NoRing, Overlap, PingPong,
     Producer, Ring, PINGPONG_BARRIER,
 };
+pub use persist::{NoPersist, Persist, QByProducer};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};

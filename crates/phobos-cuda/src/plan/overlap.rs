@@ -26,6 +26,7 @@
 //! occupy the tensor cores. `RING=1` guards the three buffers with mbarriers instead of block
 //! barriers ([`Ring`]), so that the warpgroups need not meet at every iteration.
 
+use super::persist::{persist, NoPersist, Persist};
 use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
 use crate::visit::{bodies, stmt_exprs};
@@ -205,6 +206,9 @@ pub struct Overlap {
     pub ring: Result<Ring, NoRing>,
     /// The ring filled by a producer warp with TMA (`PRODUCER=1`), or why not.
     pub producer: Result<Producer, NoProducer>,
+    /// Persistent blocks over the logical grid, the ring's counter carried across them
+    /// (`PERSIST=1`), or why not.
+    pub persist: Result<Persist, NoPersist>,
 }
 
 /// Why a loop's dots wait for their wgmma at once.
@@ -242,7 +246,7 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{})",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{}{})",
                 o.ahead + 1,
                 o.behind + 1,
                 o.buffers,
@@ -280,6 +284,15 @@ impl std::fmt::Display for LoopRecord {
                         if p.threads == 32 { 1 } else { 2 }
                     ),
                     Err(why) => format!("; no producer warp: {why}"),
+                },
+                match o.persist {
+                    Err(NoPersist::Knob) => String::new(),
+                    Ok(Persist { q: None, .. }) => "; persistent blocks loop over the logical grid, the ring's tile counter carried across them: PERSIST=1".to_string(),
+                    Ok(Persist { q: Some(q), .. }) => format!(
+                        "; persistent blocks loop over the logical grid, the ring's tile counter carried across them, the producer loading the resident operand too ({} boxes, {} bytes, on q-full and q-empty mbarriers): PERSIST=2",
+                        q.boxes, q.bytes
+                    ),
+                    Err(why) => format!("; not persistent: {why}"),
                 }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
@@ -481,9 +494,20 @@ pub(super) fn loop_records(
             })
             .map(|o| {
                 let ring = ring(k, target, *var, body, o.buffers);
+                let producer = producer(k, target, s, p, &ring, extra_warp);
                 Overlap {
                     pingpong: pingpong(k),
-                    producer: producer(k, target, s, p, &ring, extra_warp),
+                    persist: persist(
+                        k,
+                        &producer,
+                        o.buffers,
+                        resident,
+                        match p {
+                            [(0, at)] => Some(*at),
+                            _ => None,
+                        },
+                    ),
+                    producer,
                     ring,
                     ..o
                 }
@@ -616,6 +640,7 @@ fn overlap(
         pingpong: Err(NoPingPong::Knob),
         ring: Err(NoRing::Knob),
         producer: Err(NoProducer::Knob),
+        persist: Err(NoPersist::Knob),
     })
 }
 
@@ -840,7 +865,14 @@ pub(super) fn producer_maps(
         };
         let mut assigned = BTreeSet::new();
         crate::visit::assigned_locals(body, &mut assigned);
-        for load in streamed_loads(k, target, *var, body, &assigned) {
+        let mut loads = streamed_loads(k, target, *var, body, &assigned);
+        // PERSIST=2: the resident q's map after K's and V's.
+        if let Ok(Persist { q: Some(q), .. }) = o.persist {
+            if let StmtKind::Assign { value, .. } = &k.body[q.stmt].kind {
+                loads.push(value);
+            }
+        }
+        for load in loads {
             let Some(t) = head_tile(k, load) else {
                 continue;
             };

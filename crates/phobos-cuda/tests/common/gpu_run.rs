@@ -20,6 +20,18 @@ pub fn run_within(
     c: &Case,
     tolerance: &dyn Fn(&Kernel, DType) -> f64,
 ) -> Result<(), String> {
+    run_capped(gpu, c, tolerance, None)
+}
+
+/// Runs `c` on `gpu` as [`run_within`] does; a persistent kernel's grid is clamped to at most
+/// `max_blocks` blocks (`PreparedLaunch::max_blocks`), so that each block walks several
+/// logical blocks.
+pub fn run_capped(
+    gpu: &Gpu,
+    c: &Case,
+    tolerance: &dyn Fn(&Kernel, DType) -> f64,
+    max_blocks: Option<u32>,
+) -> Result<(), String> {
     let e = &c.emitted;
     let compiled = phobos_gpu::compile(&e.source, &super::compile_options(e))
         .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
@@ -49,9 +61,10 @@ pub fn run_within(
         .collect();
     if c.grid.iter().all(|&g| g > 0) {
         let bound = bind_args(&c.kernel, &args).map_err(|err| format!("bind: {err}"))?;
-        let prepared = gpu
+        let mut prepared = gpu
             .prepare_launch(&c.kernel, bound, &args, &launch_facts(e))
             .map_err(|err| format!("prepare: {err}"))?;
+        prepared.max_blocks = max_blocks;
         gpu.launch_prepared(&func, &prepared, e.dynamic_smem_bytes)
             .map_err(|err| format!("launch: {err}"))?;
     }

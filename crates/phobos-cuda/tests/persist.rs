@@ -1,0 +1,309 @@
+//! The persistent schedule of the producer form (`PERSIST=1`; plan/persist.rs `Persist`,
+//! emit/producer.rs, emit/ahead.rs): the typed record of both attention examples and its
+//! refusals, the emitted shape (the producer's and the consumers' loops over the logical
+//! blocks, the ring's counter carried across them, the zeroed buffer written once, the logical
+//! grid's extents as parameters, `ctx.block` / `ctx.grid` read from the logical block), the
+//! launch facts (a persistent launch over the logical grid), and the default's code byte for
+//! byte as before the knob. The GPU cases are in tests/attention_forms.rs.
+
+mod common;
+
+use phobos_cuda::{Emitted, NoPersist, Persist, QByProducer};
+
+const FA: &str = "examples/flash_attention.ph";
+const D128: &str = "examples/flash_attention_d128.ph";
+
+/// The one loop record's persistence decision, after checking that the notes render it.
+fn persist(e: &Emitted) -> Result<Persist, NoPersist> {
+    assert_eq!(e.loops.len(), 1, "{:?}", e.loops);
+    assert!(e.notes.contains(&e.loops[0].to_string()), "{:?}", e.notes);
+    e.loops[0]
+        .overlap
+        .clone()
+        .expect("an overlapped loop")
+        .persist
+}
+
+/// PERSIST=1 points: (example, pins, types, consumer threads).
+const POINTS: [(&str, &str, &str, u32); 4] = [
+    (
+        D128,
+        "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1",
+        "T=f16",
+        256,
+    ),
+    (
+        D128,
+        "BR=64 BC=64 THREADS=256 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1",
+        "T=bf16",
+        128,
+    ),
+    (
+        FA,
+        "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1",
+        "T=f16",
+        256,
+    ),
+    (
+        FA,
+        "BR=128 BC=64 THREADS=384 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=1",
+        "T=bf16",
+        256,
+    ),
+];
+
+const TILE_LOOP: &str =
+    "for (int ph_tile = (int)blockIdx.x; ph_tile < ph_gx * ph_gy; ph_tile += (int)gridDim.x) {";
+
+#[test]
+fn the_record_says_the_blocks_persist() {
+    for (path, pins, types, _) in POINTS {
+        let e = common::example_sm90(path, pins, types);
+        assert_eq!(persist(&e), Ok(Persist { stages: 3, q: None }), "{pins}");
+        assert!(e.loops[0].to_string().contains(
+            "; persistent blocks loop over the logical grid, the ring's tile counter carried across them: PERSIST=1"
+        ));
+        // A persistent launch: the logical grid's extents after the tensor maps.
+        assert!(e.persistent, "{pins}");
+        assert!(phobos::backend::cuda::launch_facts(&e).persistent);
+        let sig = &e.source[e.source.find("extern \"C\"").unwrap()..];
+        let sig = &sig[..sig.find('{').unwrap()];
+        assert!(
+            sig.ends_with("TmaDesc ph_tma1, int ph_gx, int ph_gy) "),
+            "{pins}: {sig}"
+        );
+    }
+    // PERSIST=0: nothing said, one block a logical block.
+    let off = common::example_sm90(
+        D128,
+        "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=0",
+        "T=f16",
+    );
+    assert_eq!(persist(&off), Err(NoPersist::Knob));
+    assert!(!off.loops[0].to_string().contains("persist"));
+    assert!(!off.persistent && !off.source.contains("ph_gx"));
+}
+
+#[test]
+fn the_record_says_why_not() {
+    // Without the examples' @where: a producer warp (PRODUCER=1) cannot carry the counter.
+    let text = common::source(D128)
+        .text
+        .replace("@where(PERSIST == 0 || PRODUCER == 2)", "//");
+    let e = common::emitted_sm90(
+        D128,
+        &text,
+        "BR=128 BC=64 THREADS=288 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=1 PERSIST=1",
+        "T=f16",
+    );
+    assert_eq!(persist(&e), Err(NoPersist::Producer));
+    assert!(e.loops[0]
+        .to_string()
+        .contains("; not persistent: the ring has no producer warpgroup (PRODUCER=2)"));
+    assert!(!e.persistent && !e.source.contains("ph_tile"));
+}
+
+/// The text from `from` to the line that closes the block opened on the line at `from`.
+fn block_at(src: &str, from: usize) -> &str {
+    let indent = src[..from].rsplit('\n').next().unwrap().len();
+    let close = format!("\n{}}}\n", " ".repeat(indent));
+    let end = from + src[from..].find(&close).expect("the block's end");
+    &src[from..end]
+}
+
+#[test]
+fn producer_and_consumers_walk_the_logical_blocks_with_one_counter() {
+    for (path, pins, types, consumers) in POINTS {
+        let e = common::example_sm90(path, pins, types);
+        let src = &e.source;
+        // Two walks over the logical blocks: the producer's lane, then the consumers'.
+        let walks: Vec<usize> = src.match_indices(TILE_LOOP).map(|(i, _)| i).collect();
+        assert_eq!(walks.len(), 2, "{pins}\n{src}");
+        let branch = src
+            .find(&format!("if (threadIdx.x >= {consumers}) {{"))
+            .unwrap();
+        let lane = src
+            .find(&format!("if (threadIdx.x == {consumers}) {{"))
+            .unwrap();
+        let ret = branch + src[branch..].find("return;").unwrap();
+        assert!(branch < lane && lane < walks[0] && walks[0] < ret && ret < walks[1]);
+        // The counter starts once, before each walk, and runs on in both loops over key tiles.
+        let start =
+            "int ph_ring_t = 0;  // the ring's tiles so far, across this block's logical blocks";
+        assert_eq!(src.matches(start).count(), 2, "{pins}");
+        for &w in &walks {
+            let before = &src[..w];
+            assert!(before.trim_end().ends_with(start), "{pins}");
+            let walk = block_at(src, w);
+            assert!(walk.contains("const int ph_bx = ph_tile % ph_gx;"));
+            assert!(walk.contains("const int ph_by = ph_tile / ph_gx;"));
+            assert_eq!(
+                walk.matches("= ph_ring_t++;  // the ring's counter runs on across logical blocks")
+                    .count(),
+                1,
+                "{pins}\n{walk}"
+            );
+            assert!(!walk.contains("ph_ring_t = 0"), "{pins}");
+            // Inside, the logical block, never the launch's.
+            let inner = &walk[walk.find('\n').unwrap()..];
+            assert!(
+                !inner.contains("blockIdx") && !inner.contains("gridDim"),
+                "{pins}"
+            );
+            if pins.contains("CAUSAL=1") {
+                assert!(
+                    walk.contains("rb = ph::sub(ph::sub(ph_gx, 1), ph_bx);"),
+                    "{pins}\n{walk}"
+                );
+            }
+        }
+        // The producer's walk: the bounds, then the key tiles' waits and boxes.
+        let prod = block_at(src, walks[0]);
+        assert!(prod.contains(">= 2) ph::ring_wait(ph_ring"), "{pins}");
+        assert!(prod.contains("ph::ring_tma_3d("), "{pins}");
+        assert!(!prod.contains("ph::Tile<"), "{pins}");
+        // The consumers' walk: the whole body, the zeroed buffer written in the first logical
+        // block only, the first deferred product reading the previous tile's buffer.
+        let cons = block_at(src, walks[1]);
+        assert!(cons.contains("if (ph_ring_t == 0) ph::mma_zero<"), "{pins}");
+        assert!(!cons.contains("\n    ph::mma_zero<"), "{pins}");
+        assert!(cons.contains(" = (ph_ring_t + 2) % 3;"), "{pins}");
+        assert!(cons.contains("ph::ring_release(ph_ring"), "{pins}");
+        assert!(cons.contains("ph::mma_dot_ra<"), "{pins}");
+        // The epilogue's store inside the walk.
+        assert!(cons.contains("ph::store_tile("), "{pins}\n{cons}");
+        assert!(cons.contains(">{O + (long long)bh"), "{pins}\n{cons}");
+        assert_eq!(src.matches("__syncthreads").count(), 1, "{pins}");
+    }
+}
+
+#[test]
+fn persist_2_has_the_producer_load_q() {
+    for (path, pins, types, consumers) in POINTS {
+        let pins = &pins.replace("PERSIST=1", "PERSIST=2");
+        let e = common::example_sm90(path, pins, types);
+        let br: u32 = pins["BR=".len() + pins.find("BR=").unwrap()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let d = if path == D128 { 128 } else { 64 };
+        let p = persist(&e).unwrap_or_else(|w| panic!("{pins}: {w}"));
+        let q: QByProducer = p.q.unwrap_or_else(|| panic!("{pins}: q by the producer"));
+        assert_eq!((q.boxes, q.bytes), (d / 64, br * d * 2), "{pins}");
+        assert!(e.loops[0].to_string().contains(&format!(
+            "the producer loading the resident operand too ({} boxes, {} bytes, on q-full and q-empty mbarriers): PERSIST=2",
+            q.boxes, q.bytes
+        )));
+        // A third map, Q's, with boxes of the block's rows.
+        assert_eq!(e.tma.len(), 3, "{pins}");
+        assert_eq!(e.tma[2].spec.box_dim, [64, br], "{pins}");
+        assert!(e.tma[2].outer.is_some());
+        let src = &e.source;
+        assert!(src.contains(&format!(
+            "ph::ring_init_tma_q<3, {consumers}>(ph_ring1);  // and ph_ring1[6] q full, ph_ring1[7] q empty"
+        )));
+        let walks: Vec<usize> = src.match_indices(TILE_LOOP).map(|(i, _)| i).collect();
+        assert_eq!(walks.len(), 2, "{pins}");
+        // The producer: per logical block, q-empty awaited from the second on, q's bytes
+        // expected, its boxes, before the block's first K/V tile.
+        let prod = block_at(src, walks[0]);
+        let wait = prod
+            .find("if (ph_q_n >= 1) ph::ring_wait(ph_ring1 + 7, (ph_q_n - 1) & 1);")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{pins}
+{prod}"
+                )
+            });
+        let expect = prod
+            .find(&format!(
+                "ph::ring_expect(ph_ring1 + 6, {});  // q's bytes",
+                q.bytes
+            ))
+            .unwrap();
+        let boxes: Vec<usize> = prod.match_indices(", &ph_tma2, ").map(|(i, _)| i).collect();
+        assert_eq!(boxes.len() as u32, q.boxes, "{pins}");
+        let kv = prod.find("for (int c = ").unwrap();
+        assert!(wait < expect && expect < boxes[0] && boxes[boxes.len() - 1] < kv);
+        assert!(prod[..kv].contains("++ph_q_n;"));
+        // The consumers: q-full awaited, no copy of q, q-empty released after the key loop.
+        let cons = block_at(src, walks[1]);
+        let got = cons
+            .find("ph::ring_wait(ph_ring1 + 6, ph_q_n & 1);  // q, loaded by the producer")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{pins}
+{cons}"
+                )
+            });
+        assert!(
+            !cons.contains("mma_prefetch") && !cons.contains("cp_async"),
+            "{pins}"
+        );
+        let key_loop = cons.find("for (int c = ").unwrap();
+        let done = cons
+            .find("ph::ring_release(ph_ring1 + 7);  // done with q")
+            .unwrap();
+        assert!(got < key_loop && key_loop < done, "{pins}");
+        assert!(cons.trim_end().ends_with("++ph_q_n;"), "{pins}");
+        assert_eq!(src.matches("int ph_q_n = 0;").count(), 2, "{pins}");
+    }
+    // PERSIST=1: q stays the consumers' copy.
+    let (path, pins, types, _) = POINTS[0];
+    let e = common::example_sm90(path, pins, types);
+    assert!(!e.source.contains("ph_q_n") && e.tma.len() == 2);
+}
+
+/// The example without the knob: its declaration and its `@where` gone, every other line in
+/// its place.
+fn without_knob(path: &str) -> String {
+    let text = common::source(path).text;
+    let decl = ", PERSIST in {0, 1, 2}";
+    assert!(text.contains(decl), "{path} declares PERSIST");
+    text.replace(decl, "")
+        .replace("@where(PERSIST == 0 || PRODUCER == 2)", "//")
+}
+
+#[test]
+fn the_default_emits_the_code_before_the_knob() {
+    for (path, pins, types) in [
+        (
+            D128,
+            "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2",
+            "T=f16",
+        ),
+        (
+            D128,
+            "BR=128 BC=64 THREADS=384 OVERLAP=2 PINGPONG=1 RING=1 PRODUCER=2 CAUSAL=1",
+            "T=bf16",
+        ),
+        (
+            D128,
+            "BR=128 BC=64 THREADS=288 OVERLAP=1 RING=1 PRODUCER=1",
+            "T=f16",
+        ),
+        (D128, "BR=64 BC=64 THREADS=128 OVERLAP=0 CAUSAL=1", "T=bf16"),
+        (
+            FA,
+            "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2",
+            "T=f16",
+        ),
+        (
+            FA,
+            "BR=64 BC=128 THREADS=128 MIN_BLOCKS=3 OVERLAP=0",
+            "T=f16",
+        ),
+    ] {
+        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
+        let now = common::example_sm90(path, &format!("{pins} PERSIST=0"), types);
+        assert_eq!(
+            now.source.replacen(" PERSIST=0", "", 1),
+            before.source,
+            "{path} {pins}"
+        );
+        assert_eq!(now.threads, before.threads);
+        assert!(!now.persistent);
+    }
+}
