@@ -11,18 +11,28 @@
 // rows through a warp shuffle). 2 also stores unaligned rows by aligned 16-byte vectors
 // (ph::store_row_shifted) instead of 8 two-byte stores a group, at some registers; 3 is 2 with
 // fewer instructions an element (the column masks against the thread's first column, the
-// store's T(..) rounded once). f32 sees only PACK=3's masks. An f32 row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
+// store's T(..) rounded once). f32 sees only PACK=3's masks. 4 (bench/NOTES.md r14) is 3 with
+// the mask written once, at the load (-inf past the row, filled in the packed registers), so
+// neither pass masks, and the max taken on the packed row, two elements an instruction. An f32
+// row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
 // softmax_online.ph.
-@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3})
+@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4})
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS && BLOCK >= 8 * THREADS)
 @launch(THREADS)
 @bytes(2 * sizeof(T) * M * N)
 kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
-  let x = X[r, 0 :+ BLOCK]
-  // exp(x - max) as exp2(x * log2(e) - max * log2(e)): one FFMA and one MUFU an element.
-  let m = max(where(arange(BLOCK) < N, f32(x), -inf)) * 1.4426950408889634
-  let l = sum(exp2(where(arange(BLOCK) < N, f32(x), -inf) * 1.4426950408889634 - m))
-  Y[r, 0 :+ BLOCK] = T(exp2(f32(x) * 1.4426950408889634 - m) * (1.0 / l))
+  if PACK != 4 {
+    let x = X[r, 0 :+ BLOCK]
+    // exp(x - max) as exp2(x * log2(e) - max * log2(e)): one FFMA and one MUFU an element.
+    let m = max(where(arange(BLOCK) < N, f32(x), -inf)) * 1.4426950408889634
+    let l = sum(exp2(where(arange(BLOCK) < N, f32(x), -inf) * 1.4426950408889634 - m))
+    Y[r, 0 :+ BLOCK] = T(exp2(f32(x) * 1.4426950408889634 - m) * (1.0 / l))
+  } else {
+    let x = where(arange(BLOCK) < N, X[r, 0 :+ BLOCK], -inf)
+    let m = max(f32(x)) * 1.4426950408889634
+    let l = sum(exp2(f32(x) * 1.4426950408889634 - m))
+    Y[r, 0 :+ BLOCK] = T(exp2(f32(x) * 1.4426950408889634 - m) * (1.0 / l))
+  }
 }

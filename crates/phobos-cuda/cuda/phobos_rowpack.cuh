@@ -130,6 +130,140 @@ __device__ Packed<typename Bare<S>::T, L> load_row_packed(const Region<S>& g, co
   }
 }
 
+// PACK=4: a row loaded into `let x = where(arange(n) < e, X[r, c :+ n], fill)`. The halves at
+// tile columns >= e hold `fill` (bits of S), those past the tensor but before e read 0, as the
+// masked load and the `where` give them; only groups not wholly before both limits are touched.
+template <class L, class S> __device__ __forceinline__ void packed_row_fill(int n, int e, unsigned fill, Packed<S, L>& p) {
+  // Zero past the tensor, then the fill past e: each a branch a group and a select a word (a
+  // single pass choosing among the three per half spilled 16 bytes at the 50257 point).
+  packed_row_mask<L>(n, p);
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    if (in_tile<L>(r, c) && c + L::VEC <= e) continue;
+#pragma unroll
+    for (int i = 0; i < L::VEC / 2; ++i) {
+      unsigned& w = p.v.w[j * (L::VEC / 2) + i];
+      if (!in_tile<L>(r, c) || c + 2 * i >= e) w = fill | (fill << 16);
+      else if (c + 2 * i + 1 >= e) w = (w & 0xffffu) | (fill << 16);
+    }
+  }
+}
+
+// load_row_packed with the columns >= e filled (PACK=4, packed_row_fill); `fill` is a value of
+// S held in f32. Other tiles: load_tile, filled, then packed.
+template <class L, int EV = EVICT_NORMAL, class S, int B>
+__device__ Packed<typename Bare<S>::T, L> load_row_packed_fill(const Region<S>& g, int e, float fill, const Scratch<B>& sc) {
+  typedef typename Bare<S>::T U;
+  if constexpr (sizeof(S) != 2 || L::VEC != 8 || L::R != 1 || !IsBlocked<L>::value || L::THREADS % 32 != 0 ||
+                packed_row_scratch<L>() > B) {
+    Tile<float, L> t = load_tile<L, EV>(g);
+#pragma unroll
+    for (int i = 0; i < L::N; ++i)
+      if (col_of<L>(i) >= e) t.v[i] = fill;
+    return pack<U>(t);
+  } else {
+    const unsigned bits = pack_bits<U>(fill);
+    if (!(g.cs == 1 && g.c0 >= 0)) {
+      Tile<float, L> t = load_tile<L, EV>(g);
+#pragma unroll
+      for (int i = 0; i < L::N; ++i)
+        if (col_of<L>(i) >= e) t.v[i] = fill;
+      return pack<U>(t);
+    }
+    Packed<U, L> p;
+    if (!(g.ok && (unsigned)g.r0 < (unsigned)g.rn)) {
+#pragma unroll
+      for (int i = 0; i < (L::N + 1) / 2; ++i) p.v.w[i] = 0;
+      packed_row_fill<L>(0, e, bits, p);
+      return p;
+    }
+    const S* row = elem_ptr(g, 0, 0);
+    const int sh = (int)(((unsigned long long)row >> 1) & 7);
+    const S* row0 = row - sh;
+    const int n = g.cn - g.c0;
+    switch (sh) {
+      case 0: load_row_packed_sh<L, EV, 0>(row0, n, p, sc); break;
+      case 1: load_row_packed_sh<L, EV, 1>(row0, n, p, sc); break;
+      case 2: load_row_packed_sh<L, EV, 2>(row0, n, p, sc); break;
+      case 3: load_row_packed_sh<L, EV, 3>(row0, n, p, sc); break;
+      case 4: load_row_packed_sh<L, EV, 4>(row0, n, p, sc); break;
+      case 5: load_row_packed_sh<L, EV, 5>(row0, n, p, sc); break;
+      case 6: load_row_packed_sh<L, EV, 6>(row0, n, p, sc); break;
+      default: load_row_packed_sh<L, EV, 7>(row0, n, p, sc); break;
+    }
+    packed_row_fill<L>(n, e, bits, p);
+    return p;
+  }
+}
+
+// Max or min of two packed pairs, half by half (PACK=4: the max pass on the packed row, one
+// instruction for two elements; NaN gives the other operand, as Max and Min do).
+template <class Op, class S> struct Packed2;
+template <> struct Packed2<Max, bf16> {
+  static constexpr unsigned ID = 0xff80ff80u;  // -inf, -inf
+  __device__ static unsigned op(unsigned a, unsigned b) { unsigned d; asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d; }
+};
+template <> struct Packed2<Min, bf16> {
+  static constexpr unsigned ID = 0x7f807f80u;  // inf, inf
+  __device__ static unsigned op(unsigned a, unsigned b) { unsigned d; asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d; }
+};
+
+// The block's combine of its per-thread partials (PACK=4): a butterfly in each warp, one partial a
+// warp through the scratch, then a butterfly over those in every warp (lane w reads warp w's).
+// Every thread gets the same bits (each butterfly step adds the same two values in both lanes).
+// reduce_all reads all the warps' partials in each thread instead: 32 loads and combines a
+// thread at 1024 threads, and their registers, where the packed row leaves few.
+template <class Op, class T, int WARPS> __device__ __forceinline__ T combine_lanes(T acc, T* part) {
+  static_assert(WARPS <= 32, "combine_lanes: at most 32 warps");
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) acc = Op::op(acc, shfl_xor(acc, m));
+  if (tid % 32 == 0) part[tid / 32] = acc;
+  __syncthreads();
+  acc = (tid % 32) < WARPS ? part[tid % 32] : Op::template id<T>();
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) acc = Op::op(acc, shfl_xor(acc, m));
+  return acc;
+}
+
+// reduce_all with combine_lanes (PACK=4): the same value for max and min, a sum in another order.
+template <class Op, class T, class L, int BYTES> __device__ T reduce_all_lanes(const Tile<T, L>& x, Scratch<BYTES> s) {
+  static_assert(L::THREADS % 32 == 0, "reduce_all_lanes: whole warps");
+  static_assert(reduce_all_bytes<T>(L::THREADS) <= BYTES, "scratch too small for reduce_all_lanes");
+  return combine_lanes<Op, T, L::THREADS / 32>(reduce_own<Op>(x, (int)threadIdx.x), reinterpret_cast<T*>(s.p));
+}
+
+// The whole-tile max or min of f32(p) (p packed bf16, PACK=4): each thread's words by
+// Packed2 (sm_80 and newer; before that, element by element), its two halves, then
+// combine_lanes. The same value as reduce_all over the f32 tile (max and min do not depend on
+// the order).
+template <class Op, class L, int BYTES> __device__ float reduce_all_packed(const Packed<bf16, L>& p, Scratch<BYTES> s) {
+  constexpr int WARPS = (L::THREADS + 31) / 32;
+  static_assert(L::THREADS % 32 == 0 && L::VEC % 2 == 0, "reduce_all_packed: whole warps, pairs");
+  static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for reduce_all_packed");
+  float* part = reinterpret_cast<float*>(s.p);
+  const int tid = threadIdx.x;
+  float acc = Op::template id<float>();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned w = Packed2<Op, bf16>::ID;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
+#pragma unroll
+    for (int i = 0; i < L::VEC / 2; ++i) w = Packed2<Op, bf16>::op(w, p.v.w[j * (L::VEC / 2) + i]);
+  }
+  acc = Op::op(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+#else
+  acc = reduce_own<Op>(unpack(p), tid);
+#endif
+  return combine_lanes<Op, float, WARPS>(acc, part);
+}
+
 // Shifted row stores (PACK=2 and 3): the stores of a row tile of a 2-byte type whose row start is SH
 // elements past a 16-byte boundary. Without them each group is 8 two-byte stores, a warp's
 // lanes 16 bytes apart (8 times the L2 write requests of the row). Here each thread writes the

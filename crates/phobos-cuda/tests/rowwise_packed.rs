@@ -27,9 +27,23 @@ fn row(pins: &str, types: &str, n: i64) -> Emitted {
     emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
 }
 
+/// The branch of softmax_row.ph's `if PACK != 4` that the point runs (the other is emitted as
+/// dead code under a constant condition).
+fn live(src: &str) -> String {
+    let (head, rest) = src.split_once("  if (").expect("the PACK branch");
+    let (cond, rest) = rest.split_once(") {\n").expect("its body");
+    let (taken, other) = rest.split_once("  } else {\n").expect("its else");
+    let body = match cond {
+        "true" => taken,
+        "false" => other,
+        _ => panic!("not a constant condition: {cond}"),
+    };
+    format!("{head}{body}")
+}
+
 #[test]
 fn pack_holds_2_byte_rows_packed() {
-    let packed = row("BLOCK=57344 THREADS=1024 PACK=1", "T=bf16", 50257).source;
+    let packed = live(&row("BLOCK=57344 THREADS=1024 PACK=1", "T=bf16", 50257).source);
     assert!(
         packed.contains("ph::Packed<ph::bf16, Blk1x57344> x = ph::load_row_packed<Blk1x57344, "),
         "{packed}"
@@ -46,17 +60,17 @@ fn pack_holds_2_byte_rows_packed() {
         packed.contains("ph::store_tile(ph::Region<ph::bf16>"),
         "{packed}"
     );
-    let shifted = row("BLOCK=57344 THREADS=1024 PACK=2", "T=bf16", 50257).source;
+    let shifted = live(&row("BLOCK=57344 THREADS=1024 PACK=2", "T=bf16", 50257).source);
     assert!(
         shifted.contains("ph::store_row_shifted(ph::Region<ph::bf16>"),
         "{shifted}"
     );
     assert!(shifted.contains("ph::load_row_packed<"), "{shifted}");
-    let aligned = row("BLOCK=32768 THREADS=1024 PACK=2", "T=bf16", 32000).source;
+    let aligned = live(&row("BLOCK=32768 THREADS=1024 PACK=2", "T=bf16", 32000).source);
     assert!(!aligned.contains("ph::store_row_shifted("), "{aligned}");
     assert!(aligned.contains("ph::store_tile("), "{aligned}");
     // PACK=0 is the code of before (the shifted f32 tile); f32 rows ignore the knob.
-    let plain = row("BLOCK=57344 THREADS=1024 PACK=0", "T=bf16", 50257).source;
+    let plain = live(&row("BLOCK=57344 THREADS=1024 PACK=0", "T=bf16", 50257).source);
     assert!(!plain.contains("ph::Packed<"), "{plain}");
     assert!(
         plain.contains("ph::Tile<float, Blk1x57344> x = ph::load_tile_shifted<"),
@@ -78,7 +92,7 @@ fn pack_holds_2_byte_rows_packed() {
 /// once (no `rn_bf16` before it); PACK=2 keeps the code it had.
 #[test]
 fn pack3_masks_against_the_first_column_and_rounds_once() {
-    let lean = row("BLOCK=57344 THREADS=1024 PACK=3", "T=bf16", 50257).source;
+    let lean = live(&row("BLOCK=57344 THREADS=1024 PACK=3", "T=bf16", 50257).source);
     let mask = "(ph::col_rel<Blk1x57344>(ph_i) < (N) - ph::col_of<Blk1x57344>(0))";
     assert_eq!(lean.matches(mask).count(), 2, "{lean}");
     assert!(!lean.contains("ph::col_of<Blk1x57344>(ph_i)"), "{lean}");
@@ -88,7 +102,7 @@ fn pack3_masks_against_the_first_column_and_rounds_once() {
         lean.contains("ph::store_row_shifted(ph::Region<ph::bf16>"),
         "{lean}"
     );
-    let before = row("BLOCK=57344 THREADS=1024 PACK=2", "T=bf16", 50257).source;
+    let before = live(&row("BLOCK=57344 THREADS=1024 PACK=2", "T=bf16", 50257).source);
     assert!(!before.contains("ph::col_rel<"), "{before}");
     assert_eq!(
         before.matches("ph::col_of<Blk1x57344>(ph_i) < N").count(),
@@ -97,11 +111,51 @@ fn pack3_masks_against_the_first_column_and_rounds_once() {
     );
     assert!(before.contains("ph::rn_bf16("), "{before}");
     // f32 rows take the masks (a cast to f32 is no rounding to drop).
-    let f32 = row("BLOCK=32768 THREADS=1024 PACK=3", "T=f32", 32000).source;
+    let f32 = live(&row("BLOCK=32768 THREADS=1024 PACK=3", "T=f32", 32000).source);
     assert!(
         f32.contains("ph::col_rel<Blk1x32768>(ph_i) < (N) - "),
         "{f32}"
     );
+}
+
+/// PACK=4 writes the mask once, at the load: the `let` of `where(arange(BLOCK) < N, X[..], -inf)`
+/// is held packed with -inf filled past N, neither pass masks, the max combines packed pairs and
+/// the reductions combine the warps' partials by lanes (bench/NOTES.md r14). The same body in
+/// f32 is an f32 tile (nothing to pack) with the same lane-combined reductions.
+#[test]
+fn pack4_fills_the_row_at_its_load() {
+    let filled = live(&row("BLOCK=57344 THREADS=1024 PACK=4", "T=bf16", 50257).source);
+    assert!(
+        filled.contains(
+            "ph::Packed<ph::bf16, Blk1x57344> x_2 = ph::load_row_packed_fill<Blk1x57344, ph::EVICT_NORMAL>("
+        ),
+        "{filled}"
+    );
+    assert!(
+        filled.contains(", N, -ph::inf_f32(), ph_scratch);"),
+        "{filled}"
+    );
+    assert!(!filled.contains("ph::col_rel<"), "{filled}");
+    assert!(
+        filled.contains("= ph::reduce_all_packed<ph::Max>(x_2, ph_scratch);"),
+        "{filled}"
+    );
+    assert!(
+        filled.contains("ph::reduce_all_lanes<ph::Sum>("),
+        "{filled}"
+    );
+    assert!(
+        filled.contains("ph::store_row_shifted(ph::Region<ph::bf16>"),
+        "{filled}"
+    );
+    let f32 = live(&row("BLOCK=32768 THREADS=1024 PACK=4", "T=f32", 32000).source);
+    assert!(!f32.contains("ph::Packed<"), "{f32}");
+    assert!(!f32.contains("ph::reduce_all_packed<"), "{f32}");
+    assert!(f32.contains("ph::reduce_all_lanes<ph::Max>("), "{f32}");
+    // PACK=3 keeps its masks and block reductions.
+    let lean = live(&row("BLOCK=57344 THREADS=1024 PACK=3", "T=bf16", 50257).source);
+    assert!(!lean.contains("reduce_all_lanes"), "{lean}");
+    assert!(!lean.contains("load_row_packed_fill"), "{lean}");
 }
 
 /// The packed loads are 128-bit global loads, odd rows exchange the next group's vector by
@@ -116,6 +170,8 @@ fn packed_rows_compile_without_spills() {
         ("BLOCK=57344 THREADS=1024 PACK=0", 50257, false),
         ("BLOCK=57344 THREADS=1024 PACK=2", 50257, true),
         ("BLOCK=57344 THREADS=1024 PACK=3", 50257, true),
+        ("BLOCK=57344 THREADS=1024 PACK=4", 50257, true),
+        ("BLOCK=32768 THREADS=1024 PACK=4", 32000, true),
     ];
     let emitted: Vec<_> = (points.iter())
         .map(|(pins, n, _)| row(pins, "T=bf16", *n))
@@ -155,6 +211,17 @@ fn packed_rows_compile_without_spills() {
                 res.spill_store_bytes > 0,
                 "{pins}: the f32 row no longer spills"
             );
+            continue;
+        }
+        if pins.ends_with("PACK=4") {
+            // The max on packed pairs; no spill but PACK=3's register at the odd row.
+            assert!(c.ptx.contains("max.bf16x2"), "{pins}: no packed max");
+            assert!(res.spill_store_bytes <= 4, "{pins}: {res:?}");
+            if n % 8 != 0 {
+                assert!(c.ptx.contains("shfl.sync.up"), "{pins}: no shuffle up");
+            } else {
+                assert_eq!(res.spill_store_bytes, 0, "{pins}: spills");
+            }
             continue;
         }
         if pins.ends_with("PACK=2") || pins.ends_with("PACK=3") {

@@ -156,6 +156,33 @@ fn softmax_row_matches_the_host() {
             1e-2,
         ),
         (Some("BLOCK=8192 THREADS=256 PACK=3"), None, (3, 1001), 1e-6),
+        // PACK=4's body: the mask at the load, then unmasked passes (rows shorter than one
+        // thread's step, ragged and aligned).
+        (
+            Some("BLOCK=57344 THREADS=1024 PACK=4"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=8192 THREADS=256 PACK=4"),
+            Some("T=bf16"),
+            (3, 1000),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=8192 THREADS=1024 PACK=4"),
+            Some("T=bf16"),
+            (2, 3001),
+            1e-2,
+        ),
+        (Some("BLOCK=8192 THREADS=256 PACK=4"), None, (3, 1001), 1e-6),
+        (
+            Some("BLOCK=32768 THREADS=1024 PACK=4"),
+            None,
+            (2, 32000),
+            1e-6,
+        ),
     ] {
         let k = kernel(&example("softmax_row.ph"), None, pins, types);
         let dt = if types.is_some() {

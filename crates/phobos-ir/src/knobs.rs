@@ -123,7 +123,7 @@ impl Knob {
             }
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
-                "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores"
+                "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }

@@ -103,6 +103,17 @@ impl<'k> Emitter<'k> {
     }
 
     fn reduce_all(&mut self, op: ReduceOp, arg: &Expr) -> Result<Code> {
+        if let Some((op, x)) = self.packed_reduce(op, arg) {
+            let bytes = (self.k.launch.threads / 32 * 4).div_ceil(16) * 16;
+            let s = self.scratch(bytes);
+            let v = self.fresh("all");
+            self.line(format!(
+                "const float {v} = ph::reduce_all_packed<{op}>({x}, {s});"
+            ));
+            self.headers.insert(crate::REDUCE_HEADER);
+            self.headers.insert(crate::ROWPACK_HEADER);
+            return Ok(Code::atom(v));
+        }
         let (name, _) = self.as_tile(arg)?;
         let t = arg.ty.dtype();
         let threads = self.k.launch.threads;
@@ -118,7 +129,14 @@ impl<'k> Emitter<'k> {
         } else {
             let bytes = (per * ctype::register_bytes(t)).div_ceil(16) * 16;
             let s = self.scratch(bytes);
-            format!("ph::reduce_all<{}>({name}, {s})", reduce_op(op))
+            // PACK=4: the partials combined by lanes (`ph::reduce_all_lanes`, fewer registers).
+            let f = if self.filled_rows() && threads.is_multiple_of(32) {
+                self.headers.insert(crate::ROWPACK_HEADER);
+                "reduce_all_lanes"
+            } else {
+                "reduce_all"
+            };
+            format!("ph::{f}<{}>({name}, {s})", reduce_op(op))
         };
         if op == ReduceOp::Sum {
             if let Some(r) = ctype::rounder(t) {

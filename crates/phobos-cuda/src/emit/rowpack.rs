@@ -7,6 +7,12 @@
 //! lean element path: a column mask `arange(n) < e` compares against `e` less the thread's first
 //! column (a constant per unrolled register, no add an element), and a store of `T(e)` (`e` f32)
 //! into a tensor of 2-byte type `T` converts `e` once in the store (no rounding round trip).
+//! `PACK=4` is `PACK=3` where the row's mask is written once, at its load: a `let` of
+//! `where(arange(n) < e, load, fill)` is held packed with `fill` in the columns past `e`
+//! (`ph::load_row_packed_fill`), the whole-row `max` / `min` of a packed bf16 row combines its
+//! words two halves at a time (`ph::reduce_all_packed`), and whole-tile reductions combine the
+//! warps' partials by lanes (`ph::reduce_all_lanes`: fewer registers and instructions than
+//! every thread reading every warp's; bench/NOTES.md r14).
 
 use super::ops::Code;
 use super::{Emitter, Result};
@@ -16,7 +22,77 @@ use phobos_ir::{BinOp, DType, Expr, ExprKind, ParamId, ParamKind};
 impl<'k> Emitter<'k> {
     /// The point sets `PACK=3` (the lean element path).
     pub(crate) fn lean_elements(&self) -> bool {
-        phobos_ir::knobs::Knob::Pack.get(&self.k.point) == Some(3)
+        matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(3 | 4))
+    }
+
+    /// The point sets `PACK=4` (the row's mask at its load, the packed max, the warps' partials
+    /// combined by lanes).
+    pub(crate) fn filled_rows(&self) -> bool {
+        phobos_ir::knobs::Knob::Pack.get(&self.k.point) == Some(4)
+    }
+
+    /// At `PACK=4`, the whole-row `max` or `min` of `f32(x)`, `x` a packed bf16 local, by its
+    /// words (`ph::reduce_all_packed`); None otherwise.
+    pub(crate) fn packed_reduce(
+        &self,
+        op: phobos_ir::ReduceOp,
+        arg: &Expr,
+    ) -> Option<(String, String)> {
+        let name = match op {
+            phobos_ir::ReduceOp::Max => "ph::Max",
+            phobos_ir::ReduceOp::Min => "ph::Min",
+            _ => return None,
+        };
+        let threads = self.k.launch.threads;
+        if !self.filled_rows() || threads == 32 || !threads.is_multiple_of(32) {
+            return None;
+        }
+        let ExprKind::Cast(inner) = &arg.kind else {
+            return None;
+        };
+        let ExprKind::Local(x) = inner.kind else {
+            return None;
+        };
+        if arg.ty.dtype() != DType::F32 || self.packed.get(&x) != Some(&"ph::bf16") {
+            return None;
+        }
+        Some((name.to_string(), self.names.locals[x].clone()))
+    }
+
+    /// At `PACK=4`, the parts of a `let`'s value `where(arange(n) < e, load, fill)` (a column
+    /// mask over a tile load, a scalar fill): (e, the load, fill).
+    pub(crate) fn filled_load<'e>(
+        &self,
+        value: &'e Expr,
+    ) -> Option<(&'e Expr, &'e Expr, &'e Expr)> {
+        if !self.filled_rows() {
+            return None;
+        }
+        let ExprKind::Select(c, a, b) = &value.kind else {
+            return None;
+        };
+        let ExprKind::Binary(BinOp::Lt, x, e) = &c.kind else {
+            return None;
+        };
+        let ExprKind::Arange(_) = x.kind else {
+            return None;
+        };
+        // The fill: a scalar, broadcast to the tile by the checker.
+        let b = match &b.kind {
+            ExprKind::Broadcast(s) if !s.ty.is_tile() => s.as_ref(),
+            _ => b.as_ref(),
+        };
+        let load = matches!(a.kind, ExprKind::Load { .. });
+        let same_shape = x.ty.shape() == a.ty.shape();
+        if !load
+            || !same_shape
+            || e.ty.is_tile()
+            || b.ty.is_tile()
+            || !matches!(e.ty.dtype(), DType::I32)
+        {
+            return None;
+        }
+        Some((e, a, b))
     }
 
     /// At `PACK=3`, register `ph_i`'s value of `arange(n) < b` in `lay` as
@@ -69,8 +145,8 @@ impl<'k> Emitter<'k> {
     /// the point sets `PACK=1`, `2` or `3`, `l` is a `let` of bf16 or f16 and its value is a
     /// tile load. The values are the same; their registers are halved.
     pub(crate) fn packs(&self, l: usize, t: DType, value: &Expr) -> Option<&'static str> {
-        let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1..=3));
-        let load = matches!(value.kind, ExprKind::Load { .. });
+        let on = matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(1..=4));
+        let load = matches!(value.kind, ExprKind::Load { .. }) || self.filled_load(value).is_some();
         if !on || !load || self.k.locals[l].mutable || self.plan.resident.contains(&l) {
             return None;
         }
@@ -85,7 +161,7 @@ impl<'k> Emitter<'k> {
     /// `tensor` takes it: at `PACK=2` or `3`, for 2-byte tensors whose rows are known unaligned and
     /// blocked row tiles of 8-element groups.
     pub(crate) fn shifted_row_store(&mut self, tensor: usize, lay: &Layout) -> Option<u32> {
-        if !matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(2 | 3))
+        if !matches!(phobos_ir::knobs::Knob::Pack.get(&self.k.point), Some(2..=4))
             || !crate::layout::rows_known_unaligned(self.k, tensor)
         {
             return None;
@@ -118,11 +194,13 @@ impl<'k> Emitter<'k> {
         storage: &str,
     ) -> Result<()> {
         let alias = self.alias(lay);
+        let filled = self.filled_load(value);
+        let load = filled.map_or(value, |(_, load, _)| load);
         let ExprKind::Load {
             tensor,
             index,
             cache,
-        } = &value.kind
+        } = &load.kind
         else {
             unreachable!("packs() takes loads only")
         };
@@ -143,7 +221,23 @@ impl<'k> Emitter<'k> {
                     ev
                 };
                 let s = self.scratch(row_scratch(*c, *threads));
-                format!("ph::load_row_packed<{alias}{ev}>({region}, {s})")
+                match filled {
+                    Some((e, _, fill)) => {
+                        let e = self.scalar(e)?;
+                        let fill = self.scalar(fill)?;
+                        format!(
+                            "ph::load_row_packed_fill<{alias}{ev}>({region}, {}, {}, {s})",
+                            e.full(),
+                            fill.full()
+                        )
+                    }
+                    None => format!("ph::load_row_packed<{alias}{ev}>({region}, {s})"),
+                }
+            }
+            _ if filled.is_some() => {
+                // Any other layout: the `where` computed as f32, then packed.
+                let t = self.materialize(value, lay)?;
+                format!("ph::pack<{storage}>({t})")
             }
             _ => {
                 let rhs = self.tile_rhs(lay, value)?.expect("a tile load is one call");

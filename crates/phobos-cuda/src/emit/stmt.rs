@@ -196,6 +196,14 @@ impl<'k> Emitter<'k> {
             Ty::Tile(t, _) => {
                 let lay = self.plan.layouts[&l].clone();
                 let mask = (self.plan.masks.iter()).find(|m| m.path == self.path);
+                // PACK=4: a row loaded with its mask (`where(arange(n) < e, load, fill)`) is held
+                // packed, the fill in its registers, not assigned through the masked load.
+                let filled = declare && self.filled_load(value).is_some();
+                if let (true, Some(storage)) = (filled, self.packs(l, *t, value)) {
+                    self.note_layout(l, &lay);
+                    self.packed.insert(l, storage);
+                    return self.packed_load(&name, &lay, value, storage);
+                }
                 if let Some(rec) = mask.cloned() {
                     if declare {
                         self.note_layout(l, &lay);

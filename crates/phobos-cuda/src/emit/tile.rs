@@ -75,7 +75,7 @@ impl<'k> Emitter<'k> {
         Ok((name, lay))
     }
 
-    fn materialize(&mut self, e: &Expr, lay: &Layout) -> Result<String> {
+    pub(crate) fn materialize(&mut self, e: &Expr, lay: &Layout) -> Result<String> {
         let ty = self.tile_type(e.ty.dtype(), lay);
         if let Some(rhs) = self.tile_rhs(lay, e)? {
             let name = self.fresh("t");

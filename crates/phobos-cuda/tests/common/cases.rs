@@ -605,6 +605,36 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=256 PACK=3",
             "M=9,N=1001",
         ),
+        // PACK=4: the mask at the load (-inf filled in the packed row past N), unmasked
+        // passes, the max on packed pairs, the partials combined by lanes (bench/NOTES.md r14):
+        // odd rows of every shift, aligned rows, rows shorter than one thread step and than
+        // one group of a warp.
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=4",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=32768 THREADS=1024 PACK=4",
+            "M=3,N=32000",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=1024 PACK=4",
+            "M=9,N=3001",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=4",
+            "M=9,N=1001",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=4",
+            "M=9,N=1000",
+        ),
+        ("softmax_row.ph", "BLOCK=8192 THREADS=512 PACK=4", "M=9,N=5"),
         // Cross-entropy with per-position (max, sum) partials (bench/NOTES.md r13): steps of 4
         // and 2 chunks and the masked rest, odd rows (every shift among 9 rows), aligned rows,
         // rows shorter than one step (the masked loop alone); SHIFT=2's unguarded whole chunks.
@@ -765,11 +795,16 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         phobos_cuda::specialize_alignment(&mut k, &dims);
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
-    // PACK=3's column masks in f32 (the knob's packing is for 2-byte types only).
+    // PACK=3's column masks and PACK=4's body in f32 (the knob's packing is for 2-byte types
+    // only; PACK=4's mask at the load and its lane-combined reductions are not).
     for (pins, m, n) in [
         ("BLOCK=57344 THREADS=1024 PACK=3", 3, 50257),
         ("BLOCK=32768 THREADS=1024 PACK=3", 3, 32000),
         ("BLOCK=8192 THREADS=256 PACK=3", 9, 1001),
+        ("BLOCK=57344 THREADS=1024 PACK=4", 3, 50257),
+        ("BLOCK=32768 THREADS=1024 PACK=4", 3, 32000),
+        ("BLOCK=8192 THREADS=1024 PACK=4", 9, 3001),
+        ("BLOCK=8192 THREADS=256 PACK=4", 9, 1000),
     ] {
         let label = format!("softmax_row.ph {pins} T=f32 at M={m},N={n}");
         let src = super::source("examples/softmax_row.ph");
