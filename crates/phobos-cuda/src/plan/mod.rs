@@ -24,17 +24,19 @@ pub use mma_type::{
 };
 mod overlap;
 mod persist;
+mod producer;
 mod schedule;
 mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
-pub(crate) use overlap::{head_tile, producer_scalar_stmt, streamed_loads};
+pub(crate) use overlap::streamed_loads;
 pub use overlap::{
-    producer_warp, LoopRecord, NoOverlap, NoPingPong, NoProducer, NoRing, Overlap, PingPong,
-    Producer, Ring, PINGPONG_BARRIER,
+    LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
 };
 pub use persist::{NoPersist, Persist, QByProducer};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+pub(crate) use producer::{head_tile, producer_scalar_stmt};
+pub use producer::{producer_warp, NoProducer, Producer};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 use tma_store::plan_tma_store;
@@ -270,7 +272,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     notes.extend(dots.iter().map(DotRecord::to_string));
     let gemm_paths: Vec<Vec<(usize, usize)>> = gemms.iter().map(|(m, _)| m.path.clone()).collect();
     let loops = overlap::loop_records(k, target, &layouts, &resident, &gemm_paths, extra_warp);
-    let maps = overlap::producer_maps(k, target, &loops, tma.len());
+    let maps = producer::producer_maps(k, target, &loops, tma.len());
     tma.extend(maps);
     notes.extend(loops.iter().map(LoopRecord::to_string));
     let masks = masks::mask_records(k);

@@ -1,7 +1,7 @@
 //! The persistent schedule of a loop with a producer warpgroup (`PERSIST=1`, FA3's persistent
 //! form): a typed record beside `Overlap::producer`.
 
-use super::overlap::{head_tile, producer_scalar_stmt, NoProducer, Producer};
+use super::producer::{head_tile, producer_scalar_stmt, NoProducer, Producer};
 use phobos_ir::knobs::Knob;
 use phobos_ir::{Ctx, ExprKind, Kernel, Lit, LocalId, StmtKind};
 use std::collections::BTreeSet;
