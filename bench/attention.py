@@ -96,7 +96,10 @@ def main():
     cases = [(32, 4096, 64, 0, "flash_attention.ph"), (64, 4096, 64, 0, "flash_attention.ph"),
              (64, 4096, 64, 1, "flash_attention.ph"), (16, 8192, 64, 0, "flash_attention.ph"),
              (32, 4096, 64, 0, "attention_lse.ph"), (64, 4096, 64, 1, "attention_lse.ph"),
-             (32, 4096, 128, 0, "flash_attention_d128.ph"), (32, 4096, 128, 1, "flash_attention_d128.ph")]
+             (32, 4096, 128, 0, "flash_attention_d128.ph"), (32, 4096, 128, 1, "flash_attention_d128.ph"),
+             # The rest of issue 15's matrix: B·H 32 and 64, causal and not, at both head dims.
+             (32, 4096, 64, 1, "flash_attention.ph"), (64, 4096, 128, 0, "flash_attention_d128.ph"),
+             (64, 4096, 128, 1, "flash_attention_d128.ph")]
     if a.only_d128:
         cases = [c for c in cases if c[2] == 128]
     if a.causal:
