@@ -103,14 +103,6 @@ fn the_record_says_why_not() {
     assert!(!e.persistent && !e.source.contains("ph_tile"));
 }
 
-/// The text from `from` to the line that closes the block opened on the line at `from`.
-fn block_at(src: &str, from: usize) -> &str {
-    let indent = src[..from].rsplit('\n').next().unwrap().len();
-    let close = format!("\n{}}}\n", " ".repeat(indent));
-    let end = from + src[from..].find(&close).expect("the block's end");
-    &src[from..end]
-}
-
 #[test]
 fn producer_and_consumers_walk_the_logical_blocks_with_one_counter() {
     for (path, pins, types, consumers) in POINTS {
@@ -134,7 +126,7 @@ fn producer_and_consumers_walk_the_logical_blocks_with_one_counter() {
         for &w in &walks {
             let before = &src[..w];
             assert!(before.trim_end().ends_with(start), "{pins}");
-            let walk = block_at(src, w);
+            let walk = common::block_at(src, w);
             assert!(walk.contains("const int ph_bx = ph_tile % ph_gx;"));
             assert!(walk.contains("const int ph_by = ph_tile / ph_gx;"));
             assert_eq!(
@@ -158,13 +150,13 @@ fn producer_and_consumers_walk_the_logical_blocks_with_one_counter() {
             }
         }
         // The producer's walk: the bounds, then the key tiles' waits and boxes.
-        let prod = block_at(src, walks[0]);
+        let prod = common::block_at(src, walks[0]);
         assert!(prod.contains(">= 2) ph::ring_wait(ph_ring"), "{pins}");
         assert!(prod.contains("ph::ring_tma_3d("), "{pins}");
         assert!(!prod.contains("ph::Tile<"), "{pins}");
         // The consumers' walk: the whole body, the zeroed buffer written in the first logical
         // block only, the first deferred product reading the previous tile's buffer.
-        let cons = block_at(src, walks[1]);
+        let cons = common::block_at(src, walks[1]);
         assert!(cons.contains("if (ph_ring_t == 0) ph::mma_zero<"), "{pins}");
         assert!(!cons.contains("\n    ph::mma_zero<"), "{pins}");
         assert!(cons.contains(" = (ph_ring_t + 2) % 3;"), "{pins}");
@@ -208,7 +200,7 @@ fn persist_2_has_the_producer_load_q() {
         assert_eq!(walks.len(), 2, "{pins}");
         // The producer: per logical block, q-empty awaited from the second on, q's bytes
         // expected, its boxes, before the block's first K/V tile.
-        let prod = block_at(src, walks[0]);
+        let prod = common::block_at(src, walks[0]);
         let wait = prod
             .find("if (ph_q_n >= 1) ph::ring_wait(ph_ring1 + 7, (ph_q_n - 1) & 1);")
             .unwrap_or_else(|| {
@@ -229,7 +221,7 @@ fn persist_2_has_the_producer_load_q() {
         assert!(wait < expect && expect < boxes[0] && boxes[boxes.len() - 1] < kv);
         assert!(prod[..kv].contains("++ph_q_n;"));
         // The consumers: q-full awaited, no copy of q, q-empty released after the key loop.
-        let cons = block_at(src, walks[1]);
+        let cons = common::block_at(src, walks[1]);
         let got = cons
             .find("ph::ring_wait(ph_ring1 + 6, ph_q_n & 1);  // q, loaded by the producer")
             .unwrap_or_else(|| {
@@ -296,14 +288,8 @@ fn the_default_emits_the_code_before_the_knob() {
             "T=f16",
         ),
     ] {
-        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
-        let now = common::example_sm90(path, &format!("{pins} PERSIST=0"), types);
-        assert_eq!(
-            now.source.replacen(" PERSIST=0", "", 1),
-            before.source,
-            "{path} {pins}"
-        );
-        assert_eq!(now.threads, before.threads);
+        let (now, _) =
+            common::knob_off_unchanged(path, &without_knob(path), "PERSIST", pins, types);
         assert!(!now.persistent);
     }
 }

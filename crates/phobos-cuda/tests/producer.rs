@@ -178,10 +178,7 @@ fn the_record_says_why_not() {
 /// The text of the first `for (int c = ` loop at or after byte `from`, to the line closing it.
 fn loop_at(src: &str, from: usize) -> &str {
     let head = from + src[from..].find("for (int c = ").expect("a loop");
-    let indent = src[..head].rsplit('\n').next().unwrap().len();
-    let close = format!("\n{}}}\n", " ".repeat(indent));
-    let end = head + src[head..].find(&close).expect("the loop's end");
-    &src[head..end]
+    common::block_at(src, head)
 }
 
 #[test]
@@ -305,14 +302,8 @@ fn the_default_emits_the_code_before_the_knob() {
             "T=bf16",
         ),
     ] {
-        let before = common::emitted_sm90(path, &without_knob(path), pins, types);
-        let now = common::example_sm90(path, &format!("{pins} PRODUCER=0"), types);
-        assert_eq!(
-            now.source.replacen(" PRODUCER=0", "", 1),
-            before.source,
-            "{path} {pins}"
-        );
-        assert_eq!(now.threads, before.threads);
+        let (now, _) =
+            common::knob_off_unchanged(path, &without_knob(path), "PRODUCER", pins, types);
         assert!(now.tma.is_empty());
     }
 }

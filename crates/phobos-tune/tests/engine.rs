@@ -300,14 +300,18 @@ fn dry_run_compiles_without_timing() {
     assert_eq!(check.error, None);
 }
 
+/// Settings under which nothing is small enough for the interpreter, at any reduced size.
+fn too_large_to_interpret() -> Settings {
+    Settings {
+        verify_max_elements: 0,
+        ..settings()
+    }
+}
+
 #[test]
 fn without_a_reduced_problem_the_library_is_the_reference() {
     let spec = MockSpec::default();
-    // Nothing is small enough for the interpreter, at any reduced size.
-    let tiny = Settings {
-        verify_max_elements: 0,
-        ..settings()
-    };
+    let tiny = too_large_to_interpret();
     let mut ex = in_process(&spec);
     let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
     // No library: the interpreter on a sample of the blocks (the mock's oracle runs the first
@@ -361,10 +365,7 @@ fn the_sampled_reference_is_interpreted_once_a_run() {
         samples: Some(samples.clone()),
         ..MockSpec::default()
     };
-    let tiny = Settings {
-        verify_max_elements: 0,
-        ..settings()
-    };
+    let tiny = too_large_to_interpret();
     let mut ex = in_process(&spec);
     let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
     let r = r.unwrap();
@@ -388,10 +389,7 @@ fn a_sampled_check_catches_a_wrong_variant() {
         wrong_at: Some(("U".into(), 4)),
         ..MockSpec::default()
     };
-    let tiny = Settings {
-        verify_max_elements: 0,
-        ..settings()
-    };
+    let tiny = too_large_to_interpret();
     let mut ex = in_process(&spec);
     let (r, _, _) = run(&spec, &mut ex, None, &problem(100_000), &[], &tiny);
     let r = r.unwrap();

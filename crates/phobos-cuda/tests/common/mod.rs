@@ -141,3 +141,34 @@ pub fn emitted_sm90(path: &str, text: &str, pins: &str, types: &str) -> phobos_c
 pub fn example_sm90(path: &str, pins: &str, types: &str) -> phobos_cuda::Emitted {
     emitted_sm90(path, &source(path).text, pins, types)
 }
+
+/// The emitted text from byte `from` to the line that closes the block opened on the line at
+/// `from` (the emitter indents a block's closing brace as the line that opens it).
+pub fn block_at(src: &str, from: usize) -> &str {
+    let indent = src[..from].rsplit('\n').next().unwrap().len();
+    let close = format!("\n{}}}\n", " ".repeat(indent));
+    let end = from + src[from..].find(&close).expect("the block's end");
+    &src[from..end]
+}
+
+/// Emits `path` at `pins` with `knob=0` and the example without the knob (`without`, its text)
+/// at `pins`, and checks that the two sources differ only by the knob in the header comment;
+/// returns both, knob first.
+pub fn knob_off_unchanged(
+    path: &str,
+    without: &str,
+    knob: &str,
+    pins: &str,
+    types: &str,
+) -> (phobos_cuda::Emitted, phobos_cuda::Emitted) {
+    let before = emitted_sm90(path, without, pins, types);
+    let off = format!(" {knob}=0");
+    let now = example_sm90(path, &format!("{pins}{off}"), types);
+    assert_eq!(
+        now.source.replacen(&off, "", 1),
+        before.source,
+        "{path} {pins}"
+    );
+    assert_eq!(now.threads, before.threads);
+    (now, before)
+}

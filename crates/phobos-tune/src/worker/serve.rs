@@ -140,11 +140,16 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     _ => None,
                 };
                 let kept = sample_key.as_deref().and_then(|k| state.sampled.take(k));
-                let args = match &kept {
-                    Some(r) => r.inputs.clone(),
-                    None => make_args(&kernel, problem, *seed, true).map_err(bad_args)?,
+                // With a kept sample the variant runs on a copy of its inputs, and the reference
+                // arguments are its outputs (below): no other copy is made.
+                let (args, mut out) = match &kept {
+                    Some(r) => (Vec::new(), r.inputs.clone()),
+                    None => {
+                        let args = make_args(&kernel, problem, *seed, true).map_err(bad_args)?;
+                        let out = args.clone();
+                        (args, out)
+                    }
                 };
-                let mut out = args.clone();
                 loaded.run(&mut out)?;
                 drop(loaded);
                 if hook_matches(CORRUPT_HOOK, req) {
