@@ -31,6 +31,8 @@ read or being zeroed, and that no consumer's q copy overwrites q while another r
 """
 import random
 
+from interleave import interleave
+
 S = 3
 
 
@@ -160,18 +162,8 @@ def run(blocks, consumers, seed, mutant=None, q_tma=False):
             full[b] += 1
 
     gens = [consumer(w) for w in range(consumers)] + [producer()]
-    finished = [False] * len(gens)
-    for _ in range(400000):
-        if all(finished) and not in_flight:
-            return
-        land()
-        w = rnd.randrange(len(gens))
-        if not finished[w]:
-            try:
-                next(gens[w])
-            except StopIteration:
-                finished[w] = True
-    raise AssertionError(f"a wait never completes: {blocks}, {consumers} consumers, seed {seed}")
+    interleave(gens, rnd, 400000, f"{blocks}, {consumers} consumers, seed {seed}", land,
+               lambda: bool(in_flight))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ current phase parity differs from p (the phase of parity p has completed).
 """
 import random
 
+from interleave import interleave
+
 S = 3
 
 
@@ -86,18 +88,8 @@ def run(trips, consumers, seed):
             full[b] += 1
 
     gens = [consumer(w) for w in range(consumers)] + [producer()]
-    finished = [False] * len(gens)
-    for _ in range(200000):
-        if all(finished) and not in_flight:
-            return
-        land()
-        w = rnd.randrange(len(gens))
-        if not finished[w]:
-            try:
-                next(gens[w])
-            except StopIteration:
-                finished[w] = True
-    raise AssertionError(f"a wait never completes: {trips} trips, {consumers} consumers, seed {seed}")
+    interleave(gens, rnd, 200000, f"{trips} trips, {consumers} consumers, seed {seed}", land,
+               lambda: bool(in_flight))
 
 
 if __name__ == "__main__":

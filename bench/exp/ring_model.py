@@ -16,6 +16,8 @@ barrier's current phase parity differs from p (the phase of parity p has complet
 """
 import random
 
+from interleave import interleave
+
 S = 3
 
 
@@ -64,17 +66,7 @@ def run(trips, actors, seed):
         reads[w] = set()
 
     gens = [prog(w) for w in range(actors)]
-    finished = [False] * actors
-    for _ in range(100000):
-        if all(finished):
-            return
-        w = rnd.randrange(actors)
-        if not finished[w]:
-            try:
-                next(gens[w])
-            except StopIteration:
-                finished[w] = True
-    raise AssertionError(f"a wait never completes: {trips} trips, {actors} actors, seed {seed}")
+    interleave(gens, rnd, 100000, f"{trips} trips, {actors} actors, seed {seed}")
 
 
 if __name__ == "__main__":
