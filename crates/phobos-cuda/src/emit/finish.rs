@@ -1,0 +1,251 @@
+//! The kernel's text assembled: the launch ABI's signature, the headers, the hoisted
+//! declarations and the body, and the launch facts (`Emitted`).
+
+use super::{type_args, unsupported, Emitter, Result, GX, GY, SPLIT_WS};
+use crate::layout::Layout;
+use crate::{ctype, Emitted, SplitReduce};
+use phobos_ir::ParamKind;
+use std::collections::BTreeSet;
+
+impl Emitter<'_> {
+    fn signature(&self) -> String {
+        let k = self.k;
+        let mut stored = BTreeSet::new();
+        crate::visit::stored_tensors(&k.body, &mut stored);
+        let mut params = Vec::new();
+        for (i, p) in k.params.iter().enumerate() {
+            let name = &self.names.params[i];
+            params.push(match &p.kind {
+                ParamKind::Tensor { dtype, .. } => {
+                    let c = if stored.contains(&i) { "" } else { "const " };
+                    format!("{c}{}* __restrict__ {name}", ctype::storage(*dtype))
+                }
+                ParamKind::Scalar { dtype } if ctype::is_narrow_float(*dtype) => {
+                    format!("{} {name}_arg", ctype::storage(*dtype))
+                }
+                ParamKind::Scalar { dtype } => format!("{} {name}", ctype::storage(*dtype)),
+            });
+        }
+        for d in &self.names.dims {
+            params.push(format!("int {d}"));
+        }
+        for t in &self.plan.tma {
+            params.push(format!(
+                "const __grid_constant__ ph::gemm::sm90::TmaDesc {}",
+                t.name
+            ));
+        }
+        if self.plan.persistent || self.persist {
+            params.push(format!("int {GX}"));
+            params.push(format!("int {GY}"));
+        }
+        if (self.plan.split.as_ref()).is_some_and(|s| s.reduce == SplitReduce::Workspace) {
+            params.push(format!("float* __restrict__ {SPLIT_WS}"));
+        }
+        let bounds = match k.launch.min_blocks_per_sm {
+            Some(m) => format!("{}, {m}", self.launch_threads()),
+            None => self.launch_threads().to_string(),
+        };
+        let cluster = match (self.plan.cluster, self.plan.split.as_ref()) {
+            (n, _) if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
+            (_, Some(s)) if s.reduce == SplitReduce::Cluster => {
+                format!("__cluster_dims__(1, 1, {}) ", s.parts)
+            }
+            _ => String::new(),
+        };
+        format!(
+            "extern \"C\" __global__ void {cluster}__launch_bounds__({bounds}) {}({})",
+            self.names.kernel,
+            params.join(", ")
+        )
+    }
+
+    pub(super) fn finish(mut self) -> Result<Emitted> {
+        let k = self.k;
+        if self.extra_warp.is_some() && self.scratch_bytes > 0 {
+            // The scratch users synchronize the whole block, which the producer warp has left.
+            return unsupported(
+                "PRODUCER=1 with statements that use the shared scratch area",
+                k.span,
+            );
+        }
+        for (_, ml) in &self.plan.gemms {
+            for h in ml.headers() {
+                self.headers.insert(h);
+            }
+        }
+        let scratch = self.scratch_bytes.div_ceil(16) * 16;
+        // The main loop's stages, the C store's staging buffer, then the scratch area.
+        let resident_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
+        // Staged dot operands (resident, streamed, or staged in the scratch area) start on
+        // 1024-byte swizzle atoms: every region after the main loop's is so aligned.
+        let staged = self.headers.contains(crate::MMA_HEADER);
+        let resident_region = if staged {
+            resident_region.div_ceil(1024) * 1024
+        } else {
+            resident_region
+        };
+        let pipe_region = resident_region + self.resident_smem;
+        let gemm_region = pipe_region + self.pipe_buffers * self.pipe_stage;
+        let smem = gemm_region + scratch;
+        let mut out = Vec::new();
+        out.push(format!(
+            "// Phobos kernel `{}` at {}{}, {} threads",
+            k.name,
+            if k.point.0.is_empty() {
+                "its only point".to_string()
+            } else {
+                k.point.to_pins()
+            },
+            type_args(k),
+            self.launch_threads()
+        ));
+        for n in &self.notes {
+            out.push(format!("// {n}"));
+        }
+        // Tensor-core layouts of dots outside GEMM loops come with their header and the
+        // mma.sync main loop's, which declares the accumulator.
+        if self
+            .layouts_used
+            .iter()
+            .any(|l| matches!(l, Layout::Mma(_) | Layout::MmaRows(_)))
+        {
+            for h in [
+                crate::MMA_HEADER,
+                crate::REDUCE_HEADER,
+                "gemm/ptx.cuh",
+                "gemm/sm80.cuh",
+                "gemm/sm90.cuh",
+            ] {
+                self.headers.insert(h);
+            }
+        }
+        // The prelude first: the other headers build on it.
+        let mut includes: Vec<&str> = self.headers.iter().copied().collect();
+        includes.sort_by_key(|h| (*h != crate::PRELUDE_HEADER, h.starts_with("gemm/"), *h));
+        for h in includes {
+            out.push(format!("#include \"{h}\""));
+        }
+        out.push(String::new());
+        // Two layouts may render alike (the same alias and type): declare each alias once.
+        let mut aliases = BTreeSet::new();
+        for l in &self.layouts_used {
+            let line = format!("using {} = {};", l.alias(), l.cpp());
+            if aliases.insert(line.clone()) {
+                out.push(line);
+            }
+        }
+        if !self.layouts_used.is_empty() {
+            out.push(String::new());
+        }
+        out.push(format!("{} {{", self.signature()));
+        if smem > 0 {
+            let align = if staged { 1024 } else { 128 };
+            out.push(format!(
+                "  extern __shared__ __align__({align}) unsigned char ph_smem[];  // {smem} bytes"
+            ));
+        }
+        if self.resident_smem > 0 {
+            out.push(format!(
+                "  unsigned char* ph_resident = ph_smem + {resident_region};  // dot operands loaded once"
+            ));
+        }
+        if self.pipe_stage > 0 {
+            let n = match self.pipe_buffers {
+                2 => "two".to_string(),
+                n => n.to_string(),
+            };
+            out.push(format!(
+                "  constexpr int PH_PIPE_STAGE = {};  // streamed dot operands: {n} buffers",
+                self.pipe_stage
+            ));
+            out.push(format!(
+                "  unsigned char* ph_pipe = ph_smem + {pipe_region};"
+            ));
+        }
+        if scratch > 0 {
+            out.push(format!(
+                "  ph::Scratch<{scratch}> ph_scratch{{ph_smem + {gemm_region}}};  // conversions, broadcasts, reductions"
+            ));
+        }
+        for (i, p) in k.params.iter().enumerate() {
+            if let ParamKind::Scalar { dtype } = p.kind {
+                if ctype::is_narrow_float(dtype) {
+                    let n = &self.names.params[i];
+                    out.push(format!(
+                        "  const float {n} = ph::Reg<{}>::load({n}_arg);",
+                        ctype::storage(dtype)
+                    ));
+                }
+            }
+        }
+        out.append(&mut self.lines);
+        out.push("}".into());
+        let notes = self.notes.clone();
+        let dots = self.plan.dots.clone();
+        let loops = self.plan.loops.clone();
+        let masks = self.plan.masks.clone();
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.to_string(),
+                    crate::header_text(h).unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        // The prelude includes the eviction hints' header by name: register it beside it.
+        if self.headers.contains(crate::PRELUDE_HEADER) {
+            let text = crate::header_text(crate::EVICT_HEADER).unwrap_or_default();
+            headers.push((crate::EVICT_HEADER.to_string(), text.to_string()));
+        }
+        // The cuda/gemm headers include each other by name: register all of them.
+        if self.headers.iter().any(|h| h.starts_with("gemm/")) {
+            for (name, text) in crate::gemm_fast::headers() {
+                if !headers.iter().any(|(n, _)| n == name) {
+                    headers.push((name.to_string(), text.to_string()));
+                }
+            }
+        }
+        Ok(Emitted {
+            source: out.join("\n") + "\n",
+            entry: self.names.kernel.clone(),
+            headers,
+            dynamic_smem_bytes: smem,
+            threads: self.launch_threads(),
+            max_regs: k.launch.max_regs,
+            notes,
+            dots,
+            loops,
+            masks,
+            gemms: (self.plan.gemms.iter().enumerate())
+                .map(|(i, (_, l))| crate::GemmRecord {
+                    // SPLIT_K applies to the kernel's only GEMM.
+                    split: self
+                        .plan
+                        .split
+                        .as_ref()
+                        .filter(|_| i == 0)
+                        .map(|s| s.record()),
+                    ..l.record()
+                })
+                .collect(),
+            schedule: self.plan.schedule.clone(),
+            tma: self.plan.tma.clone(),
+            zero_before_launch: (self.plan.split.iter())
+                .filter(|s| s.reduce == SplitReduce::AtomicAdd)
+                .map(|s| s.c)
+                .collect(),
+            split_workspace: (self.plan.split.as_ref())
+                .filter(|s| s.reduce == SplitReduce::Workspace)
+                .map(|s| crate::SplitWorkspace {
+                    c: s.c,
+                    parts: s.parts,
+                }),
+            grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
+            persistent: self.plan.persistent || self.persist,
+            cluster: self.plan.cluster,
+        })
+    }
+}
