@@ -7,23 +7,13 @@
 // neighbouring lane's line. The tile's layout and values are those of `load_tile`: register i
 // holds the element of column coord(i).c (the shift is inside the group, not in the layout).
 #pragma once
-
+#include "gemm/ptx.cuh"
 
 namespace ph {
 
-// The 8 elements at element offset sh (0..7) of the 16 elements of lo:hi.
-__device__ __forceinline__ uint4 shift_group(const uint4& lo, const uint4& hi, int sh) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int q = sh >> 1;
-  unsigned a[6], b[5];
-#pragma unroll
-  for (int i = 0; i < 6; ++i) a[i] = (q & 2) ? w[i + 2] : w[i];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) b[i] = (q & 1) ? a[i + 1] : a[i];
-  const unsigned bits = (unsigned)(sh & 1) * 16u;
-  return make_uint4(__funnelshift_r(b[0], b[1], bits), __funnelshift_r(b[1], b[2], bits),
-                    __funnelshift_r(b[2], b[3], bits), __funnelshift_r(b[3], b[4], bits));
-}
+// The 8 elements at element offset sh (0..7) of the 16 elements of lo:hi (gemm/ptx.cuh's, shared
+// with the mma.sync loop's shifted operand copies).
+__device__ __forceinline__ uint4 shift_group(const uint4& lo, const uint4& hi, int sh) { return gemm::shift8(lo, hi, sh); }
 
 // The registers of group j at the compile-time shift SH: element e is half (SH + e) & 1 of word
 // (SH + e) / 2 of lo:hi, converted straight from that half (one instruction an element for

@@ -353,7 +353,8 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let (warps_m, warps_n) = warp_grid(req.tile_m, req.tile_n, req.threads / 32, knobs, 16)
         .ok_or_else(|| rej(s, "no warp grid with 16 x 16-multiple warp tiles"))?;
     // The widest copy the operand's alignment allows: cp.async of 16, 8 or 4 bytes, or, aligned
-    // to under 4 bytes, register-staged element loads (`OperandCopy::RegisterStaged`).
+    // to under 4 bytes, register-staged element loads (`OperandCopy::RegisterStaged`), or with
+    // VEC_COPY=1 and a 16-bit type shifted 16-byte loads (`OperandCopy::Shifted`).
     let width = |align: u32| (align * es).min(16);
     let mut c = Sm80Cfg {
         dt,
@@ -368,6 +369,7 @@ fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         b_k: req.b_k_major,
         va: width(req.align_a),
         vb: width(req.align_b),
+        shift: knobs.shifted_copies(),
     };
     // Without STAGES: as many stages as the target's shared memory holds, an even count
     // (floor(limit / two stages) pairs), 2 to 4.

@@ -238,6 +238,9 @@ pub struct Sm80Cfg {
     /// 1) when it is under 4: that operand is register-staged ([`Sm80Cfg::copy`]).
     pub va: u32,
     pub vb: u32,
+    /// VEC_COPY=1: an operand aligned to 2 bytes of a 16-bit type is copied by shifted 16-byte
+    /// vectors ([`OperandCopy::Shifted`]); the header's `SHIFT` argument.
+    pub shift: bool,
 }
 
 /// How a main loop moves one operand from global to shared memory: the plan's typed decision
@@ -254,6 +257,11 @@ pub enum OperandCopy {
     /// masked and zero outside the operand, and stores 4-byte pieces to shared memory after
     /// the current tile's MMAs.
     RegisterStaged { align_bytes: u32 },
+    /// As `RegisterStaged`, for a 16-bit operand aligned to 2 bytes (VEC_COPY=1): each thread
+    /// reads the two aligned 16-byte vectors covering each of its 8-element pieces (only those
+    /// holding an element inside the operand), and after the current tile's MMAs shifts the
+    /// piece into place, zeroes what lies outside the operand and stores it (16 bytes).
+    Shifted,
 }
 
 impl std::fmt::Display for OperandCopy {
@@ -267,6 +275,11 @@ impl std::fmt::Display for OperandCopy {
             OperandCopy::RegisterStaged { align_bytes } => write!(
                 f,
                 "register-staged element loads (aligned to {align_bytes} B: no cp.async fits)"
+            ),
+            OperandCopy::Shifted => write!(
+                f,
+                "register-staged shifted 16-byte loads (aligned to 2 B: two aligned vectors an \
+                 8-element piece, shifted into place)"
             ),
         }
     }
@@ -323,12 +336,24 @@ impl Sm80Cfg {
     pub fn copy(&self, b: bool) -> OperandCopy {
         match if b { self.vb } else { self.va } {
             v if v >= 4 => OperandCopy::CpAsync { bytes: v },
+            2 if self.shifted(2) => OperandCopy::Shifted,
             v => OperandCopy::RegisterStaged { align_bytes: v },
         }
     }
+    /// An operand copied `v` bytes at a time is copied by shifted vectors (`Staged::SHIFTED`).
+    fn shifted(&self, v: u32) -> bool {
+        self.shift && v == 2 && self.elem_bytes == 2
+    }
+    /// The main loop's type. `SHIFT` is written out only where an operand takes it, so that
+    /// VEC_COPY=1 leaves every other loop's text as it was.
     pub fn cpp(&self) -> String {
+        let shift = if self.shifted(self.va) || self.shifted(self.vb) {
+            ", 1"
+        } else {
+            ""
+        };
         format!(
-            "ph::gemm::sm80::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+            "ph::gemm::sm80::MainLoop<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{shift}>",
             self.dt,
             self.bm,
             self.bn,
@@ -347,10 +372,11 @@ impl Sm80Cfg {
         let es = self.elem_bytes;
         let ks = mma_k(es);
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
-        // A register-staged operand stores 4-byte pieces.
+        // A register-staged operand stores 4-byte pieces, a shifted one 16-byte pieces.
         let line_ok = |kmajor: bool, rows: u32, v: u32| {
             let line = if kmajor { self.bk } else { rows } * es;
-            line % 32 == 0 && line % v.max(4) == 0 && (rows * self.bk * es) % 128 == 0
+            let piece = if self.shifted(v) { 16 } else { v.max(4) };
+            line % 32 == 0 && line % piece == 0 && (rows * self.bk * es) % 128 == 0
         };
         let checks: [(bool, &str); 8] = [
             (

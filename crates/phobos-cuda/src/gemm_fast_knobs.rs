@@ -18,7 +18,9 @@ use phobos_ir::Point;
 /// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
 /// a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
 /// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
-/// (sm90; see `plan`).
+/// (sm90; see `plan`). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
+/// bytes (an odd K or N) by shifted 16-byte vectors (`OperandCopy::Shifted`); 0 or absent, by
+/// element loads (`OperandCopy::RegisterStaged`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Knobs {
     pub tile_m: Option<u32>,
@@ -34,6 +36,7 @@ pub struct Knobs {
     pub split_reduce: Option<u32>,
     pub schedule: Option<u32>,
     pub cluster: Option<u32>,
+    pub vec_copy: Option<u32>,
 }
 
 impl Knobs {
@@ -59,6 +62,7 @@ impl Knobs {
             split_reduce: get(Knob::SplitReduce),
             schedule: get(Knob::Schedule),
             cluster: get(Knob::Cluster),
+            vec_copy: get(Knob::VecCopy),
         }
     }
 
@@ -90,6 +94,11 @@ impl Knobs {
     /// SPLIT_REDUCE=3: the workspace's stores and the last part's sum in 8-byte pairs.
     pub fn split_pairs(&self) -> bool {
         self.split_reduce == Some(3)
+    }
+
+    /// VEC_COPY=1: 2-byte-aligned 16-bit operands of the mma.sync loop by shifted vectors.
+    pub fn shifted_copies(&self) -> bool {
+        self.vec_copy == Some(1)
     }
 
     /// SPLIT_REDUCE=4: the parts of a tile reduce through distributed shared memory in a

@@ -186,6 +186,68 @@ fn misaligned_operands_lose_the_copy_engines_but_keep_tensor_cores() {
 }
 
 #[test]
+fn vec_copy_shifts_two_byte_aligned_16_bit_operands_only() {
+    let shifted = Knobs {
+        vec_copy: Some(1),
+        ..Knobs::default()
+    };
+    // 1000x777x333's operands: A's rows (K odd) and B's k rows (N odd) aligned to 2 bytes.
+    for dt in [DType::F16, DType::BF16] {
+        let mut r = req(dt, true, false, (64, 64, 32), 256);
+        (r.align_a, r.align_b) = (1, 1);
+        let old = select(&r, &Knobs::default()).unwrap();
+        assert_eq!(
+            old.copies,
+            [OperandCopy::RegisterStaged { align_bytes: 2 }; 2]
+        );
+        assert!(
+            old.mainloop.ends_with("true, false, 2, 2>"),
+            "{}",
+            old.mainloop
+        );
+        let p = select(&r, &shifted).unwrap();
+        assert_eq!(p.strategy, Strategy::Sm80);
+        assert_eq!(p.copies, [OperandCopy::Shifted; 2]);
+        assert!(
+            p.mainloop.ends_with("true, false, 2, 2, 1>"),
+            "{}",
+            p.mainloop
+        );
+        // Only the copies change: the tile, stages and shared memory are the same.
+        assert_eq!(
+            p.mainloop.trim_end_matches(", 1>"),
+            old.mainloop.trim_end_matches('>')
+        );
+        assert_eq!((p.smem_bytes, p.pipeline), (old.smem_bytes, old.pipeline));
+        // One operand aligned: only the other is shifted.
+        r.align_a = 8;
+        let p = select(&r, &shifted).unwrap();
+        assert_eq!(
+            p.copies,
+            [OperandCopy::CpAsync { bytes: 16 }, OperandCopy::Shifted]
+        );
+        assert!(p.mainloop.ends_with("16, 2, 1>"), "{}", p.mainloop);
+    }
+    // Aligned operands, 4-byte cp.async and 8-bit types aligned to 1 or 2 bytes keep their
+    // copies, and the main loop's text does not mention the knob.
+    let mut cases = vec![
+        (req(DType::F16, true, false, (128, 128, 32), 256), 8, 8),
+        (req(DType::F16, true, false, (128, 128, 32), 256), 2, 2),
+        (req(DType::I8, true, true, (128, 128, 64), 256), 1, 2),
+    ];
+    for (r, a, b) in &mut cases {
+        (r.align_a, r.align_b) = (*a, *b);
+        let old = select(r, &Knobs::default()).unwrap();
+        let p = select(r, &shifted).unwrap();
+        assert_eq!(p, old, "{a} {b}");
+        assert!(!p.copies.contains(&OperandCopy::Shifted));
+    }
+    assert!(OperandCopy::Shifted
+        .to_string()
+        .contains("shifted 16-byte loads"));
+}
+
+#[test]
 fn knobs_steer_and_cross_check() {
     let r = req(DType::F16, true, false, (128, 128, 32), 256);
     let k = Knobs {
@@ -295,6 +357,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         b_k,
         va: v,
         vb: v,
+        shift: false,
     };
     let ff = |bm, bn, bk, wm, wn, tm, tn, a_k, b_k, v| FfmaCfg {
         bm,

@@ -178,6 +178,21 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
         e.gemms[0].copies,
         Some([OperandCopy::RegisterStaged { align_bytes: 2 }; 2])
     );
+    // VEC_COPY=1: the same operands by shifted 16-byte vectors, said in the notes; the main
+    // loop's type gains SHIFT = 1 and nothing else.
+    let s = emitted(
+        "@autotune(TILE_M in [64], TILE_N in [64], TILE_K in [32], STAGES in [3], VEC_COPY in [1])",
+        "TA=bf16,TB=bf16,TC=bf16",
+        &[("M", 1000), ("N", 777), ("K", 333)],
+    );
+    assert_eq!(s.gemms[0].copies, Some([OperandCopy::Shifted; 2]));
+    assert_eq!(s.gemms[0].pipeline, e.gemms[0].pipeline);
+    let notes = s.notes.join("\n");
+    assert!(
+        notes.contains(", true, false, 2, 2, 1> (k step 32)")
+            && notes.contains("copies: A register-staged shifted 16-byte loads"),
+        "{notes}"
+    );
     // An FFMA-only policy is recorded as the generic loop.
     let (k, _) = kernel_of(
         &gemm_text(WGMMA_POINT, "@launch(256)"),

@@ -32,11 +32,12 @@ pub enum Knob {
     Evict,
     Pack,
     WgmmaK,
+    VecCopy,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 22] = [
+    pub const ALL: [Knob; 23] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -59,6 +60,7 @@ impl Knob {
         Knob::Evict,
         Knob::Pack,
         Knob::WgmmaK,
+        Knob::VecCopy,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -86,6 +88,7 @@ impl Knob {
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
             Knob::WgmmaK => "WGMMA_K",
+            Knob::VecCopy => "VEC_COPY",
         }
     }
 
@@ -126,6 +129,9 @@ impl Knob {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
+            Knob::VecCopy => {
+                "1: 16-bit mma.sync GEMM operands aligned to 2 bytes read by shifted 16-byte vectors; 0: element loads"
+            }
         }
     }
 

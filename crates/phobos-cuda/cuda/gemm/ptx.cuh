@@ -322,6 +322,29 @@ PH_GEMM_DEV void sts64(u32 addr, u32 a, u32 b) {
 PH_GEMM_DEV void sts16(u32 addr, unsigned short v) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
 }
+PH_GEMM_DEV void sts128(u32 addr, u32 a, u32 b, u32 c, u32 d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d)
+               : "memory");
+}
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+/// Shifted loads of 2-byte data: the 8 elements at element offset sh (0..7) of the 16 elements
+/// of lo:hi, two aligned 16-byte vectors (word i of the result: elements sh + 2i, sh + 2i + 1).
+/// Two selects a word pick the words, a funnel shift a word the halves. Used by the mma.sync
+/// loop's shifted operand copies (sm80.cuh) and the shifted row loads (phobos_shifted.cuh).
+PH_GEMM_DEV uint4 shift8(const uint4& lo, const uint4& hi, int sh) {
+  const u32 w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = sh >> 1;
+  u32 a[6], b[5];
+#pragma unroll
+  for (int i = 0; i < 6; ++i) a[i] = (q & 2) ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) b[i] = (q & 1) ? a[i + 1] : a[i];
+  const u32 bits = (u32)(sh & 1) * 16u;
+  return make_uint4(__funnelshift_r(b[0], b[1], bits), __funnelshift_r(b[1], b[2], bits),
+                    __funnelshift_r(b[2], b[3], bits), __funnelshift_r(b[3], b[4], bits));
+}
+#endif
 
 // ---- wgmma fences (sm_90a) --------------------------------------------------------------------
 

@@ -54,11 +54,19 @@ struct AccLayout {
 /// piece is 4 bytes of the staged line, read element by element with masked loads (`fetch`,
 /// zero outside the operand) into one register and stored to shared memory later (`put`), so
 /// the loads of tile t + STAGES - 1 are in flight while tile t's MMAs run.
-template <int DT, bool KMAJOR, int ROWS, int BK, int THREADS, int VB>
+///
+/// SHIFT (a 16-bit type aligned to 2 bytes, VB == 2): pieces of 16 bytes (8 elements), each
+/// read as the two aligned 16-byte vectors that cover it (`fetch_shifted`: the second only when
+/// the piece is not itself aligned, each only when it holds an element inside the operand, so
+/// no vector reads past the operand's memory) and shifted into place when stored (`put_shifted`,
+/// `shift8`): 2 vector loads a piece instead of 8 element loads.
+template <int DT, bool KMAJOR, int ROWS, int BK, int THREADS, int VB, bool SHIFT = false>
 struct Staged {
   static constexpr int ES = dt_bytes(DT);
   static constexpr bool NARROW = VB < 4;
-  static constexpr int PB = NARROW ? 4 : VB;  // bytes of one piece in shared memory
+  static constexpr bool SHIFTED = SHIFT && VB == 2 && ES == 2;
+  static constexpr int PB = SHIFTED ? 16 : NARROW ? 4 : VB;  // bytes of one piece in shared memory
+  static constexpr int HELD = SHIFTED ? 8 : 1;  // registers a piece holds between fetch and put
   static constexpr int LINES = KMAJOR ? ROWS : BK;
   static constexpr int LINE_BYTES = (KMAJOR ? BK : ROWS) * ES;
   static constexpr int CPL = LINE_BYTES / 16;  // 16-byte chunks per line
@@ -70,6 +78,9 @@ struct Staged {
   static_assert(LINE_BYTES % 32 == 0, "a staged line must hold at least two 16-byte chunks");
   static_assert(VB == 1 || VB == 2 || VB == 4 || VB == 8 || VB == 16, "copy width");
   static_assert(VB >= ES, "copy width below one element");
+  // A piece's shift (its first element's place in its 16-byte vector) is the same at every k
+  // tile: a tile advances by a multiple of 16 bytes.
+  static_assert(!SHIFTED || BK % 8 == 0, "shifted copies step k by whole 16-byte vectors");
 
   /// Swizzle of line `l`: XORed into the chunk index. With 128-byte or longer lines the low
   /// three chunk bits take l % 8; shorter lines share a 128-byte bank row with their neighbours,
@@ -210,6 +221,68 @@ struct Staged {
     }
   }
 
+  /// Elements of piece (line, e0) of the tile at k inside the operand (0..EPP).
+  PH_GEMM_DEV int piece_inside(int line, int e0, int k, bool full) const {
+    if (full) return EPP;
+    int along = KMAJOR ? k_ext - (k + e0) : nrows - e0;
+    along = along < 0 ? 0 : (along > EPP ? EPP : along);
+    const bool across = KMAJOR ? line < nrows : k + line < k_ext;
+    return across ? along : 0;
+  }
+
+  /// SHIFTED: reads the two aligned 16-byte vectors covering each of this thread's pieces of
+  /// the tile at k (index `t`) into `regs` (8 words a piece, zero where not read). Only vectors
+  /// holding an element inside the operand are read: the first holds the piece's first element;
+  /// the second holds elements 8 - sh .. 7 (sh: the piece's shift, 1..7).
+  PH_GEMM_DEV void fetch_shifted(u32 (&regs)[PER_THREAD * HELD], int t, int k, bool full) const {
+    const char* tile = nbase + (long long)t * kstep;
+    int tid;  // read opaquely, as in `fetch`
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+#pragma unroll
+      for (int w = 0; w < 8; ++w) regs[j * 8 + w] = 0;
+      const int q = tid + j * THREADS;
+      if (PIECES % THREADS != 0 && q >= PIECES) continue;
+      const int line = q / PPL, e0 = (q % PPL) * EPP;
+      const char* src = tile + ((long long)line * nld + e0) * ES;
+      const int sh = (int)(((unsigned long long)src >> 1) & 7);
+      const int n = piece_inside(line, e0, k, full);
+      // From src itself, so the compiler keeps it a global address.
+      const uint4* v = reinterpret_cast<const uint4*>(src - 2 * sh);
+      uint4 lo = make_uint4(0, 0, 0, 0), hi = make_uint4(0, 0, 0, 0);
+      if (n > 0) lo = v[0];
+      if (n > 8 - sh) hi = v[1];
+      regs[j * 8 + 0] = lo.x, regs[j * 8 + 1] = lo.y, regs[j * 8 + 2] = lo.z, regs[j * 8 + 3] = lo.w;
+      regs[j * 8 + 4] = hi.x, regs[j * 8 + 5] = hi.y, regs[j * 8 + 6] = hi.z, regs[j * 8 + 7] = hi.w;
+    }
+  }
+
+  /// SHIFTED: shifts what `fetch_shifted` read for the tile at k (index `t`) into place, zeroes
+  /// the elements outside the operand, and stores each piece into `stage` (one 16-byte store).
+  PH_GEMM_DEV void put_shifted(u32 stage, const u32 (&regs)[PER_THREAD * HELD], int t, int k,
+                               bool full) const {
+    (void)t;
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+      const int q = (int)threadIdx.x + j * THREADS;
+      if (PIECES % THREADS != 0 && q >= PIECES) continue;
+      const int line = q / PPL, e0 = (q % PPL) * EPP;
+      // The piece's shift in elements, from the low address bits (the same at every tile).
+      const int sh = (int)(((u32)(unsigned long long)nbase >> 1) + (u32)line * (u32)nld + (u32)e0) & 7;
+      const uint4 lo = make_uint4(regs[j * 8 + 0], regs[j * 8 + 1], regs[j * 8 + 2], regs[j * 8 + 3]);
+      const uint4 hi = make_uint4(regs[j * 8 + 4], regs[j * 8 + 5], regs[j * 8 + 6], regs[j * 8 + 7]);
+      uint4 x = shift8(lo, hi, sh);
+      if (!full) {
+        // Element e of the piece is kept when e < n: word i holds elements 2i and 2i + 1.
+        const int n = piece_inside(line, e0, k, false);
+        auto keep = [n](int i) -> u32 { return n >= 2 * i + 2 ? 0xffffffffu : (n == 2 * i + 1 ? 0xffffu : 0u); };
+        x.x &= keep(0), x.y &= keep(1), x.z &= keep(2), x.w &= keep(3);
+      }
+      sts128(stage + piece_off(q), x.x, x.y, x.z, x.w);
+    }
+  }
+
   /// NARROW: stores what `fetch` read into `stage`.
   PH_GEMM_DEV void put(u32 stage, const u32 (&regs)[PER_THREAD]) const {
 #pragma unroll
@@ -231,16 +304,18 @@ struct Staged {
 ///   VA, VB        bytes per cp.async for A and B (16, 8 or 4): the host guarantees base pointers
 ///                 and leading dimensions aligned to that many bytes; 2 or 1 (an operand aligned
 ///                 to under 4 bytes) register-stages that operand with element loads instead
+///   SHIFT         1: a 16-bit operand aligned to 2 bytes is register-staged by shifted 16-byte
+///                 vector loads (Staged::fetch_shifted) instead of element loads
 template <int DT, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool A_KMAJOR,
-          bool B_KMAJOR, int VA = 16, int VB = 16>
+          bool B_KMAJOR, int VA = 16, int VB = 16, int SHIFT = 0>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   static constexpr int THREADS = WARPS_M * WARPS_N * 32;
   static constexpr int ES = dt_bytes(DT);
   static constexpr int KS = Mma<DT>::K;
   using Layout = AccLayout<BM, BN, WARPS_M, WARPS_N>;
-  using OpA = Staged<DT, A_KMAJOR, BM, BK, THREADS, VA>;
-  using OpB = Staged<DT, B_KMAJOR, BN, BK, THREADS, VB>;
+  using OpA = Staged<DT, A_KMAJOR, BM, BK, THREADS, VA, SHIFT != 0>;
+  using OpB = Staged<DT, B_KMAJOR, BN, BK, THREADS, VB, SHIFT != 0>;
   static constexpr int STAGE_BYTES = OpA::BYTES + OpB::BYTES;
   /// Dynamic shared memory the loop needs (base aligned to 128 bytes).
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;
@@ -305,18 +380,23 @@ struct MainLoop {
       cp_async_commit();
     };
     // Register-staged (NARROW) operands: tile t's loads into registers, then its stores.
-    u32 ra[OpA::PER_THREAD];  // unused (and optimized away) for a cp.async operand
-    u32 rb[OpB::PER_THREAD];
+    u32 ra[OpA::PER_THREAD * OpA::HELD];  // unused (and optimized away) for a cp.async operand
+    u32 rb[OpB::PER_THREAD * OpB::HELD];
     auto fetch = [&](int t) {
       if (t >= KT) return;
       const int k = k_begin + t * BK;
-      if constexpr (OpA::NARROW) opa.fetch(ra, t, k, is_full(t));
-      if constexpr (OpB::NARROW) opb.fetch(rb, t, k, is_full(t));
+      if constexpr (OpA::SHIFTED) opa.fetch_shifted(ra, t, k, is_full(t));
+      else if constexpr (OpA::NARROW) opa.fetch(ra, t, k, is_full(t));
+      if constexpr (OpB::SHIFTED) opb.fetch_shifted(rb, t, k, is_full(t));
+      else if constexpr (OpB::NARROW) opb.fetch(rb, t, k, is_full(t));
     };
     auto put = [&](int t) {
       if (t >= KT) return;
-      if constexpr (OpA::NARROW) opa.put(stage_of(t), ra);
-      if constexpr (OpB::NARROW) opb.put(stage_of(t) + OpA::BYTES, rb);
+      if constexpr (OpA::SHIFTED) opa.put_shifted(stage_of(t), ra, t, k_begin + t * BK, is_full(t));
+      else if constexpr (OpA::NARROW) opa.put(stage_of(t), ra);
+      if constexpr (OpB::SHIFTED)
+        opb.put_shifted(stage_of(t) + OpA::BYTES, rb, t, k_begin + t * BK, is_full(t));
+      else if constexpr (OpB::NARROW) opb.put(stage_of(t) + OpA::BYTES, rb);
     };
     constexpr bool NARROW = OpA::NARROW || OpB::NARROW;
 

@@ -200,6 +200,14 @@ impl Emitter<'_> {
             let text = crate::header_text(crate::EVICT_HEADER).unwrap_or_default();
             headers.push((crate::EVICT_HEADER.to_string(), text.to_string()));
         }
+        // The shifted loads' header includes the GEMM wrappers' (their shift, shared with the
+        // mma.sync loop's shifted copies) by name.
+        if self.headers.contains(crate::SHIFTED_HEADER)
+            && !self.headers.iter().any(|h| h.starts_with("gemm/"))
+        {
+            let text = crate::header_text("gemm/ptx.cuh").unwrap_or_default();
+            headers.push(("gemm/ptx.cuh".to_string(), text.to_string()));
+        }
         // The cuda/gemm headers include each other by name: register all of them.
         if self.headers.iter().any(|h| h.starts_with("gemm/")) {
             for (name, text) in crate::gemm_fast::headers() {
