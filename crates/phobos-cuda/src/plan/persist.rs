@@ -10,11 +10,12 @@ use std::collections::BTreeSet;
 /// most the logical grid's), the kernel takes the logical grid's extents as two more
 /// parameters (those of the GEMM persistent schedule), and the consumers and the producer each
 /// loop over the logical blocks `blockIdx.x, blockIdx.x + gridDim.x, ..` (x fastest, as the
-/// logical grid orders them; or in a snake, [`Walk`]). The ring's tile counter runs on across a block's logical blocks:
-/// the producer's (stage and phase continue, so it fills the next logical block's first tiles
-/// while the consumers finish the previous one) and the consumers' (their first deferred
-/// product of a later logical block reads the previous one's last buffer, with the kept A
-/// operand zeroed; the ring's zeroed buffer is written once, in the first).
+/// logical grid orders them; or in a snake, [`Walk`]). The ring's tile counter runs on across
+/// a block's logical blocks: the producer's (stage and phase continue, so it fills the next
+/// logical block's first tiles while the consumers finish the previous one) and the consumers'
+/// (their first deferred product of a later logical block reads the previous one's last
+/// buffer, with the kept A operand zeroed; the ring's zeroed buffer is written once, in the
+/// first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Persist {
     /// Buffers of the ring whose counter continues.
