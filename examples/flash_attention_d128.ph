@@ -14,15 +14,17 @@
 // PRODUCER=2: the last warpgroup (THREADS = 128 * warpgroups + 128), setmaxnreg moving its
 // registers to the consumers. PERSIST=1 (with PRODUCER=2): persistent blocks, one a resident
 // slot, each looping over the logical blocks below, the producer's ring running on across them;
-// PERSIST=2: the producer loads q by TMA too.
+// PERSIST=2: the producer loads q by TMA too. WALK=1 (with PERSIST): the logical blocks walked
+// x slowest in a snake, which balances causal's unequal row blocks over the persistent blocks.
 @autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256, 160, 288, 384},
-          OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2})
+          OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1})
 @where(THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&
        THREADS - 32 * PRODUCER * PRODUCER <= 256)
 @where(PINGPONG == 0 || (THREADS - 32 * PRODUCER * PRODUCER == 256 && BR == 128 && OVERLAP != 0))
 @where(RING == 0 || (OVERLAP != 0 && BR == (THREADS - 32 * PRODUCER * PRODUCER) / 2))
 @where(RING == 1 || PRODUCER == 0)
 @where(PERSIST == 0 || PRODUCER == 2)
+@where(WALK == 0 || PERSIST != 0)
 @launch(THREADS)
 @grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))

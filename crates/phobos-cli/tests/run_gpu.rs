@@ -55,12 +55,12 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("dropout.ph", "BLOCK=1024", "N=1000"),
     (
         "flash_attention.ph",
-        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2",
+        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
         "BH=3,N=45",
     ),
     (
         "flash_attention_d128.ph",
-        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2",
+        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
         "BH=2,N=45",
     ),
     (

@@ -39,7 +39,7 @@ pub use mainloop::GemmRecord;
 pub use plan::{
     Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
     NoPersist, NoPingPong, NoProducer, NoRing, NoWgmma, Overlap, Persist, PingPong, Producer,
-    QByProducer, Ring, Schedule, TensorDot, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    QByProducer, Ring, Schedule, TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -4,8 +4,8 @@
 //! a fence before the overlapped loop's wait for P·V (the typed record says so), the wgmma
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
 //! form (the two warpgroups' ping-pong, PINGPONG=1, the mbarrier ring, RING=1, and its TMA
-//! producer, PRODUCER=1 and 2, and its persistent blocks, PERSIST=1, at a grid capped below the
-//! logical grid, included)
+//! producer, PRODUCER=1 and 2, and its persistent blocks, PERSIST=1 and 2, walked round robin or
+//! in a snake, WALK=0 and 1, at a grid capped below the logical grid, included)
 //! against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and 128.
 
 mod common;
@@ -406,6 +406,63 @@ fn form_cases() -> Vec<common::cases::Case> {
         ],
         64,
     ));
+    // WALK=1: the logical blocks walked in a snake, x slowest. At the capped grid of 2 blocks
+    // the odd rounds deal them backwards, and an odd count of logical blocks (5 x 3, causal and
+    // not) ends in an odd round whose low block is past the end while the high one is not.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 WALK=1 CAUSAL=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1 WALK=1",
+                &[("BH", 2), ("N", 1000)],
+            ),
+        ],
+        65,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[(
+            "BR=128 BC=64 THREADS=384 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=2 WALK=1 CAUSAL=1",
+            &[("BH", 1), ("N", 577)],
+        )],
+        66,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[
+            (
+                "BR=128 BC=128 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 WALK=1 CAUSAL=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1 WALK=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+        ],
+        67,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=2 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 WALK=1",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=64 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1 WALK=1 CAUSAL=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+        ],
+        68,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
@@ -454,12 +511,36 @@ fn persistent_plan(c: &common::cases::Case) -> Result<(), String> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 44);
+    assert_eq!(cases.len(), 51);
     let persistent: Vec<_> = cases.iter().filter(|c| c.emitted.persistent).collect();
-    assert_eq!(persistent.len(), 9);
-    for c in persistent {
+    assert_eq!(persistent.len(), 16);
+    for c in &persistent {
         persistent_plan(c).unwrap_or_else(|e| panic!("{}: {e}", c.label));
     }
+    // The snake's cases (WALK=1): the record says so, and at the capped grid some walk an odd
+    // last round with a skipped low block (an odd count of logical blocks), causal and not.
+    let snake: Vec<_> = (persistent.iter())
+        .filter(|c| c.label.contains("WALK=1"))
+        .collect();
+    assert_eq!(snake.len(), 7);
+    let mut skipped = [false; 2];
+    for c in &snake {
+        let walk = c.emitted.loops[0]
+            .overlap
+            .as_ref()
+            .map(|o| o.persist.map(|p| p.walk));
+        assert_eq!(walk, Ok(Ok(phobos_cuda::Walk::Snake)), "{}", c.label);
+        let n = c.grid[0] * c.grid[1];
+        let rounds = (n + PERSIST_CAP as i64 - 1) / PERSIST_CAP as i64;
+        if n % PERSIST_CAP as i64 != 0 && rounds % 2 == 0 {
+            skipped[usize::from(c.label.contains("CAUSAL=1"))] = true;
+        }
+    }
+    assert_eq!(
+        skipped,
+        [true, true],
+        "causal and not, a case skips in an odd round"
+    );
     for c in &cases {
         assert!(
             c.emitted.source.contains("ph::mma_dot_ra<"),

@@ -28,6 +28,7 @@ pub enum Knob {
     Ring,
     Producer,
     Persist,
+    Walk,
     Shift,
     Evict,
     Pack,
@@ -56,6 +57,7 @@ impl Knob {
         Knob::Ring,
         Knob::Producer,
         Knob::Persist,
+        Knob::Walk,
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
@@ -84,6 +86,7 @@ impl Knob {
             Knob::Ring => "RING",
             Knob::Producer => "PRODUCER",
             Knob::Persist => "PERSIST",
+            Knob::Walk => "WALK",
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
@@ -120,6 +123,9 @@ impl Knob {
             }
             Knob::Persist => {
                 "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 2: and the producer loads q by TMA; 0: one block each"
+            }
+            Knob::Walk => {
+                "with PERSIST: 0, each block takes every gridDim.x-th logical block, x fastest; 1, rounds of gridDim.x dealt in a snake, x slowest (causal's longest row blocks first across heads)"
             }
             Knob::Shift => {
                 "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"

@@ -98,6 +98,8 @@ pub(crate) struct Emitter<'k> {
     /// The resident operand the producer loads at each logical block (`Persist::q`,
     /// `PERSIST=2`): q-full and q-empty mbarriers follow the ring's, counted by [`Q_N`].
     persist_q: Option<crate::plan::QByProducer>,
+    /// The order of the logical blocks both loops walk (`Persist::walk`, `WALK`).
+    walk: crate::plan::Walk,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -146,6 +148,8 @@ const GX: &str = "ph_gx";
 pub(crate) const SPLIT_WS: &str = "ph_split_ws";
 const GY: &str = "ph_gy";
 const TILE: &str = "ph_tile";
+/// A persistent block's round of the snake walk (`Walk::Snake`).
+const ROUND: &str = "ph_round";
 /// The ring's tiles so far across a persistent block's logical blocks (`Overlap::persist`):
 /// the producer's and the consumers' own counters.
 pub(crate) const RING_T: &str = "ph_ring_t";
@@ -184,6 +188,12 @@ fn emit_with(
         Ok(o) => o.persist.ok().and_then(|p| p.q),
         Err(_) => None,
     });
+    let walk = (plan.loops.iter())
+        .find_map(|r| match &r.overlap {
+            Ok(o) => o.persist.ok().map(|p| p.walk),
+            Err(_) => None,
+        })
+        .unwrap_or(crate::plan::Walk::RoundRobin);
     if plan.persistent && !allow_persistent {
         plan.persistent = false;
         for (_, ml) in plan.gemms.iter_mut() {
@@ -235,6 +245,7 @@ fn emit_with(
         producer_ring: None,
         persist,
         persist_q,
+        walk,
         dot_async: false,
         operand_override: None,
         narrow_store: None,
@@ -349,7 +360,9 @@ impl<'k> Emitter<'k> {
     }
 
     /// Opens the loop of a persistent block over its logical blocks (`Overlap::persist`), in the
-    /// logical grid's order (x fastest), with the ring's counter before it; the caller closes it.
+    /// logical grid's order (x fastest) or in a snake (x slowest, `Walk::Snake`), with the
+    /// ring's counter before it; the caller closes it. The producer and the consumers both open
+    /// it here, so they walk the same sequence.
     pub(crate) fn logical_blocks_begin(&mut self, who: &str) {
         if self.persist_q.is_some() {
             self.line(format!(
@@ -359,6 +372,24 @@ impl<'k> Emitter<'k> {
         self.line(format!(
             "int {RING_T} = 0;  // the ring's tiles so far, across this block's logical blocks"
         ));
+        if self.walk == crate::plan::Walk::Snake {
+            // Rounds of gridDim.x logical blocks while a round starts inside the grid; in an odd
+            // last round the low blocks are past the end and the high ones not, so a miss
+            // skips, never ends the walk.
+            self.line(format!(
+                "for (int {ROUND} = 0; {ROUND} * (int)gridDim.x < {GX} * {GY}; ++{ROUND}) {{  // {who}, a logical block at a time, in a snake"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "const int {TILE} = {ROUND} * (int)gridDim.x + ({ROUND} % 2 == 0 ? (int)blockIdx.x : (int)gridDim.x - 1 - (int)blockIdx.x);"
+            ));
+            self.line(format!("if ({TILE} >= {GX} * {GY}) continue;"));
+            self.line(format!(
+                "const int {BX} = {TILE} / {GY};  // x slowest: every y's first x, then the next"
+            ));
+            self.line(format!("const int {BY} = {TILE} % {GY};"));
+            return;
+        }
         self.line(format!(
             "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{  // {who}, a logical block at a time"
         ));

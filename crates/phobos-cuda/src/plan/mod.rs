@@ -33,7 +33,7 @@ pub(crate) use overlap::streamed_loads;
 pub use overlap::{
     LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
 };
-pub use persist::{NoPersist, Persist, QByProducer};
+pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub(crate) use producer::{head_tile, producer_scalar_stmt};
 pub use producer::{producer_warp, NoProducer, Producer};

@@ -26,7 +26,7 @@
 //! occupy the tensor cores. `RING=1` guards the three buffers with mbarriers instead of block
 //! barriers ([`Ring`]), so that the warpgroups need not meet at every iteration.
 
-use super::persist::{persist, NoPersist, Persist};
+use super::persist::{persist, NoPersist, Persist, Walk};
 use super::producer::{producer, NoProducer, Producer};
 use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
@@ -184,7 +184,7 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{}{})",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{}{}{})",
                 o.ahead + 1,
                 o.behind + 1,
                 o.buffers,
@@ -231,6 +231,12 @@ impl std::fmt::Display for LoopRecord {
                         q.boxes, q.bytes
                     ),
                     Err(why) => format!("; not persistent: {why}"),
+                },
+                match o.persist {
+                    Ok(Persist { walk: Walk::Snake, .. }) => {
+                        "; the logical blocks walked in a snake, x slowest: WALK=1"
+                    }
+                    _ => "",
                 }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),

@@ -10,11 +10,12 @@ use std::collections::BTreeSet;
 /// most the logical grid's), the kernel takes the logical grid's extents as two more
 /// parameters (those of the GEMM persistent schedule), and the consumers and the producer each
 /// loop over the logical blocks `blockIdx.x, blockIdx.x + gridDim.x, ..` (x fastest, as the
-/// logical grid orders them). The ring's tile counter runs on across a block's logical blocks:
-/// the producer's (stage and phase continue, so it fills the next logical block's first tiles
-/// while the consumers finish the previous one) and the consumers' (their first deferred
-/// product of a later logical block reads the previous one's last buffer, with the kept A
-/// operand zeroed; the ring's zeroed buffer is written once, in the first).
+/// logical grid orders them; or in a snake, [`Walk`]). The ring's tile counter runs on across
+/// a block's logical blocks: the producer's (stage and phase continue, so it fills the next
+/// logical block's first tiles while the consumers finish the previous one) and the consumers'
+/// (their first deferred product of a later logical block reads the previous one's last
+/// buffer, with the kept A operand zeroed; the ring's zeroed buffer is written once, in the
+/// first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Persist {
     /// Buffers of the ring whose counter continues.
@@ -22,6 +23,22 @@ pub struct Persist {
     /// The resident tile the producer loads by TMA too (`PERSIST=2`), or `None`: the consumers
     /// load it with cp.async at each logical block's start.
     pub q: Option<QByProducer>,
+    /// The order both loops take the logical blocks in (`WALK`).
+    pub walk: Walk,
+}
+
+/// The order of a persistent block's logical blocks; the producer's and the consumers' loops
+/// walk the same one (the ring's counters pair their tiles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// `WALK=0`: block j takes t = j, j + G, .. (G = gridDim.x), x fastest (`bx = t % gx`).
+    RoundRobin,
+    /// `WALK=1`: rounds r = 0, 1, .. of G logical blocks, block j taking t = r·G + j in an even
+    /// round and r·G + G − 1 − j in an odd one (t past the grid skipped), x slowest
+    /// (`bx = t / gy`): when work falls with x (causal attention's reversed row blocks), the
+    /// heaviest go first in every y and the snake pairs each round's heavy with the next
+    /// round's light (bench/NOTES.md a15).
+    Snake,
 }
 
 /// The one shared-memory resident dot operand (attention's q, `Plan::resident`) loaded by the
@@ -90,7 +107,11 @@ pub(super) fn persist(
         (Some(2), Some(at)) => q_by_producer(k, resident, at),
         _ => None,
     };
-    Ok(Persist { stages, q })
+    let walk = match Knob::Walk.get(&k.point) {
+        Some(1) => Walk::Snake,
+        _ => Walk::RoundRobin,
+    };
+    Ok(Persist { stages, q, walk })
 }
 
 fn q_by_producer(k: &Kernel, resident: &BTreeSet<LocalId>, at: usize) -> Option<QByProducer> {
