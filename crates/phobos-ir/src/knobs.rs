@@ -31,12 +31,13 @@ pub enum Knob {
     Shift,
     Evict,
     Pack,
+    RowSmem,
     WgmmaK,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 22] = [
+    pub const ALL: [Knob; 23] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -58,6 +59,7 @@ impl Knob {
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
+        Knob::RowSmem,
         Knob::WgmmaK,
     ];
 
@@ -85,6 +87,7 @@ impl Knob {
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
+            Knob::RowSmem => "ROW_SMEM",
             Knob::WgmmaK => "WGMMA_K",
         }
     }
@@ -124,6 +127,9 @@ impl Knob {
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
+            }
+            Knob::RowSmem => {
+                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 0: in registers"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
         }
