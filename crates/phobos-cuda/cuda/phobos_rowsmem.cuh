@@ -195,13 +195,15 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
           "l"(src), "r"(size), "r"(bar)
           : "memory");
     }
-  } else if (tid < 48) {
+  }
+  if (tid < 16) {
     // The head (elements sh .. a0 - 1) and the tail (a1 .. sh + lim - 1), one a thread.
-    const int x = tid < 40 ? sh + (tid - 32) : (a1 > a0 ? a1 : a0) + (tid - 40);
-    const bool in = tid < 40 ? (x < a0 && x < sh + lim) : x < sh + lim;
+    const int x = tid < 8 ? sh + tid : (a1 > a0 ? a1 : a0) + (tid - 8);
+    const bool in = tid < 8 ? (x < a0 && x < sh + lim) : x < sh + lim;
     if (in) reinterpret_cast<unsigned short*>(ch)[x] = ldh<EV>(reinterpret_cast<const unsigned short*>(row0 + x));
   }
-  // With more than 48k of copies the tid < 32 lanes issue several; SMEM_ROW_COPY * 32 bounds it.
+  // 32 copies of SMEM_ROW_COPY bytes (512 KB) cover any buffer a block can hold.
+  static_assert(smem_row_bytes<L>() <= 32 * SMEM_ROW_COPY, "load_row_smem_fill: too many copies");
   gemm::mbar_wait(bar, 0);
   __syncthreads();
   if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
