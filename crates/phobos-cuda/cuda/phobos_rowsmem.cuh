@@ -242,8 +242,9 @@ template <class Op, class L, int BYTES> __device__ float reduce_all_packed(const
 }
 
 // Y's row stored from the staged buffer of `x` (row0: the 16-byte boundary SH elements before
-// the row's start): the destination's 16-byte vector at row0 + 8k, column 8k - SH, holds the last SH elements of chunk k - 1 and the first 8 - SH of
-// chunk k; the vectors at the row's ends element by element.
+// the row's start): the destination's 16-byte vector at row0 + 8k, column 8k - SH, holds the
+// last SH elements of chunk k - 1 and the first 8 - SH of chunk k; the vectors at the row's ends
+// element by element.
 template <int EV, int SH, class L, class S>
 __device__ __forceinline__ void store_row_smem_sh(S* row0, int lim, const uint4* ch) {
   constexpr int G = L::N / L::VEC;
