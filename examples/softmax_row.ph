@@ -16,9 +16,17 @@
 // neither pass masks, and the max taken on the packed row, two elements an instruction. An f32
 // row of 50257 does not fit one block's registers (64 a thread at 1024 threads):
 // softmax_online.ph.
-@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4})
+//
+// ROW_SMEM (a knob, with PACK=4 and 2-byte T; bench/NOTES.md r15): 1 stages the row in shared
+// memory instead of registers (its interior by bulk copies on an mbarrier, the whole row's bytes
+// in flight at once), each pass reading it a 16-byte chunk a group, the store written through
+// the same buffer; the freed registers let two blocks share a multiprocessor (a bf16 row of
+// 57344 takes 112 KB), one's load overlapping the other's arithmetic and store. Without the row
+// in registers, a thread may hold up to 128 of its elements.
+@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1})
 @where(N <= BLOCK)
-@where(BLOCK <= 64 * THREADS && BLOCK >= 8 * THREADS)
+@where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) && BLOCK >= 8 * THREADS)
+@where(ROW_SMEM == 0 || PACK == 4 && sizeof(T) == 2)
 @launch(THREADS)
 @bytes(2 * sizeof(T) * M * N)
 kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {

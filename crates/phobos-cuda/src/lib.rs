@@ -38,8 +38,9 @@ pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
-    NoPersist, NoPingPong, NoProducer, NoRing, NoWgmma, Overlap, Persist, PingPong, Producer,
-    QByProducer, Ring, Schedule, TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem, NoWgmma, Overlap, Persist, PingPong,
+    Producer, QByProducer, Ring, RowSmemRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand,
+    WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;
@@ -77,6 +78,9 @@ pub const GROUP_HEADER: &str = "phobos_group.cuh";
 pub const SHIFTED_HEADER: &str = "phobos_shifted.cuh";
 /// Row tiles of 2-byte floats loaded two elements a register (`ph::load_row_packed`, `PACK=1`).
 pub const ROWPACK_HEADER: &str = "phobos_rowpack.cuh";
+/// Row tiles of 2-byte floats staged in shared memory by bulk copies (`ph::load_row_smem_fill`,
+/// `ROW_SMEM=1`).
+pub const ROWSMEM_HEADER: &str = "phobos_rowsmem.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -93,6 +97,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         GROUP_HEADER => Some(include_str!("../cuda/phobos_group.cuh")),
         SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         ROWPACK_HEADER => Some(include_str!("../cuda/phobos_rowpack.cuh")),
+        ROWSMEM_HEADER => Some(include_str!("../cuda/phobos_rowsmem.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

@@ -32,6 +32,7 @@ pub enum Knob {
     Shift,
     Evict,
     Pack,
+    RowSmem,
     WgmmaK,
     VecCopy,
 }
@@ -61,6 +62,7 @@ impl Knob {
         Knob::Shift,
         Knob::Evict,
         Knob::Pack,
+        Knob::RowSmem,
         Knob::WgmmaK,
         Knob::VecCopy,
     ];
@@ -90,6 +92,7 @@ impl Knob {
             Knob::Shift => "SHIFT",
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
+            Knob::RowSmem => "ROW_SMEM",
             Knob::WgmmaK => "WGMMA_K",
             Knob::VecCopy => "VEC_COPY",
         }
@@ -133,6 +136,9 @@ impl Knob {
             Knob::Evict => "0: accesses' eviction hints dropped; 1 (undeclared): emitted",
             Knob::Pack => {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
+            }
+            Knob::RowSmem => {
+                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 0: in registers"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

@@ -114,7 +114,6 @@ impl<'k> Emitter<'k> {
             self.headers.insert(crate::ROWPACK_HEADER);
             return Ok(Code::atom(v));
         }
-        let (name, _) = self.as_tile(arg)?;
         let t = arg.ty.dtype();
         let threads = self.k.launch.threads;
         let per = if threads.is_multiple_of(32) {
@@ -122,13 +121,22 @@ impl<'k> Emitter<'k> {
         } else {
             threads
         };
+        let bytes = (per * ctype::register_bytes(t)).div_ceil(16) * 16;
+        // ROW_SMEM=1: the scratch's barrier before the tile of a staged row's element-wise
+        // value is computed, not between it and its reduction (where the whole tile would be
+        // live across the barrier: 56 registers at BLOCK=57344, THREADS=1024).
+        let staged = (self.staged_rows.keys()).any(|&l| crate::plan::elementwise_in(arg, l));
+        let early = (threads != 32 && staged).then(|| self.scratch(bytes));
+        let (name, _) = self.as_tile(arg)?;
         let v = self.fresh("all");
         // A block of one warp reduces by shuffles alone: no scratch, so no barrier either.
         let mut value = if threads == 32 {
             format!("ph::reduce_warp<{}>({name})", reduce_op(op))
         } else {
-            let bytes = (per * ctype::register_bytes(t)).div_ceil(16) * 16;
-            let s = self.scratch(bytes);
+            let s = match early {
+                Some(s) => s,
+                None => self.scratch(bytes),
+            };
             // PACK=4: the partials combined by lanes (`ph::reduce_all_lanes`, fewer registers).
             let f = if self.filled_rows() && threads.is_multiple_of(32) {
                 self.headers.insert(crate::ROWPACK_HEADER);

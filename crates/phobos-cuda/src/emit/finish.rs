@@ -8,7 +8,7 @@ use phobos_ir::ParamKind;
 use std::collections::BTreeSet;
 
 impl Emitter<'_> {
-    fn signature(&self) -> String {
+    fn signature(&self, smem: u32) -> String {
         let k = self.k;
         let mut stored = BTreeSet::new();
         crate::visit::stored_tensors(&k.body, &mut stored);
@@ -42,9 +42,9 @@ impl Emitter<'_> {
         if (self.plan.split.as_ref()).is_some_and(|s| s.reduce == SplitReduce::Workspace) {
             params.push(format!("float* __restrict__ {SPLIT_WS}"));
         }
-        let bounds = match k.launch.min_blocks_per_sm {
-            Some(m) => format!("{}, {m}", self.launch_threads()),
-            None => self.launch_threads().to_string(),
+        let bounds = match (k.launch.min_blocks_per_sm, self.staged_row_blocks(smem)) {
+            (Some(m), _) | (None, Some(m)) => format!("{}, {m}", self.launch_threads()),
+            (None, None) => self.launch_threads().to_string(),
         };
         let cluster = match (self.plan.cluster, self.plan.split.as_ref()) {
             (n, _) if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
@@ -60,9 +60,22 @@ impl Emitter<'_> {
         )
     }
 
+    /// ROW_SMEM=1 (a row staged in shared memory): the blocks a multiprocessor its shared memory
+    /// admits (228 KB, 1 KB of it reserved a block), when more than one, so that the registers
+    /// the row no longer takes are budgeted for them (`__launch_bounds__`'s second argument).
+    fn staged_row_blocks(&self, smem: u32) -> Option<u32> {
+        if self.staged_rows.is_empty() {
+            return None;
+        }
+        let by_smem = (228 * 1024) / (smem + 1024);
+        let by_threads = 2048 / self.launch_threads().max(1);
+        let blocks = by_smem.min(by_threads);
+        (blocks > 1).then_some(blocks)
+    }
+
     pub(super) fn finish(mut self) -> Result<Emitted> {
         let k = self.k;
-        if self.extra_warp.is_some() && self.scratch_bytes > 0 {
+        if self.extra_warp.is_some() && self.scratch_total() > 0 {
             // The scratch users synchronize the whole block, which the producer warp has left.
             return unsupported(
                 "PRODUCER=1 with statements that use the shared scratch area",
@@ -74,7 +87,7 @@ impl Emitter<'_> {
                 self.headers.insert(h);
             }
         }
-        let scratch = self.scratch_bytes.div_ceil(16) * 16;
+        let scratch = self.scratch_total().div_ceil(16) * 16;
         // The main loop's stages, the C store's staging buffer, then the scratch area.
         let resident_region = self.gemm_smem.div_ceil(16) * 16 + self.c_smem.div_ceil(16) * 16;
         // Staged dot operands (resident, streamed, or staged in the scratch area) start on
@@ -138,7 +151,7 @@ impl Emitter<'_> {
         if !self.layouts_used.is_empty() {
             out.push(String::new());
         }
-        out.push(format!("{} {{", self.signature()));
+        out.push(format!("{} {{", self.signature(smem)));
         if smem > 0 {
             let align = if staged { 1024 } else { 128 };
             out.push(format!(

@@ -57,8 +57,14 @@ pub(crate) struct Emitter<'k> {
     lines: Vec<String>,
     indent: usize,
     tmp: usize,
-    /// Largest scratch use, in bytes.
+    /// Largest scratch use, in bytes (outside branches whose condition is a constant false).
     scratch_bytes: u32,
+    /// Largest scratch use inside branches that never run (`if (false)`, a knob's other form),
+    /// and whether such a branch is being emitted. With a staged row (ROW_SMEM=1) the scratch
+    /// area is sized by live code alone (dead code compiles against the smaller area, taking
+    /// its fallback forms), so a second block's shared memory is not spent on it.
+    dead_scratch: u32,
+    in_dead: bool,
     /// A scratch user's reads may still be in flight: the next user needs a barrier first.
     scratch_dirty: bool,
     /// Tensors stored to since the last barrier.
@@ -120,6 +126,9 @@ pub(crate) struct Emitter<'k> {
     group_loads: std::collections::BTreeMap<usize, String>,
     /// Tile locals held packed (`ph::Packed`, the knob `PACK`): the storage type of each.
     packed: std::collections::BTreeMap<phobos_ir::LocalId, &'static str>,
+    /// Packed locals staged in shared memory (`ph::SmemRow`, ROW_SMEM=1): each one's offset in
+    /// the resident region.
+    staged_rows: std::collections::BTreeMap<phobos_ir::LocalId, u32>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -228,6 +237,8 @@ fn emit_with(
         indent: 1,
         tmp: 0,
         scratch_bytes: 0,
+        dead_scratch: 0,
+        in_dead: false,
         scratch_dirty: false,
         pending: BTreeSet::new(),
         element_loaded,
@@ -251,6 +262,7 @@ fn emit_with(
         narrow_store: None,
         group_loads: Default::default(),
         packed: Default::default(),
+        staged_rows: Default::default(),
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),
@@ -401,7 +413,7 @@ impl<'k> Emitter<'k> {
     /// Whether the emitted code (outside the main loops' own functions) has a block barrier or
     /// uses the shared scratch area.
     fn synchronizes(&self) -> bool {
-        self.scratch_bytes > 0 || self.lines.iter().any(|l| l.contains("__syncthreads"))
+        self.scratch_total() > 0 || self.lines.iter().any(|l| l.contains("__syncthreads"))
     }
 
     /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, CLUSTER, or the
@@ -428,6 +440,16 @@ impl<'k> Emitter<'k> {
     pub(crate) fn line(&mut self, s: impl AsRef<str>) {
         let pad = "  ".repeat(self.indent);
         self.lines.push(format!("{pad}{}", s.as_ref()));
+    }
+
+    /// Bytes of the scratch area: the largest use, live or dead, but with a staged row
+    /// (ROW_SMEM=1) the live code's alone.
+    pub(crate) fn scratch_total(&self) -> u32 {
+        if self.staged_rows.is_empty() {
+            self.scratch_bytes.max(self.dead_scratch)
+        } else {
+            self.scratch_bytes
+        }
     }
 
     pub(crate) fn fresh(&mut self, base: &str) -> String {
@@ -457,7 +479,11 @@ impl<'k> Emitter<'k> {
         if self.scratch_dirty {
             self.barrier();
         }
-        self.scratch_bytes = self.scratch_bytes.max(bytes);
+        if self.in_dead {
+            self.dead_scratch = self.dead_scratch.max(bytes);
+        } else {
+            self.scratch_bytes = self.scratch_bytes.max(bytes);
+        }
         // The function's own barrier orders everything before it.
         self.scratch_dirty = true;
         self.pending.clear();

@@ -68,31 +68,7 @@ impl<'k> Emitter<'k> {
         if !self.filled_rows() {
             return None;
         }
-        let ExprKind::Select(c, a, b) = &value.kind else {
-            return None;
-        };
-        let ExprKind::Binary(BinOp::Lt, x, e) = &c.kind else {
-            return None;
-        };
-        let ExprKind::Arange(_) = x.kind else {
-            return None;
-        };
-        // The fill: a scalar, broadcast to the tile by the checker.
-        let b = match &b.kind {
-            ExprKind::Broadcast(s) if !s.ty.is_tile() => s.as_ref(),
-            _ => b.as_ref(),
-        };
-        let load = matches!(a.kind, ExprKind::Load { .. });
-        let same_shape = x.ty.shape() == a.ty.shape();
-        if !load
-            || !same_shape
-            || e.ty.is_tile()
-            || b.ty.is_tile()
-            || !matches!(e.ty.dtype(), DType::I32)
-        {
-            return None;
-        }
-        Some((e, a, b))
+        crate::plan::filled_parts(value)
     }
 
     /// At `PACK=3`, register `ph_i`'s value of `arange(n) < b` in `lay` as
@@ -188,6 +164,7 @@ impl<'k> Emitter<'k> {
     /// any other tile loaded as f32 and packed.
     pub(crate) fn packed_load(
         &mut self,
+        l: phobos_ir::LocalId,
         name: &str,
         lay: &Layout,
         value: &Expr,
@@ -220,6 +197,18 @@ impl<'k> Emitter<'k> {
                 } else {
                     ev
                 };
+                if let Some(at) = self.staged_row(l) {
+                    // ROW_SMEM=1: the row in shared memory (plan::row_smem).
+                    let (e, _, fill) = filled.expect("a staged row is a masked row load");
+                    let e = self.scalar(e)?;
+                    let fill = self.scalar(fill)?;
+                    self.line(format!(
+                        "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_fill<{alias}{ev}>({region}, {}, {}, ph_resident + {at});",
+                        e.full(),
+                        fill.full()
+                    ));
+                    return Ok(());
+                }
                 let s = self.scratch(row_scratch(*c, *threads));
                 match filled {
                     Some((e, _, fill)) => {
@@ -246,6 +235,38 @@ impl<'k> Emitter<'k> {
         };
         self.line(format!("ph::Packed<{storage}, {alias}> {name} = {rhs};"));
         Ok(())
+    }
+}
+
+impl Emitter<'_> {
+    /// ROW_SMEM=1: when the plan stages local `l` in shared memory, its buffer's offset in the
+    /// resident region, reserved.
+    fn staged_row(&mut self, l: phobos_ir::LocalId) -> Option<u32> {
+        let Some(Ok(staged)) = self.plan.row_smem.get(&l).map(|r| &r.staged) else {
+            return None;
+        };
+        if let Some(&at) = self.staged_rows.get(&l) {
+            return Some(at);
+        }
+        let at = self.resident_smem.div_ceil(16) * 16;
+        self.resident_smem = at + staged.bytes;
+        self.staged_rows.insert(l, at);
+        self.headers.insert(crate::ROWSMEM_HEADER);
+        self.headers.insert("gemm/ptx.cuh");
+        Some(at)
+    }
+
+    /// ROW_SMEM=1: the store at the statement being emitted writes through a staged row's
+    /// buffer (its last use; `plan::row_smem`): that row's name, when the stored tile is in its
+    /// layout.
+    pub(crate) fn store_through(&self, lay: &Layout) -> Option<String> {
+        self.plan.row_smem.values().find_map(|r| {
+            let staged = r.staged.as_ref().ok()?;
+            let here = staged.store.as_deref() == Some(self.path.as_slice());
+            let same = self.plan.layouts.get(&r.local) == Some(lay);
+            (here && same && self.staged_rows.contains_key(&r.local))
+                .then(|| self.names.locals[r.local].clone())
+        })
     }
 }
 

@@ -132,8 +132,11 @@ impl<'k> Emitter<'k> {
                 let c = self.scalar(cond)?;
                 self.line(format!("if ({}) {{", c.full()));
                 let (dirty0, pending0) = (self.scratch_dirty, self.pending.clone());
+                let outer_dead = self.in_dead;
                 self.indent += 1;
+                self.in_dead = outer_dead || c.full() == "false";
                 self.block(then_body, 0)?;
+                self.in_dead = outer_dead;
                 self.indent -= 1;
                 if !else_body.is_empty() {
                     let (dirty1, pending1) = (self.scratch_dirty, self.pending.clone());
@@ -141,7 +144,9 @@ impl<'k> Emitter<'k> {
                     self.pending = pending0;
                     self.line("} else {");
                     self.indent += 1;
+                    self.in_dead = outer_dead || c.full() == "true";
                     self.block(else_body, 1)?;
+                    self.in_dead = outer_dead;
                     self.indent -= 1;
                     self.scratch_dirty |= dirty1;
                     self.pending.extend(pending1);
@@ -202,7 +207,7 @@ impl<'k> Emitter<'k> {
                 if let (true, Some(storage)) = (filled, self.packs(l, *t, value)) {
                     self.note_layout(l, &lay);
                     self.packed.insert(l, storage);
-                    return self.packed_load(&name, &lay, value, storage);
+                    return self.packed_load(l, &name, &lay, value, storage);
                 }
                 if let Some(rec) = mask.cloned() {
                     if declare {
@@ -216,7 +221,7 @@ impl<'k> Emitter<'k> {
                     self.note_layout(l, &lay);
                     if let Some(storage) = self.packs(l, *t, value) {
                         self.packed.insert(l, storage);
-                        return self.packed_load(&name, &lay, value, storage);
+                        return self.packed_load(l, &name, &lay, value, storage);
                     }
                     let ty = self.tile_type(*t, &lay);
                     if let Some(rhs) = self.tile_rhs(&lay, value)? {

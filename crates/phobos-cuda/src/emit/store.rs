@@ -15,6 +15,9 @@ impl Emitter<'_> {
         value: &Expr,
         cache: Eviction,
     ) -> Result<()> {
+        if self.store_through_row(tensor, index, value, cache)? {
+            return Ok(());
+        }
         if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
@@ -32,6 +35,52 @@ impl Emitter<'_> {
         }
         self.line(format!("ph::store_tile{ev}({region}, {name});"));
         Ok(())
+    }
+
+    /// ROW_SMEM=1: the store that is a staged row's last use writes its value through the
+    /// row's buffer (`ph::store_row_smem`); false (nothing emitted) for every other store.
+    fn store_through_row(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+        cache: Eviction,
+    ) -> Result<bool> {
+        if self.plan.row_smem.is_empty() {
+            return Ok(false);
+        }
+        let value = self.store_rounds(tensor, value);
+        let lay = self.natural_layout(value);
+        let Some(x) = self.store_through(&lay) else {
+            return Ok(false);
+        };
+        // A group at a time: its elements computed, then written over the row's chunk, so no
+        // more than a group of the value is live (the whole tile, computed first, spilled).
+        let v = self.elem(value, &lay)?;
+        let alias = self.alias(&lay);
+        let t = crate::ctype::register(value.ty.dtype());
+        let region = self.region(tensor, index, true)?;
+        let ev = match cache {
+            Eviction::Normal => String::new(),
+            c => format!("<{}>", eviction_const(c)),
+        };
+        self.line("#pragma unroll");
+        self.line(format!(
+            "for (int ph_j = 0; ph_j < {alias}::N / {alias}::VEC; ++ph_j) {{"
+        ));
+        self.line(format!("  {t} ph_g[{alias}::VEC];"));
+        self.line("  #pragma unroll");
+        self.line(format!(
+            "  for (int ph_k = 0; ph_k < {alias}::VEC; ++ph_k) {{ const int ph_i = ph_j * {alias}::VEC + ph_k; ph_g[ph_k] = {}; }}",
+            v.full()
+        ));
+        self.line(format!(
+            "  ph::smem_row_put<{}>({x}, ph_j, ph_g);",
+            crate::ctype::storage(self.tensor_info(tensor).0)
+        ));
+        self.line("}");
+        self.line(format!("ph::store_row_smem{ev}({region}, {x});"));
+        Ok(true)
     }
 
     /// The epilogue store of a wgmma GEMM's tile through shared memory and TMA (the plan's

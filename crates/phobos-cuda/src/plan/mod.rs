@@ -25,6 +25,7 @@ pub use mma_type::{
 mod overlap;
 mod persist;
 mod producer;
+mod row_smem;
 mod schedule;
 mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
@@ -37,6 +38,8 @@ pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub(crate) use producer::{head_tile, producer_scalar_stmt};
 pub use producer::{producer_warp, NoProducer, Producer};
+pub(crate) use row_smem::{elementwise_in, filled_parts};
+pub use row_smem::{NoRowSmem, RowSmemRecord, StagedRow};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 use tma_store::plan_tma_store;
@@ -86,6 +89,8 @@ pub struct Plan {
     pub loops: Vec<LoopRecord>,
     /// The `where` statements emitted under a block-uniform test that skips their mask.
     pub masks: Vec<MaskRecord>,
+    /// ROW_SMEM=1: the masked row loads' `let`s, staged in shared memory or why not.
+    pub row_smem: BTreeMap<LocalId, RowSmemRecord>,
 }
 
 /// `extra_warp`: the launch has a producer of this many threads beyond `k.launch.threads`
@@ -277,6 +282,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     notes.extend(loops.iter().map(LoopRecord::to_string));
     let masks = masks::mask_records(k);
     notes.extend(masks.iter().map(MaskRecord::to_string));
+    let row_smem = row_smem::row_smem_records(k, target, &layouts);
+    notes.extend(row_smem.values().map(RowSmemRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -305,6 +312,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         dots,
         loops,
         masks,
+        row_smem,
     }
 }
 

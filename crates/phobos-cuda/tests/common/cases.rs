@@ -635,6 +635,45 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "M=9,N=1000",
         ),
         ("softmax_row.ph", "BLOCK=8192 THREADS=512 PACK=4", "M=9,N=5"),
+        // ROW_SMEM=1: the row staged in shared memory by bulk copies, realigned there, the
+        // store through the buffer (bench/NOTES.md r15): odd rows of every shift (the head and
+        // tail loads, the chunk past the layout's last), aligned rows, 112 elements a thread at
+        // 512 threads, rows shorter than one chunk.
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=1",
+            "M=5,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=32768 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "M=3,N=32000",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "M=9,N=8191",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "M=4,N=8192",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=4 ROW_SMEM=1",
+            "M=9,N=1001",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=512 PACK=4 ROW_SMEM=1",
+            "M=9,N=5",
+        ),
         // Cross-entropy with per-position (max, sum) partials (bench/NOTES.md r13): steps of 4
         // and 2 chunks and the masked rest, odd rows (every shift among 9 rows), aligned rows,
         // rows shorter than one step (the masked loop alone); SHIFT=2's unguarded whole chunks.
@@ -811,6 +850,28 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
         let info = &module.kernels[0];
         let variant = match info.variant(Some(pins), Some("T=f32"), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), ("N".to_string(), n)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        cases.push(build(label, k, src.clone(), &dims, 6, false));
+    }
+    // ROW_SMEM=1 in f16 (the staged row's words are f16 pairs; the max reads them as f32).
+    for (pins, m, n) in [
+        ("BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1", 9, 50257),
+        ("BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1", 5, 1001),
+    ] {
+        let label = format!("softmax_row.ph {pins} T=f16 at M={m},N={n}");
+        let src = super::source("examples/softmax_row.ph");
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let variant = match info.variant(Some(pins), Some("T=f16"), None) {
             Ok(v) => v,
             Err(e) => {
                 cases.push(Err(format!("{label}: {e}")));

@@ -1,0 +1,330 @@
+// A row tile staged in shared memory (the knob ROW_SMEM=1, with PACK=4; bench/NOTES.md r15): the
+// `let` of a masked row load `where(arange(n) < e, X[r, c :+ n], fill)` of a 2-byte float type
+// lives in shared memory as raw elements, not in registers. Its 16-byte-aligned interior arrives
+// by bulk copies (`cp.async.bulk`, sm_90) that one warp issues at once, completing on an
+// mbarrier: the whole row's bytes in flight with no register holding them, and the registers the
+// packed row took (28 a thread for a bf16 row of 50257 at 1024 threads) free for a second block
+// a multiprocessor, whose arithmetic and stores overlap this block's load. The row's unaligned
+// head and tail (fewer than 8 elements each) are ordinary loads into the same buffer.
+//
+// The buffer is indexed from the 16-byte boundary at or before the row's start (SH elements
+// before it), so that its 16-byte chunks line up with the row's; once the copies land, a pass
+// moves it SH elements down (column c at element c: each thread's groups are whole 16-byte
+// chunks, read by one `LDS.128` a group) and writes `fill` past e. A store of a value computed
+// element by element from the row (the last use of the row) writes the value into the same
+// chunks, then every thread stores 16-byte vectors aligned in the destination's row, each built
+// from two neighbouring chunks (the destination's own shift), never the whole row in registers.
+#pragma once
+
+#include "phobos_rowpack.cuh"
+#include "gemm/ptx.cuh"
+
+namespace ph {
+
+// Chunks (16 bytes) of the staged row: one a group of every thread, and one past them for the
+// SH elements a shifted row reaches beyond the tile.
+template <class L> __host__ __device__ constexpr int smem_row_chunks() { return L::N / L::VEC * L::THREADS + 1; }
+// Bytes of the buffer: the mbarrier (16) and the chunks.
+template <class L> __host__ __device__ constexpr int smem_row_bytes() { return 16 + smem_row_chunks<L>() * 16; }
+// The bulk copies: at most this many bytes each, one a lane of warp 0.
+constexpr int SMEM_ROW_COPY = 16384;
+
+// A 16-byte shared-memory read that stays where the program has it (volatile): the compiler
+// neither clusters a pass's reads ahead of their uses (their registers live together: spills at
+// 32 registers a thread) nor merges them across passes.
+__device__ __forceinline__ uint4 lds128(const void* p) {
+  uint4 v;
+  const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+  return v;
+}
+
+// The staged row of a 2-byte float type S in layout L: `v[i]` reads the thread's element i (the
+// register index of a Tile<float, L>) as f32 from shared memory, as Packed<S, L>'s `v[i]` does
+// from registers. Column c of the tile is element c of `w` (after the load's realignment).
+template <class S, class L> struct SmemRow {
+  struct Words {
+    unsigned* w;  // the row's first word (two elements)
+    // The group last read (its index, -1 for none) and its chunk: each group's chunk is read
+    // once a pass, one LDS.128, where the element loops read it element by element (i is a
+    // constant of the unrolled loops, so this bookkeeping folds away). The chunk does not
+    // change between passes (only the store through the buffer writes it, after the last read).
+    mutable uint4 q;
+    mutable int qj;
+    __device__ __forceinline__ unsigned word(int i) const {
+      const int j = i / L::VEC;
+      if (j != qj) {
+        int r, c;
+        L::coord((int)threadIdx.x, j * L::VEC, r, c);
+        q = lds128(w + (c >> 1));
+        qj = j;
+      }
+      switch ((i % L::VEC) >> 1) {
+        case 0: return q.x;
+        case 1: return q.y;
+        case 2: return q.z;
+        default: return q.w;
+      }
+    }
+    __device__ __forceinline__ float operator[](int i) const { return packed_half<S>(word(i), i & 1); }
+  } v;
+  // The 16-byte chunk of the thread's group j.
+  __device__ __forceinline__ uint4* chunk(int j) const {
+    int r, c;
+    L::coord((int)threadIdx.x, j * L::VEC, r, c);
+    return reinterpret_cast<uint4*>(v.w) + (c >> 3);
+  }
+};
+
+template <class S, class L> __device__ __forceinline__ Tile<float, L> unpack(const SmemRow<S, L>& p) {
+  Tile<float, L> t;
+#pragma unroll
+  for (int i = 0; i < L::N; ++i) t.v[i] = p.v[i];
+  return t;
+}
+
+// Group word i (elements 2i, 2i + 1 at columns c + 2i, c + 2i + 1) of `x` after the mask: `fill`
+// at columns >= e and outside the tile, 0 past the tensor's n (before e), as the masked load and
+// the `where` give them.
+template <class L> __device__ __forceinline__ unsigned smem_row_masked(unsigned x, bool tile, int c, int n, int e, unsigned fill) {
+  unsigned lo = x & 0xffffu, hi = x >> 16;
+  lo = (!tile || c >= e) ? fill : (c >= n ? 0u : lo);
+  hi = (!tile || c + 1 >= e) ? fill : (c + 1 >= n ? 0u : hi);
+  return lo | (hi << 16);
+}
+
+// Column c at element c: each group's chunk from chunks k and k + 1 of the copied row (which
+// starts SH elements into chunk 0), the mask applied to groups not wholly in the row. In place,
+// one group of every thread a step: a step reads chunks jT .. jT + T and writes jT .. jT + T - 1
+// after a barrier, and later steps read only chunks past those.
+template <class L, int SH> __device__ __forceinline__ void smem_row_align(uint4* ch, int n, int e, unsigned fill) {
+  constexpr int G = L::N / L::VEC;
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    const int k = c >> 3;
+    uint4 out = ch[k];
+    if constexpr (SH != 0) {
+      const uint4 lo = out, hi = ch[k + 1];
+      out = make_uint4(packed_word<SH>(lo, hi, 0), packed_word<SH>(lo, hi, 1), packed_word<SH>(lo, hi, 2),
+                       packed_word<SH>(lo, hi, 3));
+      __syncthreads();
+    }
+    const bool tile = in_tile<L>(r, c);
+    if (!(tile && c + L::VEC <= n && c + L::VEC <= e)) {
+      out.x = smem_row_masked<L>(out.x, tile, c, n, e, fill);
+      out.y = smem_row_masked<L>(out.y, tile, c + 2, n, e, fill);
+      out.z = smem_row_masked<L>(out.z, tile, c + 4, n, e, fill);
+      out.w = smem_row_masked<L>(out.w, tile, c + 6, n, e, fill);
+    }
+    ch[k] = out;
+  }
+}
+
+// ROW_SMEM=1: `where(arange(C) < e, g, fill)` (g a row tile of S, fill a value of S held in f32)
+// staged at `buf` (smem_row_bytes<L>() bytes, 16-byte aligned). Every thread returns with its own
+// groups in place (it reads only those; the block's later reductions order the rest). Regions
+// that are not one row of contiguous elements take the element path (each thread writes its
+// groups from ordinary loads).
+template <class L, int EV = EVICT_NORMAL, class S>
+__device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
+  typedef typename Bare<S>::T U;
+  static_assert(sizeof(U) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
+                "load_row_smem_fill: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
+  constexpr int G = L::N / L::VEC;
+  SmemRow<U, L> p;
+  uint4* ch = reinterpret_cast<uint4*>(buf + 16);
+  p.v.w = reinterpret_cast<unsigned*>(ch);
+  p.v.qj = -1;
+  const unsigned bits = pack_bits<U>(fill);
+  const int tid = threadIdx.x;
+  // The buffer may still be read by an earlier use (a loop's previous row).
+  __syncthreads();
+  const bool row = g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn;
+  if (!row) {
+    // Element by element, each thread its own groups (column c at element c).
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      unsigned w[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        unsigned h[2];
+#pragma unroll
+        for (int b = 0; b < 2; ++b) {
+          const int cc = c + 2 * i + b;
+          const bool tile = in_tile<L>(r, cc);
+          h[b] = (!tile || cc >= e) ? bits
+                 : in_bounds(g, r, cc) ? (unsigned)(*elem_ptr(g, r, cc)).bits
+                                       : 0u;
+        }
+        w[i] = h[0] | (h[1] << 16);
+      }
+      ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    return p;
+  }
+  const S* start = elem_ptr(g, 0, 0);
+  const int sh = (int)(((unsigned long long)start >> 1) & 7);
+  const S* row0 = start - sh;
+  const int n = g.cn - g.c0;
+  const int lim = n < L::C ? n : L::C;
+  // Elements of the copy, counted from row0: [sh, sh + lim); its aligned interior [a0, a1).
+  const int a0 = (sh + 7) & ~7, a1 = (sh + lim) & ~7;
+  const int bytes = a1 > a0 ? (a1 - a0) * 2 : 0;
+  const gemm::u32 bar = gemm::smem_u32(buf);
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+    // The initialized barrier visible to the copies (the async proxy).
+    gemm::fence_proxy_async();
+  }
+  __syncthreads();
+  if (tid < 32) {
+    if (tid == 0) gemm::mbar_arrive_expect_tx(bar, (gemm::u32)bytes);
+    __syncwarp();
+    const int at = tid * SMEM_ROW_COPY;
+    if (at < bytes) {
+      const int size = bytes - at < SMEM_ROW_COPY ? bytes - at : SMEM_ROW_COPY;
+      const unsigned char* src = reinterpret_cast<const unsigned char*>(row0 + a0) + at;
+      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + a0 * 2 + at);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+          "l"(src), "r"(size), "r"(bar)
+          : "memory");
+    }
+  }
+  if (tid < 16) {
+    // The head (elements sh .. a0 - 1) and the tail (a1 .. sh + lim - 1), one a thread.
+    const int x = tid < 8 ? sh + tid : (a1 > a0 ? a1 : a0) + (tid - 8);
+    const bool in = tid < 8 ? (x < a0 && x < sh + lim) : x < sh + lim;
+    if (in) reinterpret_cast<unsigned short*>(ch)[x] = ldh<EV>(reinterpret_cast<const unsigned short*>(row0 + x));
+  }
+  // 32 copies of SMEM_ROW_COPY bytes (512 KB) cover any buffer a block can hold.
+  static_assert(smem_row_bytes<L>() <= 32 * SMEM_ROW_COPY, "load_row_smem_fill: too many copies");
+  gemm::mbar_wait(bar, 0);
+  __syncthreads();
+  if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+  switch (sh) {
+    case 0: smem_row_align<L, 0>(ch, n, e, bits); break;
+    case 1: smem_row_align<L, 1>(ch, n, e, bits); break;
+    case 2: smem_row_align<L, 2>(ch, n, e, bits); break;
+    case 3: smem_row_align<L, 3>(ch, n, e, bits); break;
+    case 4: smem_row_align<L, 4>(ch, n, e, bits); break;
+    case 5: smem_row_align<L, 5>(ch, n, e, bits); break;
+    case 6: smem_row_align<L, 6>(ch, n, e, bits); break;
+    default: smem_row_align<L, 7>(ch, n, e, bits); break;
+  }
+  return p;
+}
+
+// The whole-row max or min of f32(p), p a staged bf16 row: reduce_all_packed's combine, the
+// thread's words read a chunk at a time.
+template <class Op, class L, int BYTES> __device__ float reduce_all_packed(const SmemRow<bf16, L>& p, Scratch<BYTES> s) {
+  constexpr int WARPS = (L::THREADS + 31) / 32;
+  static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "reduce_all_packed: whole warps, 8-element groups");
+  static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for reduce_all_packed");
+  float* part = reinterpret_cast<float*>(s.p);
+  const int tid = threadIdx.x;
+  unsigned w = Packed2<Op, bf16>::ID;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
+    const uint4 q = lds128(p.chunk(j));
+    w = Packed2<Op, bf16>::op(w, Packed2<Op, bf16>::op(Packed2<Op, bf16>::op(q.x, q.y), Packed2<Op, bf16>::op(q.z, q.w)));
+  }
+  const float acc = Op::op(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  return combine_lanes<Op, float, WARPS>(acc, part);
+}
+
+// Y's row stored from the staged buffer of `x` (row0: the 16-byte boundary SH elements before
+// the row's start): the destination's 16-byte vector at row0 + 8k, column 8k - SH, holds the
+// last SH elements of chunk k - 1 and the first 8 - SH of chunk k; the vectors at the row's ends
+// element by element.
+template <int EV, int SH, class L, class S>
+__device__ __forceinline__ void store_row_smem_sh(S* row0, int lim, const uint4* ch) {
+  constexpr int G = L::N / L::VEC;
+  const unsigned long long pol = l2_policy<EV>();
+  const int tid = threadIdx.x;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int j = 0; j <= G; ++j) {
+    int k;
+    if (j < G) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      k = c >> 3;
+    } else {
+      // The chunk past the layout's last: only its first SH elements are in the tile.
+      if (SH == 0 || tid != 0) break;
+      k = G * L::THREADS;
+    }
+    const int col = 8 * k - SH;
+    if (col >= lim) continue;
+    const uint4 own = ch[k];
+    const uint4 prev = (SH != 0 && k > 0) ? ch[k - 1] : zero;
+    const uint4 v = make_uint4(packed_word<8 - SH>(prev, own, 0), packed_word<8 - SH>(prev, own, 1),
+                               packed_word<8 - SH>(prev, own, 2), packed_word<8 - SH>(prev, own, 3));
+    store_row_vec<EV>(row0 + 8 * k, col, lim, v, pol);
+  }
+}
+
+// ROW_SMEM=1, the store that is the staged row x's last use, a group at a time: group j of the
+// value (v, VEC elements of the thread's group j, computed from x's own elements) written over
+// x's chunk as elements of V.
+template <class V, class S, class L, class T> __device__ __forceinline__ void smem_row_put(const SmemRow<S, L>& x, int j, const T (&v)[L::VEC]) {
+  static_assert(L::VEC == 8, "smem_row_put: 8-element groups");
+  unsigned w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = (unsigned)Reg<V>::store(v[2 * i]).bits | ((unsigned)Reg<V>::store(v[2 * i + 1]).bits << 16);
+  *x.chunk(j) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Then the row stored into g from x's buffer (a barrier first: the vectors take neighbouring
+// threads' chunks). Regions that are not one row of contiguous elements: each thread stores its
+// own groups' elements.
+template <int EV = EVICT_NORMAL, class S, class U, class L>
+__device__ void store_row_smem(const Region<S>& g, const SmemRow<U, L>& x) {
+  static_assert(sizeof(S) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
+                "store_row_smem: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
+  constexpr int G = L::N / L::VEC;
+  const uint4* ch = reinterpret_cast<const uint4*>(x.v.w);
+  if (!(g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn)) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      const uint4 q = ch[c >> 3];
+      const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int e = 0; e < L::VEC; ++e)
+        if (in_tile<L>(r, c + e) && in_bounds(g, r, c + e))
+          sth<EV>(reinterpret_cast<unsigned short*>(elem_ptr(g, r, c + e)),
+                  (unsigned short)((e & 1) ? (w[e >> 1] >> 16) : (w[e >> 1] & 0xffffu)));
+    }
+    return;
+  }
+  __syncthreads();
+  S* start = elem_ptr(g, 0, 0);
+  const int sh = (int)(((unsigned long long)start >> 1) & 7);
+  S* row0 = start - sh;
+  const int n = g.cn - g.c0;
+  const int lim = n < L::C ? n : L::C;
+  switch (sh) {
+    case 0: store_row_smem_sh<EV, 0, L>(row0, lim, ch); break;
+    case 1: store_row_smem_sh<EV, 1, L>(row0, lim, ch); break;
+    case 2: store_row_smem_sh<EV, 2, L>(row0, lim, ch); break;
+    case 3: store_row_smem_sh<EV, 3, L>(row0, lim, ch); break;
+    case 4: store_row_smem_sh<EV, 4, L>(row0, lim, ch); break;
+    case 5: store_row_smem_sh<EV, 5, L>(row0, lim, ch); break;
+    case 6: store_row_smem_sh<EV, 6, L>(row0, lim, ch); break;
+    default: store_row_smem_sh<EV, 7, L>(row0, lim, ch); break;
+  }
+}
+
+}  // namespace ph

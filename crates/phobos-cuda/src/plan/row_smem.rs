@@ -1,0 +1,268 @@
+//! The knob `ROW_SMEM` (with `PACK=4`): a `let` bound to a masked row load `where(arange(n) < e,
+//! X[r, c :+ n], fill)` of a 2-byte float type staged in shared memory instead of registers
+//! (`ph::load_row_smem_fill`, cuda/phobos_rowsmem.cuh). Its 16-byte-aligned interior arrives by
+//! bulk copies completing on an mbarrier, so the whole row's bytes are in flight with no thread
+//! waiting on them, and the registers the packed row took are free for a second block a
+//! multiprocessor (bench/NOTES.md r15). A store of an element-wise value of the row that is the
+//! last statement of the `let`'s block writes through the row's buffer (`ph::store_row_smem`):
+//! the value never held whole in registers.
+
+use crate::layout::Layout;
+use crate::visit::bodies;
+use crate::Target;
+use phobos_ir::knobs::Knob;
+use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Bytes of dynamic shared memory one block may take on sm_90 (227 KB), less a margin for the
+/// scratch area of the kernel's reductions.
+const SMEM_LIMIT: u32 = 227 * 1024 - 1024;
+
+/// What ROW_SMEM=1 did with one masked row load's `let`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSmemRecord {
+    pub local: LocalId,
+    pub staged: Result<StagedRow, NoRowSmem>,
+    name: String,
+}
+
+/// A row staged in shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagedRow {
+    /// The buffer: the mbarrier (16 bytes) and one 16-byte chunk a group of every thread, and
+    /// one more (`ph::smem_row_bytes`).
+    pub bytes: u32,
+    /// The path (as in `GemmMatch::path`) of the store that writes through the buffer.
+    pub store: Option<Vec<(usize, usize)>>,
+}
+
+/// Why a masked row load stays in registers at ROW_SMEM=1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoRowSmem {
+    /// The row is not held packed: PACK=4 is what packs (and fills) it.
+    Pack,
+    /// Not bf16 or f16.
+    ElementType,
+    /// Not a blocked row tile of 8-element groups over whole warps.
+    Layout,
+    /// Bulk copies need sm_90.
+    Target,
+    /// The buffer exceeds a block's shared memory.
+    TooLarge(u32),
+}
+
+impl NoRowSmem {
+    fn why(self) -> String {
+        match self {
+            NoRowSmem::Pack => "the row is held packed and filled only at PACK=4".into(),
+            NoRowSmem::ElementType => "its element type is not bf16 or f16".into(),
+            NoRowSmem::Layout => {
+                "its layout is not a blocked row of 8-element groups over whole warps".into()
+            }
+            NoRowSmem::Target => "bulk copies need sm_90".into(),
+            NoRowSmem::TooLarge(b) => {
+                format!("its buffer of {b} bytes exceeds a block's shared memory")
+            }
+        }
+    }
+}
+
+impl fmt::Display for RowSmemRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.staged {
+            Ok(s) => write!(
+                f,
+                "ROW_SMEM=1: {} staged in shared memory ({} bytes: its 16-byte interior by bulk \
+                 copies on an mbarrier, its ends by ordinary loads), read a 16-byte chunk a group; {}",
+                self.name,
+                s.bytes,
+                if s.store.is_some() {
+                    "its last statement's store writes through the buffer"
+                } else {
+                    "no store writes through the buffer (none is its block's last statement, element-wise in it)"
+                }
+            ),
+            Err(why) => write!(
+                f,
+                "ROW_SMEM=1 not applied to {} (held in registers): {}",
+                self.name,
+                why.why()
+            ),
+        }
+    }
+}
+
+/// The parts of `where(arange(n) < e, load, fill)` (a column mask over a tile load of the mask's
+/// shape, an i32 scalar bound, a scalar fill): (e, the load, fill).
+pub(crate) fn filled_parts(value: &Expr) -> Option<(&Expr, &Expr, &Expr)> {
+    let ExprKind::Select(c, a, b) = &value.kind else {
+        return None;
+    };
+    let ExprKind::Binary(BinOp::Lt, x, e) = &c.kind else {
+        return None;
+    };
+    let ExprKind::Arange(_) = x.kind else {
+        return None;
+    };
+    // The fill: a scalar, broadcast to the tile by the checker.
+    let b = match &b.kind {
+        ExprKind::Broadcast(s) if !s.ty.is_tile() => s.as_ref(),
+        _ => b.as_ref(),
+    };
+    let load = matches!(a.kind, ExprKind::Load { .. });
+    let same_shape = x.ty.shape() == a.ty.shape();
+    if !load
+        || !same_shape
+        || e.ty.is_tile()
+        || b.ty.is_tile()
+        || !matches!(e.ty.dtype(), DType::I32)
+    {
+        return None;
+    }
+    Some((e, a, b))
+}
+
+/// The records of `k`'s masked row loads at ROW_SMEM=1, by local (none otherwise).
+pub fn row_smem_records(
+    k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
+) -> BTreeMap<LocalId, RowSmemRecord> {
+    let mut out = BTreeMap::new();
+    if Knob::RowSmem.get(&k.point) != Some(1) {
+        return out;
+    }
+    let mut path = Vec::new();
+    walk(k, target, layouts, &k.body, 0, &mut path, &mut out);
+    out
+}
+
+fn walk(
+    k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
+    stmts: &[Stmt],
+    body_idx: usize,
+    path: &mut Vec<(usize, usize)>,
+    out: &mut BTreeMap<LocalId, RowSmemRecord>,
+) {
+    for (i, s) in stmts.iter().enumerate() {
+        path.push((body_idx, i));
+        if let StmtKind::Assign { local, value } = &s.kind {
+            let l = *local;
+            if !k.locals[l].mutable && filled_parts(value).is_some() {
+                let staged = stage(k, target, layouts.get(&l), value.ty.dtype()).map(|bytes| {
+                    let last = stmts.len() - 1;
+                    let store = (last > i && stores_through(k, &stmts[last], l)).then(|| {
+                        let mut p = path.clone();
+                        p.last_mut().expect("this statement's path").1 = last;
+                        p
+                    });
+                    StagedRow { bytes, store }
+                });
+                out.entry(l).or_insert(RowSmemRecord {
+                    local: l,
+                    staged,
+                    name: k.locals[l].name.clone(),
+                });
+            }
+        }
+        for (b, body) in bodies(s).into_iter().enumerate() {
+            walk(k, target, layouts, body, b, path, out);
+        }
+        path.pop();
+    }
+}
+
+/// The buffer's bytes when a masked row load of `t` in `lay` is staged.
+fn stage(k: &Kernel, target: &Target, lay: Option<&Layout>, t: DType) -> Result<u32, NoRowSmem> {
+    if Knob::Pack.get(&k.point) != Some(4) {
+        return Err(NoRowSmem::Pack);
+    }
+    if !matches!(t, DType::BF16 | DType::F16) {
+        return Err(NoRowSmem::ElementType);
+    }
+    let Some(Layout::Blocked {
+        r: 1,
+        c,
+        threads,
+        vec: 8,
+    }) = lay
+    else {
+        return Err(NoRowSmem::Layout);
+    };
+    if threads % 32 != 0 {
+        return Err(NoRowSmem::Layout);
+    }
+    if target.cc() < 90 {
+        return Err(NoRowSmem::Target);
+    }
+    let t = i64::from(*threads);
+    let groups = (c / 8 + t - 1) / t;
+    let bytes = 16 + (groups * t + 1) * 16;
+    match u32::try_from(bytes) {
+        Ok(b) if b <= SMEM_LIMIT => Ok(b),
+        _ => Err(NoRowSmem::TooLarge(bytes.min(i64::from(u32::MAX)) as u32)),
+    }
+}
+
+/// `s` stores a value computed element by element from `l` (and scalars) into a tensor of a
+/// 2-byte type: each thread's elements of the value come from its own elements of `l`.
+fn stores_through(k: &Kernel, s: &Stmt, l: LocalId) -> bool {
+    let StmtKind::Store { tensor, value, .. } = &s.kind else {
+        return false;
+    };
+    let two_bytes = matches!(
+        &k.params[*tensor].kind,
+        phobos_ir::ParamKind::Tensor {
+            dtype: DType::BF16 | DType::F16,
+            ..
+        }
+    );
+    let mut mentions = false;
+    two_bytes && value.ty.is_tile() && elementwise_of(value, l, &mut mentions) && mentions
+}
+
+/// `e` is computed element by element from tile local `l` (and scalars): each thread's elements
+/// from its own elements of `l`, with no scratch area or barrier.
+pub(crate) fn elementwise_in(e: &Expr, l: LocalId) -> bool {
+    let mut mentions = false;
+    elementwise_of(e, l, &mut mentions) && mentions
+}
+
+/// `e` is element-wise in tile local `l`: every tile it reads is `l` itself.
+fn elementwise_of(e: &Expr, l: LocalId, mentions: &mut bool) -> bool {
+    match &e.kind {
+        ExprKind::Local(x) if *x == l => {
+            *mentions = true;
+            true
+        }
+        ExprKind::Local(_) => !e.ty.is_tile(),
+        ExprKind::Lit(_)
+        | ExprKind::Dim(_)
+        | ExprKind::Param(_)
+        | ExprKind::Ctx(_)
+        | ExprKind::Arange(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Math(_, a) | ExprKind::Cast(a) => {
+            elementwise_of(a, l, mentions)
+        }
+        ExprKind::Broadcast(a) => !a.ty.is_tile() && elementwise_of(a, l, mentions),
+        ExprKind::Binary(_, a, b) | ExprKind::Cdiv(a, b) => {
+            elementwise_of(a, l, mentions) && elementwise_of(b, l, mentions)
+        }
+        ExprKind::Select(c, a, b) => {
+            elementwise_of(c, l, mentions)
+                && elementwise_of(a, l, mentions)
+                && elementwise_of(b, l, mentions)
+        }
+        ExprKind::MathN(_, args) => args.iter().all(|a| elementwise_of(a, l, mentions)),
+        // Scalar reductions or element reads of other tiles: not read in place.
+        ExprKind::Load { .. }
+        | ExprKind::TileGet { .. }
+        | ExprKind::Reduce { .. }
+        | ExprKind::Dot { .. }
+        | ExprKind::Transpose(_)
+        | ExprKind::Reshape(_) => false,
+    }
+}

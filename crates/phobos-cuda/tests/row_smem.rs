@@ -1,0 +1,248 @@
+//! The knob `ROW_SMEM` (`cuda/phobos_rowsmem.cuh`, bench/NOTES.md r15): with PACK=4 a masked row
+//! load's `let` of a 2-byte type is staged in shared memory by bulk copies (`ph::SmemRow`), the
+//! store that is its last use writes through the buffer, and the launch bounds ask for the blocks
+//! its shared memory admits. Emitted code, the plan's note, and offline (NVRTC and ptxas) the
+//! bulk copies, the mbarrier and 128-bit shared-memory reads. On the GPU: gpu_diff's
+//! `softmax_row.ph ... ROW_SMEM=1` cases (bf16 and f16, odd rows of every shift).
+
+mod common;
+
+use phobos_cuda::{emit, EmitOptions, Emitted};
+use phobos_gpu::{compile_many, CompileErrorKind};
+
+/// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
+fn row(pins: &str, types: &str, n: i64) -> Emitted {
+    let path = "examples/softmax_row.ph";
+    let src = common::source(path);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(pins), Some(types), None)
+        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+    let dims = [("M".to_string(), 2048), ("N".to_string(), n)];
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    let opts = EmitOptions { source: Some(src) };
+    emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+/// Everything but the first line (which names the point).
+fn body(e: &Emitted) -> String {
+    e.source
+        .split_once('\n')
+        .expect("a header line")
+        .1
+        .to_string()
+}
+
+#[test]
+fn row_smem_stages_the_row_and_stores_through_it() {
+    let e = row(
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        50257,
+    );
+    let s = &e.source;
+    assert!(
+        s.contains(
+            "ph::SmemRow<ph::bf16, Blk1x57344> x_2 = ph::load_row_smem_fill<Blk1x57344, ph::EVICT_NORMAL>("
+        ),
+        "{s}"
+    );
+    assert!(s.contains(", N, -ph::inf_f32(), ph_resident + 0);"), "{s}");
+    assert!(s.contains("#include \"phobos_rowsmem.cuh\""), "{s}");
+    assert!(
+        s.contains("= ph::reduce_all_packed<ph::Max>(x_2, ph_scratch);"),
+        "{s}"
+    );
+    assert!(s.contains("ph::store_row_smem(ph::Region<ph::bf16>"), "{s}");
+    assert!(s.contains(", x_2);"), "{s}");
+    // The live branch (PACK=4's) stores through the buffer alone, a group at a time.
+    let live = s.split_once("  } else {\n").expect("the PACK branch").1;
+    assert!(!live.contains("ph::store_row_shifted("), "{live}");
+    assert!(!live.contains("ph::load_row_packed"), "{live}");
+    assert!(
+        live.contains("  ph::smem_row_put<ph::bf16>(x_2, ph_j, ph_g);"),
+        "{live}"
+    );
+    // The sum's barrier comes before its element loop, not between the loop and the reduction.
+    let (before_sum, _) = live
+        .split_once("ph::reduce_all_lanes<ph::Sum>(")
+        .expect("the sum");
+    let tail = before_sum
+        .rsplit_once("__syncthreads();")
+        .expect("a barrier")
+        .1;
+    assert!(tail.contains("ph::exp2_approx(x_2.v[ph_i]"), "{live}");
+    // The scratch area is the live code's (128 bytes for the reductions), not the dead
+    // branch's 3.5 KB of row exchanges.
+    assert!(s.contains("ph::Scratch<128> ph_scratch"), "{s}");
+    // One block of 114,704 bytes and a scratch: two a multiprocessor.
+    assert!(s.contains("__launch_bounds__(1024, 2)"), "{s}");
+    let note = e.notes.iter().find(|n| n.starts_with("ROW_SMEM=1: x"));
+    let note = note.unwrap_or_else(|| panic!("{:?}", e.notes));
+    assert!(note.contains("114720 bytes"), "{note}");
+    assert!(note.contains("store writes through the buffer"), "{note}");
+    // 512 threads: 112 elements a thread, still two blocks a multiprocessor.
+    let half = row("BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=1", "T=bf16", 50257);
+    assert!(
+        half.source.contains("__launch_bounds__(512, 2)"),
+        "{}",
+        half.source
+    );
+    // A 65536-wide row (131 KB) fits one block only: no second argument.
+    let one = row(
+        "BLOCK=65536 THREADS=1024 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        50257,
+    );
+    assert!(
+        one.source.contains("__launch_bounds__(1024)"),
+        "{}",
+        one.source
+    );
+    assert!(
+        one.source.contains("ph::load_row_smem_fill<"),
+        "{}",
+        one.source
+    );
+}
+
+/// ROW_SMEM=0 is PACK=4's code, byte for byte but the line naming the point; ROW_SMEM=1 acts
+/// with PACK=4 on 2-byte types only.
+#[test]
+fn row_smem_0_changes_nothing() {
+    let with = row(
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        50257,
+    );
+    let without = row("BLOCK=57344 THREADS=1024 PACK=4", "T=bf16", 50257);
+    assert_eq!(body(&with), body(&without));
+    assert!(!with.source.contains("SmemRow"), "{}", with.source);
+    assert!(
+        !with.notes.iter().any(|n| n.contains("ROW_SMEM")),
+        "{:?}",
+        with.notes
+    );
+    // softmax_row.ph's @where keeps ROW_SMEM=1 to PACK=4 and 2-byte types.
+    let src = common::source("examples/softmax_row.ph");
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    for (pins, types) in [
+        ("BLOCK=57344 THREADS=1024 PACK=3 ROW_SMEM=1", "T=bf16"),
+        ("BLOCK=32768 THREADS=1024 PACK=4 ROW_SMEM=1", "T=f32"),
+    ] {
+        let variant = info.variant(Some(pins), Some(types), None).expect(pins);
+        let err = phobos_check::instantiate(&module, info, &variant).expect_err(pins);
+        assert!(
+            format!("{err:?}").contains("E0207"),
+            "{pins} {types}: {err:?}"
+        );
+    }
+    // Elsewhere the plan says why not (`phobos emit`'s notes).
+    let text = "\
+@autotune(PACK in {3, 4}, ROW_SMEM in {0, 1})
+@launch(256)
+kernel twice<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
+  let r = ctx.block.x
+  let x = where(arange(4096) < N, X[r, 0 :+ 4096], -inf)
+  Y[r, 0 :+ 4096] = T(f32(x) * 2.0)
+}
+";
+    let src = phobos_syntax::SourceFile::new("twice.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    for (pins, types, why) in [
+        (
+            "PACK=3 ROW_SMEM=1",
+            "T=bf16",
+            "held packed and filled only at PACK=4",
+        ),
+        ("PACK=4 ROW_SMEM=1", "T=f32", "not bf16 or f16"),
+        ("PACK=4 ROW_SMEM=1", "T=f16", ""),
+    ] {
+        let variant = info.variant(Some(pins), Some(types), None).expect(pins);
+        let k = phobos_check::instantiate(&module, info, &variant).expect(pins);
+        let e = emit(
+            &k,
+            &EmitOptions {
+                source: Some(src.clone()),
+            },
+        )
+        .expect(pins);
+        if why.is_empty() {
+            // Staged, and its store writes through the buffer.
+            assert!(e.source.contains("ph::SmemRow<ph::f16, "), "{}", e.source);
+            assert!(e.source.contains("ph::store_row_smem("), "{}", e.source);
+            continue;
+        }
+        assert!(!e.source.contains("SmemRow"), "{pins} {types}");
+        let note = (e.notes.iter()).find(|n| n.starts_with("ROW_SMEM=1 not applied to x"));
+        let note = note.unwrap_or_else(|| panic!("{pins} {types}: {:?}", e.notes));
+        assert!(note.contains(why), "{note}");
+    }
+}
+
+/// Offline: the staged points compile for sm_90a with the bulk copies, the mbarrier's wait and
+/// 128-bit shared-memory reads, and no spill at two blocks a multiprocessor.
+#[test]
+fn row_smem_compiles_to_bulk_copies() {
+    let points = [
+        (
+            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "T=bf16",
+            50257,
+        ),
+        ("BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=1", "T=bf16", 50257),
+        (
+            "BLOCK=32768 THREADS=1024 PACK=4 ROW_SMEM=1",
+            "T=bf16",
+            32000,
+        ),
+        ("BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1", "T=f16", 1001),
+    ];
+    let emitted: Vec<_> = (points.iter())
+        .map(|(pins, t, n)| row(pins, t, *n))
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let results = compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var_os("CI").is_none()
+                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
+            return;
+        }
+    }
+    for ((pins, t, _), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
+        let c = r
+            .as_ref()
+            .unwrap_or_else(|err| panic!("{pins}: {}", err.log));
+        assert!(
+            c.ptx
+                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            "{pins}: no bulk copy"
+        );
+        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+        let lds4 = (c.ptx.lines())
+            .filter(|l| l.contains("ld.shared") && l.contains(".v4."))
+            .count();
+        assert!(lds4 > 0, "{pins}: no 128-bit shared-memory reads");
+        let st4 = (c.ptx.lines())
+            .filter(|l| l.contains("st.global") && l.contains(".v4."))
+            .count();
+        assert!(st4 > 0, "{pins}: no 128-bit global stores");
+        if *t == "T=bf16" {
+            assert!(c.ptx.contains("max.bf16x2"), "{pins}: no packed max");
+            let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+            assert_eq!(res.spill_store_bytes, 0, "{pins}: {res:?}");
+        }
+    }
+}
