@@ -39,7 +39,7 @@ pub enum Knob {
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 23] = [
+    pub const ALL: [Knob; 25] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
