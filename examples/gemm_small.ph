@@ -21,7 +21,12 @@
 // copies them with narrower cp.async or register-staged element loads (`phobos emit` says
 // which, per operand); VEC_COPY=1 reads a 16-bit operand aligned to 2 bytes by the two aligned
 // 16-byte vectors covering each 8-element piece, shifted into place (1000x777x333: 4 vector
-// loads a thread a k step at 64x64 on 256 threads, for 16 element loads). SPLIT_K adds f32 partial tiles into an f32 C with atomics; into an f16
+// loads a thread a k step at 64x64 on 256 threads, for 16 element loads). It is declared fixed
+// at 1: at the same tile it ran 1.105x cuBLAS where the element loads ran 0.885x (bench/NOTES.md
+// v16), and a second value would double a space already near the 65536 points searched
+// exhaustively. It changes only operands that take the register-staged copy.
+//
+// SPLIT_K adds f32 partial tiles into an f32 C with atomics; into an f16
 // or bf16 C, the parts store f32 partial tiles into a workspace and the last part of each tile
 // sums them and stores C (`phobos emit` says which); SPLIT_REDUCE=2 takes the workspace for an
 // f32 C too (no zeroing of C in the launch); 3 as 2, the workspace's stores and sums in 8-byte
@@ -32,7 +37,7 @@
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 5, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
 @autotune(SCHEDULE in [1, 2], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
-@autotune(VEC_COPY in {0, 1})
+@autotune(VEC_COPY in {1})
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
 // tiles (128 accumulators a thread and the split's sum spill at 168 registers); split, they
@@ -51,9 +56,6 @@
 // in clusters read B twice instead of four times), and persistent 128-row tiles, the cluster
 // walking the tiles in pairs (3000x2000x1000: 18 % fewer bytes through L2).
 @where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && (SPLIT_K > 1 || SCHEDULE == 2)))
-// Shifted vector copies: the mma.sync loop (128 or 256 threads), unsplit, where K or N is odd.
-@where(VEC_COPY == 0 || ((THREADS == 128 || THREADS == 256) && SPLIT_K == 1))
-@where(VEC_COPY == 0 || K % 2 == 1 || N % 2 == 1)
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)
