@@ -23,8 +23,8 @@
 // 16-byte vectors covering each 8-element piece, shifted into place (1000x777x333: 4 vector
 // loads a thread a k step at 64x64 on 256 threads, for 16 element loads). It is declared fixed
 // at 1: at the same tile it ran 1.105x cuBLAS where the element loads ran 0.885x (bench/NOTES.md
-// v16), and a second value would double a space already near the 65536 points searched
-// exhaustively. It changes only operands that take the register-staged copy.
+// v16), and a second value would double the points a tuning run compiles for no winner. It
+// changes only operands that take the register-staged copy.
 //
 // SPLIT_K adds f32 partial tiles into an f32 C with atomics; into an f16
 // or bf16 C, the parts store f32 partial tiles into a workspace and the last part of each tile

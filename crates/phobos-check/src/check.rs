@@ -25,6 +25,12 @@ pub fn instantiate(
     k.ok_or(diags)
 }
 
+/// Whether a `@where` over the point's names alone is false at the variant, so that the point is
+/// outside the space for every problem. Cheap next to [`instantiate`]: the body is not lowered.
+pub fn outside_space(module: &Module, kernel: &KernelInfo, variant: &Variant) -> bool {
+    lower::outside_space(module, kernel, variant)
+}
+
 /// Like [`instantiate`], also returning the warnings of a successful check.
 pub fn instantiate_with_warnings(
     module: &Module,

@@ -40,7 +40,7 @@ mod suggest;
 mod variant;
 
 pub use check::{
-    check_module, check_variant, eval_where, instantiate, instantiate_with_warnings,
+    check_module, check_variant, eval_where, instantiate, instantiate_with_warnings, outside_space,
     where_diagnostic, MAX_CHECKED_POINTS,
 };
 pub use kernel::{is_reserved, source_dtype, KNOWN_ATTRS, MAX_TENSOR_RANK};

@@ -233,6 +233,34 @@ fn a_huge_space_asks_for_a_bound_and_a_random_sample_runs_in_seconds() {
 }
 
 #[test]
+fn a_wide_product_narrowed_by_its_wheres_is_searched_without_flags() {
+    // 2^17 points declared, 18 inside the `@where` over names alone: no bound needed. The
+    // `@where` over the problem then prunes A=1 at an odd N, as for any space.
+    let s = Scratch::new("wide");
+    let f = data("wide_space.ph");
+    let j = kbench_json(&s, &[&f, INTERP[0], INTERP[1], "--dims", "N=99"]);
+    let points = j["points"].as_array().unwrap();
+    assert_eq!(points.len(), 18, "{j:#}");
+    let pruned: Vec<&Value> = points.iter().filter(|p| p["status"] == "pruned").collect();
+    assert_eq!(pruned.len(), 1, "{j:#}");
+    assert!(
+        pruned[0]["config"].as_str().unwrap().starts_with("A=1 "),
+        "{j:#}"
+    );
+    assert!(j["winner"]["config"].is_string());
+    // `phobos space` counts the same points inside.
+    let out = Command::new(env!("CARGO_BIN_EXE_phobos"))
+        .args(["space", &f, "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["size"].as_u64(), v["inside"].as_u64()),
+        (Some(1 << 17), Some(18))
+    );
+}
+
+#[test]
 fn a_damaged_variant_cache_is_compiled_again_and_said() {
     if !nvrtc_available() {
         eprintln!("skipped: NVRTC not found (eval \"$(scripts/cuda-tools.sh)\")");

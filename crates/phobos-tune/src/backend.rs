@@ -24,6 +24,13 @@ pub trait Frontend: Send + Sync {
     fn space(&self) -> &Space;
     /// The source text of the first `@where` that is false at this point for this problem.
     fn where_violation(&self, point: &Point, problem: &Problem) -> Result<Option<String>, Failure>;
+    /// Whether a `@where` over the point's names alone is false, so that the point is outside
+    /// the space whatever the problem: a search walks a product too large to search whole for
+    /// the points inside ([`crate::space::MAX_WALKED_POINTS`]). Must be cheap next to
+    /// [`Frontend::instantiate`]; the default keeps every point.
+    fn outside_space(&self, _point: &Point, _problem: &Problem) -> bool {
+        false
+    }
     /// The kernel at this point, with the problem's element types and layouts bound. A point
     /// the checker rejects is a failure (the variant "does not compile").
     fn instantiate(&self, point: &Point, problem: &Problem) -> Result<Kernel, Failure>;

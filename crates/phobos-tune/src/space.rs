@@ -2,11 +2,22 @@
 
 use phobos_check::{PinError, Space};
 use phobos_ir::Point;
+use rayon::prelude::*;
 use std::collections::HashSet;
 
 /// Spaces larger than this are not searched exhaustively unless `--max-points` bounds them:
 /// each point is instantiated, compiled and timed, so more is a mistake, not a search.
 pub const MAX_EXHAUSTIVE_POINTS: u128 = 1 << 16;
+
+/// A product larger than [`MAX_EXHAUSTIVE_POINTS`] and at most this is walked to drop the points
+/// outside the space (a `@where` over the point's names alone false) before it is counted: a
+/// space declared as a wide product and narrowed by its `@where`s is searched without flags when
+/// few enough points are left. Larger products are counted as declared.
+pub const MAX_WALKED_POINTS: u128 = 1 << 20;
+
+/// Whether a point is inside the space: the front end's [`crate::backend::Frontend::outside_space`],
+/// negated. Asked only of products walked under [`MAX_WALKED_POINTS`].
+pub type Inside<'a> = &'a (dyn Fn(&Point) -> bool + Sync);
 
 /// How a run picks the points it searches from the space.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -114,17 +125,21 @@ impl Pinned {
 
     /// The points a run searches: all of them, the first `max_points`, or a random sample,
     /// found by index so that a huge space is never enumerated. An adaptive strategy's
-    /// candidates are every point (it picks among them as it goes).
+    /// candidates are every point (it picks among them as it goes). A product above
+    /// [`MAX_EXHAUSTIVE_POINTS`] is first walked for the points `inside` keeps
+    /// ([`MAX_WALKED_POINTS`]), and those are the space.
     pub fn select(
         &self,
         strategy: Strategy,
         max_points: Option<usize>,
         seed: u64,
+        inside: Inside<'_>,
     ) -> Result<Vec<Point>, SelectError> {
-        let size = self.size();
         if strategy.adaptive() {
-            return self.candidates_of(strategy);
+            return self.candidates_of(strategy, inside);
         }
+        let source = self.source(inside);
+        let size = source.size();
         let take = match (strategy, max_points) {
             (Strategy::Random, None) => return Err(SelectError::RandomNeedsMax),
             (Strategy::Exhaustive, None) if size > MAX_EXHAUSTIVE_POINTS => {
@@ -134,7 +149,7 @@ impl Pinned {
             (_, Some(n)) => size.min(n as u128),
         };
         if strategy != Strategy::Random || take == size {
-            return Ok(self.space.points().take(take as usize).collect());
+            return Ok(source.first(take as usize));
         }
         // Distinct indices drawn until there are enough; `take < size`, so this ends, and
         // quickly when `take` is a small part of the space (the case it exists for).
@@ -155,21 +170,40 @@ impl Pinned {
             }
         }
         indices.sort_unstable();
-        Ok(indices
-            .into_iter()
-            .filter_map(|i| self.space.point_at(i))
-            .collect())
+        Ok(indices.into_iter().filter_map(|i| source.at(i)).collect())
     }
 
     /// Every point, for a strategy that picks among them as results come in (up to
-    /// [`MAX_EXHAUSTIVE_POINTS`]).
-    pub fn candidates_of(&self, strategy: Strategy) -> Result<Vec<Point>, SelectError> {
-        let size = self.size();
+    /// [`MAX_EXHAUSTIVE_POINTS`], after the walk [`Pinned::select`] describes).
+    pub fn candidates_of(
+        &self,
+        strategy: Strategy,
+        inside: Inside<'_>,
+    ) -> Result<Vec<Point>, SelectError> {
+        let source = self.source(inside);
+        let size = source.size();
         match strategy {
-            _ if size <= MAX_EXHAUSTIVE_POINTS => Ok(self.space.points().collect()),
+            _ if size <= MAX_EXHAUSTIVE_POINTS => Ok(source.first(size as usize)),
             Strategy::Random => Err(SelectError::RandomNeedsMax),
             _ => Err(SelectError::TooLargeFor { size, strategy }),
         }
+    }
+
+    /// The space a search picks from: the product itself, or, for a product walked under
+    /// [`MAX_WALKED_POINTS`], the list of its points inside.
+    fn source(&self, inside: Inside<'_>) -> Source<'_> {
+        let size = self.size();
+        if size <= MAX_EXHAUSTIVE_POINTS || size > MAX_WALKED_POINTS {
+            return Source::Product(&self.space, size);
+        }
+        let space = &self.space;
+        let mut kept: Vec<(u128, Point)> = (0..size as u64)
+            .into_par_iter()
+            .filter_map(|i| space.point_at(i as u128).map(|p| (i as u128, p)))
+            .filter(|(_, p)| inside(p))
+            .collect();
+        kept.sort_unstable_by_key(|(i, _)| *i);
+        Source::Walked(kept.into_iter().map(|(_, p)| p).collect())
     }
 
     /// The point the winner is compared against: each name's default (first) choice, or its
@@ -179,10 +213,47 @@ impl Pinned {
     }
 }
 
+/// What [`Pinned::select`] picks from, in space order.
+enum Source<'a> {
+    /// The whole product, of this many points, found by index.
+    Product(&'a Space, u128),
+    /// The points of a walked product that are inside the space.
+    Walked(Vec<Point>),
+}
+
+impl Source<'_> {
+    fn size(&self) -> u128 {
+        match self {
+            Source::Product(_, size) => *size,
+            Source::Walked(points) => points.len() as u128,
+        }
+    }
+
+    fn first(self, n: usize) -> Vec<Point> {
+        match self {
+            Source::Product(space, _) => space.points().take(n).collect(),
+            Source::Walked(mut points) => {
+                points.truncate(n);
+                points
+            }
+        }
+    }
+
+    fn at(&self, i: u128) -> Option<Point> {
+        match self {
+            Source::Product(space, _) => space.point_at(i),
+            Source::Walked(points) => points.get(i as usize).cloned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use phobos_check::{parse_pins, Name};
+
+    /// Every point inside the space.
+    const ALL: Inside<'static> = &|_| true;
 
     fn space() -> Space {
         let name = |n: &str, c: &[i64]| Name {
@@ -232,25 +303,25 @@ mod tests {
     fn a_huge_space_asks_for_a_bound_and_is_sampled_by_index() {
         let p = huge();
         assert_eq!(
-            p.select(Strategy::Exhaustive, None, 0),
+            p.select(Strategy::Exhaustive, None, 0, ALL),
             Err(SelectError::TooLarge {
                 size: 8u128.pow(12)
             })
         );
         assert_eq!(
-            p.select(Strategy::Random, None, 0),
+            p.select(Strategy::Random, None, 0, ALL),
             Err(SelectError::RandomNeedsMax)
         );
-        let first = p.select(Strategy::Exhaustive, Some(3), 0).unwrap();
+        let first = p.select(Strategy::Exhaustive, Some(3), 0, ALL).unwrap();
         assert_eq!(first, p.space.points().take(3).collect::<Vec<_>>());
-        let a = p.select(Strategy::Random, Some(16), 7).unwrap();
+        let a = p.select(Strategy::Random, Some(16), 7, ALL).unwrap();
         assert_eq!(a.len(), 16);
         assert_eq!(
             a,
-            p.select(Strategy::Random, Some(16), 7).unwrap(),
+            p.select(Strategy::Random, Some(16), 7, ALL).unwrap(),
             "seeded"
         );
-        assert_ne!(a, p.select(Strategy::Random, Some(16), 8).unwrap());
+        assert_ne!(a, p.select(Strategy::Random, Some(16), 8, ALL).unwrap());
         let distinct: HashSet<String> = a.iter().map(|pt| pt.to_pins()).collect();
         assert_eq!(distinct.len(), 16);
         // Drawn from the whole space, not its first corner.
@@ -264,13 +335,13 @@ mod tests {
         assert!(Strategy::Model.searches_adaptively(Some(8)));
         assert!(!Strategy::Exhaustive.searches_adaptively(None));
         let p = Pinned::new(&space(), &[]).unwrap();
-        assert_eq!(p.candidates_of(Strategy::Random).unwrap(), p.points());
+        assert_eq!(p.candidates_of(Strategy::Random, ALL).unwrap(), p.points());
         assert_eq!(
-            huge().candidates_of(Strategy::Random),
+            huge().candidates_of(Strategy::Random, ALL),
             Err(SelectError::RandomNeedsMax)
         );
         assert_eq!(
-            huge().candidates_of(Strategy::Anneal),
+            huge().candidates_of(Strategy::Anneal, ALL),
             Err(SelectError::TooLargeFor {
                 size: 8u128.pow(12),
                 strategy: Strategy::Anneal
@@ -282,9 +353,81 @@ mod tests {
     fn a_bound_at_or_above_the_size_takes_every_point() {
         let p = Pinned::new(&space(), &[]).unwrap();
         let all = p.points();
-        assert_eq!(p.select(Strategy::Random, Some(9), 1).unwrap(), all);
-        assert_eq!(p.select(Strategy::Exhaustive, Some(100), 1).unwrap(), all);
-        assert_eq!(p.select(Strategy::Exhaustive, None, 1).unwrap(), all);
+        assert_eq!(p.select(Strategy::Random, Some(9), 1, ALL).unwrap(), all);
+        assert_eq!(
+            p.select(Strategy::Exhaustive, Some(100), 1, ALL).unwrap(),
+            all
+        );
+        assert_eq!(p.select(Strategy::Exhaustive, None, 1, ALL).unwrap(), all);
+    }
+
+    type Keep = Box<dyn Fn(&Point) -> bool + Sync>;
+
+    /// 2^17 points, over the exhaustive bound; `inside` keeps those whose first two names
+    /// agree with `keep`.
+    fn wide(keep: impl Fn(i64, i64) -> bool + Sync + 'static) -> (Pinned, Keep) {
+        let names = (0..17)
+            .map(|i| Name {
+                name: format!("B{i}"),
+                choices: vec![0, 1],
+                span: Default::default(),
+            })
+            .collect();
+        let inside = move |p: &Point| keep(p.get("B0").unwrap(), p.get("B1").unwrap());
+        (
+            Pinned::new(&Space { names }, &[]).unwrap(),
+            Box::new(inside),
+        )
+    }
+
+    #[test]
+    fn a_product_narrowed_by_its_wheres_is_searched_without_a_bound() {
+        // A quarter of 2^17 is left: searched whole, in space order, by every strategy.
+        let (p, inside) = wide(|a, b| a == 1 && b == 0);
+        let all = p.select(Strategy::Exhaustive, None, 0, &*inside).unwrap();
+        assert_eq!(all.len(), 1 << 15);
+        assert!(all
+            .iter()
+            .all(|pt| pt.get("B0") == Some(1) && pt.get("B1") == Some(0)));
+        let expected: Vec<Point> = p.space.points().filter(|pt| inside(pt)).collect();
+        assert_eq!(all, expected);
+        assert_eq!(
+            p.candidates_of(Strategy::Model, &*inside).unwrap(),
+            expected
+        );
+        let drawn = p.select(Strategy::Random, Some(5), 3, &*inside).unwrap();
+        assert_eq!(drawn.len(), 5);
+        assert!(drawn.iter().all(&*inside), "{drawn:?}");
+        assert_eq!(
+            p.select(Strategy::Exhaustive, Some(2), 0, &*inside)
+                .unwrap(),
+            expected[..2]
+        );
+        // Three quarters are still too many: the error counts the points inside.
+        let (p, inside) = wide(|a, b| a == 1 || b == 0);
+        assert_eq!(
+            p.select(Strategy::Exhaustive, None, 0, &*inside),
+            Err(SelectError::TooLarge { size: 3 << 15 })
+        );
+    }
+
+    #[test]
+    fn a_product_past_the_walk_is_counted_as_declared() {
+        let asked = std::sync::atomic::AtomicBool::new(false);
+        let inside = |_: &Point| {
+            asked.store(true, std::sync::atomic::Ordering::Relaxed);
+            false
+        };
+        assert_eq!(
+            huge().select(Strategy::Exhaustive, None, 0, &inside),
+            Err(SelectError::TooLarge {
+                size: 8u128.pow(12)
+            })
+        );
+        assert!(
+            !asked.load(std::sync::atomic::Ordering::Relaxed),
+            "walked 8^12 points"
+        );
     }
 
     #[test]

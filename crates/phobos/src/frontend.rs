@@ -194,6 +194,11 @@ impl Frontend for CheckFrontend {
         phobos_check::eval_where(&k, &problem.dims).map_err(Failure::from_log)
     }
 
+    fn outside_space(&self, point: &Point, problem: &Problem) -> bool {
+        self.variant(point, problem)
+            .is_ok_and(|v| phobos_check::outside_space(&self.module, self.info(), &v))
+    }
+
     fn instantiate(&self, point: &Point, problem: &Problem) -> Result<Kernel, Failure> {
         self.specialized(point, problem)?
             .map_err(|d| self.diagnostics(&d))

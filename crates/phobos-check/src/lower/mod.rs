@@ -189,27 +189,7 @@ pub(crate) fn instantiate_full(
     let mut pass = 0;
     loop {
         pass += 1;
-        let mut cx = Cx {
-            file: &module.file,
-            info,
-            ast,
-            point: &variant.point,
-            types: &tables.types,
-            params: &tables.params,
-            dims: &tables.dims,
-            threads: 256,
-            mode: Mode::Body,
-            locals: Vec::new(),
-            meta: Vec::new(),
-            scopes: vec![Vec::new()],
-            diags: Vec::new(),
-            div: None,
-            pending: None,
-            loops: Vec::new(),
-            fix: fix.clone(),
-            changed: false,
-            grid: grid::Inference::default(),
-        };
+        let mut cx = Cx::new(module, info, variant, &tables, fix.clone());
         let launch = cx.launch();
         let body = cx.block(&ast.body.stmts);
         if cx.changed && pass < max_passes {
@@ -239,6 +219,53 @@ pub(crate) fn instantiate_full(
             span: ast.span,
         };
         return (Some(kernel), diags);
+    }
+}
+
+/// Whether a `@where` over the point's names alone is false at the variant (E0207): the point is
+/// outside the space, whatever the problem. Only the attributes are lowered, not the body, so a
+/// search can walk a space much larger than it compiles to drop such points first. A variant
+/// whose tables do not build is not called outside: its instantiation reports why.
+pub(crate) fn outside_space(module: &Module, info: &KernelInfo, variant: &Variant) -> bool {
+    let ast = module.kernel_ast(info);
+    let Some(tables) = tables(info, ast, variant, &mut Vec::new()) else {
+        return false;
+    };
+    let mut cx = Cx::new(module, info, variant, &tables, Fix::default());
+    cx.kernel_attrs();
+    cx.diags.iter().any(|d| d.code == codes::WHERE_VIOLATED)
+}
+
+impl<'a> Cx<'a> {
+    /// A context for lowering `info`'s body at `variant`, knowing the facts `fix`.
+    fn new(
+        module: &'a Module,
+        info: &'a KernelInfo,
+        variant: &'a Variant,
+        tables: &'a Tables,
+        fix: Fix,
+    ) -> Cx<'a> {
+        Cx {
+            file: &module.file,
+            info,
+            ast: module.kernel_ast(info),
+            point: &variant.point,
+            types: &tables.types,
+            params: &tables.params,
+            dims: &tables.dims,
+            threads: 256,
+            mode: Mode::Body,
+            locals: Vec::new(),
+            meta: Vec::new(),
+            scopes: vec![Vec::new()],
+            diags: Vec::new(),
+            div: None,
+            pending: None,
+            loops: Vec::new(),
+            fix,
+            changed: false,
+            grid: grid::Inference::default(),
+        }
     }
 }
 

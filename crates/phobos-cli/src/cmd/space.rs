@@ -1,12 +1,16 @@
 //! `phobos space FILE... [--kernel K] [--autotune PINS] [--json]`: each kernel's shape
 //! environment (names and choices), its size and its default point, file by file. Pins reduce
 //! names to one value. With `--json`, one object per kernel per line:
-//! `{"file", "kernel", "names": [{"name", "choices"}], "size", "default": {name: value}}`.
+//! `{"file", "kernel", "names": [{"name", "choices"}], "size", "inside", "default": {name:
+//! value}}`. `inside` counts the points a search takes from a product larger than it searches
+//! whole: those whose `@where`s over names alone hold (`null` where the product is searched
+//! whole, or too large to walk; phobos_tune::space::MAX_WALKED_POINTS).
 
 use crate::args::SpaceArgs;
 use crate::cmd::check::read_source;
 use crate::render;
-use phobos_check::{parse_pins, KernelInfo, Space};
+use phobos_check::{parse_pins, KernelInfo, Module, Space};
+use phobos_tune::space::{MAX_EXHAUSTIVE_POINTS, MAX_WALKED_POINTS};
 use std::process::ExitCode;
 
 fn fail(msg: &str) -> ExitCode {
@@ -14,8 +18,21 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// The points of a product a search walks (above [`MAX_EXHAUSTIVE_POINTS`], at most
+/// [`MAX_WALKED_POINTS`]) that are inside the space, as the tuner counts them.
+fn inside(module: &Module, kernel: &KernelInfo, space: &Space) -> Option<u128> {
+    let size = space.size();
+    if size <= MAX_EXHAUSTIVE_POINTS || size > MAX_WALKED_POINTS {
+        return None;
+    }
+    let base = phobos_check::check_variant(kernel);
+    let outside =
+        |p: &phobos_ir::Point| phobos_check::outside_space(module, kernel, &base.at(p.clone()));
+    Some(space.points().filter(|p| !outside(p)).count() as u128)
+}
+
 /// One kernel's space as a JSON line, names in declaration order.
-pub fn json_line(file: &str, kernel: &str, space: &Space) -> String {
+pub fn json_line(file: &str, kernel: &str, space: &Space, inside: Option<u128>) -> String {
     let s = |x: &str| serde_json::to_string(x).unwrap_or_default();
     let names = space
         .names
@@ -39,15 +56,16 @@ pub fn json_line(file: &str, kernel: &str, space: &Space) -> String {
         .collect::<Vec<_>>()
         .join(",");
     format!(
-        "{{\"file\":{},\"kernel\":{},\"names\":[{names}],\"size\":{},\"default\":{{{default}}}}}",
+        "{{\"file\":{},\"kernel\":{},\"names\":[{names}],\"size\":{},\"inside\":{},\"default\":{{{default}}}}}",
         s(file),
         s(kernel),
-        space.size()
+        space.size(),
+        inside.map_or("null".to_string(), |n| n.to_string())
     )
 }
 
 /// One kernel's space for people.
-pub fn text(kernel: &str, space: &Space) -> String {
+pub fn text(kernel: &str, space: &Space, inside: Option<u128>) -> String {
     let width = space
         .names
         .iter()
@@ -74,6 +92,12 @@ pub fn text(kernel: &str, space: &Space) -> String {
         "size",
         if size == 1 { "" } else { "s" }
     ));
+    if let Some(n) = inside {
+        out.push_str(&format!(
+            "  {:width$}  {n} of them inside its @where over names alone (what a search takes)\n",
+            "inside"
+        ));
+    }
     let default = space.default_point().to_pins();
     if !default.is_empty() {
         out.push_str(&format!("  {:width$}  {default}\n", "default"));
@@ -123,10 +147,11 @@ pub fn run(args: &SpaceArgs) -> ExitCode {
                 Ok(s) => s,
                 Err(e) => return fail(&format!("{}: kernel `{}`: {e}", file.name, k.name)),
             };
+            let inside = inside(&module, k, &space);
             lines.push(if args.json {
-                json_line(&file.name, &k.name, &space)
+                json_line(&file.name, &k.name, &space, inside)
             } else {
-                text(&k.name, &space)
+                text(&k.name, &space, inside)
             });
         }
     }

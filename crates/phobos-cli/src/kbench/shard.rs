@@ -4,6 +4,7 @@
 
 use super::args::KbenchArgs;
 use super::problems::Job;
+use phobos_ir::Point;
 use phobos_tune::shard::{predicted_cost_s, Shard};
 use phobos_tune::space::Pinned;
 use phobos_tune::{Backend, Frontend, Settings};
@@ -108,9 +109,17 @@ pub fn points(
     };
     // The points every shard's run selects alike (the same flags and seed), dealt out here: a
     // shard's points are a subset of that selection and the shards' union is the whole of it.
+    // A point outside the space is so for every problem (its `@where` reads names alone).
+    let problem = jobs.first().map(|j| &j.problem);
+    let inside = |p: &Point| problem.is_none_or(|problem| !frontend.outside_space(p, problem));
     let points = Pinned::new(frontend.space(), pins)
         .map_err(|e| e.to_string())?
-        .select(settings.strategy, settings.max_points, settings.seed)
+        .select(
+            settings.strategy,
+            settings.max_points,
+            settings.seed,
+            &inside,
+        )
         .map_err(|e| e.to_string())?;
     // Launches per second of work, roughly: the interpreter runs a few million operations a
     // second, a GPU a hundred TFLOP/s. Only the ratio between problems matters.

@@ -216,10 +216,16 @@ pub fn tune(
     let adaptive = settings.strategy.searches_adaptively(settings.max_points);
     // The points of the search (`strategy`, `max_points`), then of those this process's share
     // (`only_points`, a shard's): the shards of one job split one selection.
+    let inside = |p: &Point| !frontend.outside_space(p, problem);
     let mut points = if adaptive {
-        pinned.candidates_of(settings.strategy)?
+        pinned.candidates_of(settings.strategy, &inside)?
     } else {
-        pinned.select(settings.strategy, settings.max_points, settings.seed)?
+        pinned.select(
+            settings.strategy,
+            settings.max_points,
+            settings.seed,
+            &inside,
+        )?
     };
     if let Some(only) = &settings.only_points {
         points.retain(|p| only.contains(&p.to_pins()));
