@@ -10,7 +10,6 @@
 mod common;
 
 use phobos_cuda::{emit, EmitOptions};
-use phobos_gpu::{compile_many, CompileErrorKind};
 use std::time::Instant;
 
 #[test]
@@ -54,18 +53,9 @@ fn every_example_point_compiles() {
     }
     let emitted = start.elapsed();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let results = compile_many(&jobs, threads);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, threads) else {
+        return;
+    };
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for ((label, entry, smem), r) in labels.iter().zip(&results) {

@@ -7,7 +7,6 @@ mod common;
 
 use common::fast::{aligned_dims, gemm_t_text, gemm_text, kernel_of};
 use phobos_cuda::{emit, EmitOptions, Emitted};
-use phobos_gpu::{compile_many, CompileErrorKind};
 
 /// (label, emitted) of every fast variant: the strategy each label names must be the one chosen.
 pub fn fast_variants() -> Vec<(String, Emitted)> {
@@ -79,17 +78,9 @@ fn fast_variants_compile_without_spills() {
         .map(|(_, e)| (e.source.clone(), common::compile_options(e)))
         .collect();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let results = compile_many(&jobs, threads);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var("CI").is_err(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, threads) else {
+        return;
+    };
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for ((label, e), r) in variants.iter().zip(&results) {

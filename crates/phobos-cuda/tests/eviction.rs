@@ -7,7 +7,7 @@
 mod common;
 
 use phobos_cuda::{emit, EmitOptions, Emitted};
-use phobos_gpu::{compile_many, Arch, CompileErrorKind, Compiled};
+use phobos_gpu::{Arch, Compiled};
 use phobos_syntax::SourceFile;
 
 /// The kernel of `src` at `pins` with `types`, specialized on `dims` when given.
@@ -145,18 +145,7 @@ fn compile_for(emitted: &[Emitted], arch: Arch) -> Option<Vec<Compiled>> {
             (e.source.clone(), o)
         })
         .collect();
-    let results = compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return None;
-        }
-    }
+    let results = common::compile_or_skip(&jobs, 2)?;
     Some(
         emitted
             .iter()

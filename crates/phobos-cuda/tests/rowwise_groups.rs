@@ -8,7 +8,6 @@
 mod common;
 
 use phobos_cuda::{emit, EmitOptions, Emitted};
-use phobos_gpu::{compile_many, CompileErrorKind};
 use phobos_syntax::SourceFile;
 
 /// The emitted kernel of `path` at `pins` with `types`, specialized on `dims`.
@@ -128,18 +127,9 @@ fn bf16_norms_at_8192_fit_four_256_thread_blocks_without_spills() {
     let jobs: Vec<_> = (emitted.iter())
         .map(|e| (e.source.clone(), common::compile_options(e)))
         .collect();
-    let results = compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
     for (((file, pins), e), r) in points.iter().zip(&emitted).zip(&results) {
         let c = r
             .as_ref()

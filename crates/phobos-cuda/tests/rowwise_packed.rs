@@ -8,7 +8,6 @@
 mod common;
 
 use phobos_cuda::{emit, EmitOptions, Emitted};
-use phobos_gpu::{compile_many, CompileErrorKind};
 
 /// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
 fn row(pins: &str, types: &str, n: i64) -> Emitted {
@@ -179,18 +178,9 @@ fn packed_rows_compile_without_spills() {
     let jobs: Vec<_> = (emitted.iter())
         .map(|e| (e.source.clone(), common::compile_options(e)))
         .collect();
-    let results = compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
     // PACK=3 converts each element of the store once (PACK=2: to bf16, back, and again).
     let cvts = |i: usize| {
         let c = results[i].as_ref().expect("compiled");

@@ -8,7 +8,6 @@
 mod common;
 
 use phobos_cuda::{emit, EmitOptions, Emitted};
-use phobos_gpu::{compile_many, CompileErrorKind};
 
 /// `examples/{file}` at `pins` with `types`, specialized on `dims` when given.
 fn example(file: &str, pins: &str, types: &str, dims: Option<&[(&str, i64)]>) -> Emitted {
@@ -144,18 +143,9 @@ fn shifted_loads_are_128_bit_global_loads() {
     let jobs: Vec<_> = (emitted.iter())
         .map(|e| (e.source.clone(), common::compile_options(e)))
         .collect();
-    let results = compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
     for (e, r) in emitted.iter().zip(&results) {
         let c = r
             .as_ref()

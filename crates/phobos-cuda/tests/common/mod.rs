@@ -93,6 +93,28 @@ pub fn example_files() -> Vec<String> {
     files
 }
 
+/// What NVRTC made of each job (`threads` compiling at once), or `None` when NVRTC is not
+/// found: said on stderr, and a failure under CI or with PHOBOS_REQUIRE_NVRTC set, where every
+/// compile test must run.
+pub fn compile_or_skip(
+    jobs: &[(String, phobos_gpu::CompileOptions)],
+    threads: usize,
+) -> Option<Vec<Result<phobos_gpu::Compiled, phobos_gpu::CompileError>>> {
+    let results = phobos_gpu::compile_many(jobs, threads);
+    if let Some(Err(e)) = results.first() {
+        if let phobos_gpu::CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var_os("CI").is_none()
+                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
+            return None;
+        }
+    }
+    Some(results)
+}
+
 /// NVRTC options for an emitted kernel: its named headers and register cap.
 pub fn compile_options(e: &phobos_cuda::Emitted) -> phobos_gpu::CompileOptions {
     let mut o = phobos_gpu::CompileOptions {
