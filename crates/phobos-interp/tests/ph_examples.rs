@@ -42,6 +42,15 @@ fn transpose_matches_the_host() {
         (Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256"), (301, 77)),
         (Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128"), (100, 45)),
         (Some("TILE_R=32 TILE_C=32 TILES=4 THREADS=512"), (256, 64)),
+        // Two tiles in flight: past M in the last block, and a block of two tiles.
+        (
+            Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256 AHEAD=2"),
+            (301, 77),
+        ),
+        (
+            Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128 AHEAD=2"),
+            (100, 45),
+        ),
     ] {
         let k = kernel(&example("transpose.ph"), None, pins, None);
         let x = random_tensor(DType::F32, &[m, n], 3);

@@ -778,6 +778,20 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         phobos_cuda::specialize_alignment(&mut k, &dims);
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
+    // The transpose with two tiles in flight (bench/NOTES.md r17): the last block's tiles past
+    // M (ragged M; 2 and 4 tiles a block), odd N, a block of one tile's rows past M entirely.
+    for (pins, m, n) in [
+        ("TILE_R=64 TILE_C=32 TILES=4 THREADS=512 AHEAD=2", 333, 45),
+        ("TILE_R=16 TILE_C=64 TILES=2 THREADS=128 AHEAD=2", 77, 131),
+        ("TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2", 97, 33),
+    ] {
+        cases.push(example_case(
+            "transpose.ph",
+            pins,
+            None,
+            &[("M", m), ("N", n)],
+        ));
+    }
     // The partials in f32 (4-element groups; SHIFT is for 2-byte rows only).
     for (file, pins, m, (dim, v)) in [
         (
@@ -885,6 +899,30 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         cases.push(build(label, k, src.clone(), &dims, 6, false));
     }
     cases
+}
+
+/// An example kernel (examples/FILE) at pins and types, checked on the problem `dims` (the
+/// kernel specialized on its alignment, as the tuner compiles it).
+fn example_case(
+    file: &str,
+    pins: &str,
+    types: Option<&str>,
+    dims: &[(&str, i64)],
+) -> Result<Case, String> {
+    let dims_text: Vec<String> = dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let types_text = types.map_or(String::new(), |t| format!(" {t}"));
+    let label = format!("{file} {pins}{types_text} at {}", dims_text.join(","));
+    let src = super::source(&format!("examples/{file}"));
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(pins), types, None)
+        .map_err(|e| format!("{label}: {e}"))?;
+    let mut k =
+        phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    build(label, k, src, &dims, 6, false)
 }
 
 /// Atomics whose results do not depend on the order of the updates: split sums of small
