@@ -214,11 +214,18 @@ impl std::fmt::Display for LoopRecord {
                 match o.producer {
                     Err(NoProducer::Knob) => String::new(),
                     Ok(p) => format!(
-                        "; a producer {} fills them by TMA ({} boxes, {} bytes a stage; {} consumer threads): PRODUCER={}",
+                        "; a producer {} fills them by TMA ({} boxes, {} bytes a stage; {} consumer threads{}): PRODUCER={}",
                         if p.threads == 32 { "warp" } else { "warpgroup" },
                         p.boxes,
                         p.bytes,
                         p.consumers,
+                        match p.regs {
+                            Some(r) => format!(
+                                ", setmaxnreg {} registers a producer thread and {} a consumer one",
+                                r.producer, r.consumer
+                            ),
+                            None => String::new(),
+                        },
                         if p.threads == 32 { 1 } else { 2 }
                     ),
                     Err(why) => format!("; no producer warp: {why}"),
