@@ -1,12 +1,14 @@
 //! FA3's hdim-64 tile in `examples/flash_attention.ph`: BR=192, three consumer warpgroups of 64
 //! rows beside the producer warpgroup (`PRODUCER=2 THREADS=512 RING=1`). The plan record's
 //! register split (`Producer::regs`: 24 registers a producer thread, 160 a consumer one, where
-//! two consumer warpgroups get 240), the emitted kernel (a snapshot), and the compile: BC=64
-//! fits 160 registers with no spill. The GPU cases are in tests/attention_forms.rs.
+//! two consumer warpgroups get 240), the deferred P·V's operand kept packed to T across
+//! iterations in that budget (`Overlap::kept`), the emitted kernel (a snapshot), and the compile:
+//! BC=64 and BC=128 fit 160 registers with no spill. The GPU cases are in
+//! tests/attention_forms.rs.
 
 mod common;
 
-use phobos_cuda::{reg_split, Emitted, Producer, RegSplit};
+use phobos_cuda::{reg_split, Emitted, KeptA, Producer, RegSplit};
 
 const FA: &str = "examples/flash_attention.ph";
 const FORM: &str = "BR=192 THREADS=512 MIN_BLOCKS=1 RING=1 PRODUCER=2";
@@ -106,6 +108,22 @@ fn the_record_gives_three_consumer_warpgroups_160_registers() {
         };
         assert!(src.contains(init), "{extra}");
         assert!(src.contains("if (threadIdx.x >= 384) {"), "{extra}");
+        // P kept packed across the back edge: zeroed packed before the loop, packed once in
+        // the loop after the wait for the deferred product, read packed by both of its issues.
+        let o = e.loops[0].overlap.as_ref().unwrap();
+        assert_eq!(o.kept, KeptA::Packed, "{extra}");
+        assert!(e.loops[0].to_string().ends_with(
+            "; the deferred dot's A operand kept packed to its type across iterations)"
+        ));
+        let dt = if types == "T=bf16" { "BF16" } else { "F16" };
+        let decl = format!("ph::PackedA<ph::gemm::{dt}, Mma192x{bc}> ph_kept");
+        let at_decl = src.find(&decl).unwrap_or_else(|| panic!("{extra}: {decl}"));
+        assert!(src[at_decl..].contains(" = {};"), "{extra}");
+        assert_eq!(src.matches("ph::pack_a(ph_kept").count(), 1, "{extra}");
+        let pack = src.find("ph::pack_a(ph_kept").unwrap();
+        let wait = src.find("ph::wg_wait<0>(acc);").unwrap();
+        assert!(at_decl < wait && wait < pack, "{extra}");
+        assert_eq!(src.matches(", ph_kept").count(), 2, "{extra}");
     }
 }
 
@@ -124,6 +142,10 @@ fn two_consumer_warpgroups_keep_their_split() {
         })
     );
     assert!(e.source.contains("ph::consumer_regs<240>();"));
+    // 240 registers hold P in f32 across the back edge, as before the three-warpgroup form.
+    assert_eq!(e.loops[0].overlap.as_ref().unwrap().kept, KeptA::F32);
+    assert!(!e.source.contains("PackedA") && !e.source.contains("pack_a"));
+    assert!(e.source.contains("ph_kept4 = p;"), "{}", e.source);
 }
 
 #[test]
@@ -135,14 +157,18 @@ fn the_192_row_kernel() {
     ));
 }
 
-/// BC=64 fits the consumers' 160 registers; BC=128 spills (S and the kept P in f32 are 128
-/// registers a thread, live together with O's 32 while the products run): bench/NOTES.md a16.
+/// The consumers' 160 registers hold BC=128 with P kept packed (32 registers a thread, where
+/// the f32 P's 64 spilled 316 bytes beside the next S and O: bench/NOTES.md a16) once the
+/// producer loads q (PERSIST=2; the consumers' own q copies spill 12–84 bytes at PERSIST 0 and
+/// 1, as at BR=128 D=128), and BC=64 in every form.
 #[test]
-fn bc_64_compiles_without_spills() {
+fn the_192_row_points_compile_without_spills() {
     let points = [
-        ("BC=64 OVERLAP=1 PERSIST=2", "T=f16"),
-        ("BC=64 OVERLAP=2 PERSIST=2 CAUSAL=1", "T=bf16"),
-        ("BC=64 OVERLAP=1", "T=f16"),
+        ("BC=128 OVERLAP=1 PERSIST=2", "T=f16"),
+        ("BC=128 OVERLAP=2 PERSIST=2 CAUSAL=1", "T=bf16"),
+        ("BC=128 OVERLAP=1 PERSIST=2 WALK=1 CAUSAL=1", "T=f16"),
+        ("BC=64 OVERLAP=1 PERSIST=2 CAUSAL=1", "T=f16"),
+        ("BC=64 OVERLAP=2", "T=bf16"),
     ];
     let emitted: Vec<Emitted> = points.iter().map(|(p, t)| at(p, t)).collect();
     let jobs: Vec<_> = (emitted.iter())

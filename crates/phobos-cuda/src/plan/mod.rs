@@ -32,7 +32,7 @@ use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub(crate) use overlap::streamed_loads;
 pub use overlap::{
-    LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
+    KeptA, LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
 };
 pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
