@@ -53,9 +53,10 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("attention_lse.ph", "BR=128 BC=128 CAUSAL=1", "BH=3,N=45"),
     ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
     ("dropout.ph", "BLOCK=1024", "N=1000"),
+    // BR=192 (three consumer warpgroups): PINGPONG at its default, 0 (two warpgroups only).
     (
         "flash_attention.ph",
-        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
+        "BR=192 BC=128 THREADS=512 OVERLAP=2 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
         "BH=3,N=45",
     ),
     (

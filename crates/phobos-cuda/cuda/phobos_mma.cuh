@@ -632,6 +632,55 @@ __device__ void mma_dot(Tile<float, Acc>& acc, const A& a, const B& b, Scratch<B
   mma_smem_any<DT, TRANS_B, WG, K, Ext<B>::R, Ext<B>::C, ASYNC>(acc, gemm::smem_u32(As), gemm::smem_u32(Bs));
 }
 
+// The A operand of a deferred wgmma dot kept packed to DT between iterations (plan KeptA::Packed):
+// the fragments mma_dot_ra would pack from an f32 accumulator-layout tile LA (16 rows a warp, one
+// warp column), 4 registers a k step, half the f32 tile's. Value-initialized it is all zeros.
+template <int DT, class LA>
+struct PackedA {
+  static_assert(LA::MI == 1 && LA::WN == LA::C, "16 whole rows a warp");
+  unsigned v[LA::C / 16][4];
+};
+
+// Packs a into k (the fragments of mma_dot_ra's wgmma path, rounded to DT as it rounds them).
+template <int DT, class LA>
+__device__ __forceinline__ void pack_a(PackedA<DT, LA>& k, const Tile<float, LA>& a) {
+#pragma unroll
+  for (int kk = 0; kk < LA::C / 16; ++kk) {
+    const float* c0 = a.v + (2 * kk) * 4;
+    const float* c1 = c0 + 4;
+    k.v[kk][0] = mma_pack<DT>(c0[0], c0[1]);
+    k.v[kk][1] = mma_pack<DT>(c0[2], c0[3]);
+    k.v[kk][2] = mma_pack<DT>(c1[0], c1[1]);
+    k.v[kk][3] = mma_pack<DT>(c1[2], c1[3]);
+  }
+}
+
+// acc += a @ b on wgmma with a already packed (PackedA): mma_dot_ra's wgmma path without the pack
+// (sm_90a only: the plan keeps a packed only beside a producer warpgroup).
+template <bool TRANS_B, int DT, bool WG, bool ASYNC, int BM, int BN, int WARPS_M, int WARPS_N, class LA, class B, int BYTES>
+__device__ void mma_dot_ra(Tile<float, gemm::sm80::AccLayout<BM, BN, WARPS_M, WARPS_N>>& acc,
+                           const PackedA<DT, LA>& a, const B& b, Scratch<BYTES>) {
+  constexpr int K = LA::C, N = TRANS_B ? Ext<B>::R : Ext<B>::C;
+  static_assert(WG && WARPS_N == 1 && LA::R == BM && BM == 16 * WARPS_M && BM % 64 == 0,
+                "a packed A operand: wgmma, 16 rows a warp, whole warpgroups");
+  static_assert(IsStaged<B>::value, "a packed A operand: b staged");
+  static_assert((TRANS_B ? Ext<B>::C : Ext<B>::R) == K && BN == N, "dot: extents");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const WgStart lb = wg_lo(gemm::smem_u32(b.p));
+  wg_fence_tile(acc);
+  gemm::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    gemm::sm90::WgmmaRs<DT, N, TRANS_B ? 0 : 1>::run(acc.v, a.v[kk], wg_desc_b<TRANS_B, K, N>(lb, kk));
+  }
+  if constexpr (!ASYNC) {
+    gemm::wgmma_commit();
+    gemm::wgmma_wait<0>();
+  }
+  wg_fence_tile(acc);
+#endif
+}
+
 // acc += a @ b where a is an accumulator-layout tile [M, K] whose warps hold whole rows
 // (WARPS_N == 1) and the same rows as acc: the C fragments of a's n8 blocks 2kk and 2kk + 1 are
 // the A fragment of k step kk (a0 a1: rows g and g + 8 of block 2kk, a2 a3: of block 2kk + 1),

@@ -37,10 +37,10 @@ pub use gemm_fast::{CopyIssuer, Pipeline};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    Blocker, Bound, DotRecord, Extent, LoopRecord, MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap,
-    NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem, NoWgmma, Overlap, Persist, PingPong,
-    Producer, QByProducer, Ring, RowSmemRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand,
-    WgmmaForm, PINGPONG_BARRIER,
+    reg_split, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord, MmaInstr, MmaType,
+    NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem, NoWgmma, Overlap,
+    Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, Schedule, StagedRow,
+    TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -5,7 +5,8 @@
 //! descriptors are built without the thread index (cuda/phobos_mma.cuh), and, on a GPU, every
 //! form (the two warpgroups' ping-pong, PINGPONG=1, the mbarrier ring, RING=1, and its TMA
 //! producer, PRODUCER=1 and 2, and its persistent blocks, PERSIST=1 and 2, walked round robin or
-//! in a snake, WALK=0 and 1, at a grid capped below the logical grid, included)
+//! in a snake, WALK=0 and 1, at a grid capped below the logical grid, and three consumer
+//! warpgroups at BR=192, included)
 //! against the interpreter at ragged N, causal and not, f16 and bf16, head dimension 64 and 128.
 
 mod common;
@@ -463,6 +464,48 @@ fn form_cases() -> Vec<common::cases::Case> {
         ],
         68,
     ));
+    // BR=192: three consumer warpgroups beside the producer warpgroup (setmaxnreg 24 / 160).
+    // 192 rows divide neither 1000 nor 4096: each head's last row block has rows past N (the q
+    // box's rows read as zeros, the O store masked), and causal's reversed row blocks put it
+    // first. BC=128 spills at 160 registers but must still be right.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2",
+                &[("BH", 2), ("N", 1000)],
+            ),
+            (
+                "BR=192 BC=128 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1",
+                &[("BH", 1), ("N", 4096)],
+            ),
+        ],
+        69,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=2",
+                &[("BH", 2), ("N", 1000)],
+            ),
+            (
+                "BR=192 BC=128 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 CAUSAL=1",
+                &[("BH", 2), ("N", 1000)],
+            ),
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1 WALK=1 CAUSAL=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+        ],
+        70,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
@@ -511,9 +554,9 @@ fn persistent_plan(c: &common::cases::Case) -> Result<(), String> {
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 51);
+    assert_eq!(cases.len(), 57);
     let persistent: Vec<_> = cases.iter().filter(|c| c.emitted.persistent).collect();
-    assert_eq!(persistent.len(), 16);
+    assert_eq!(persistent.len(), 20);
     for c in &persistent {
         persistent_plan(c).unwrap_or_else(|e| panic!("{}: {e}", c.label));
     }
@@ -522,7 +565,7 @@ fn form_cases_build_offline() {
     let snake: Vec<_> = (persistent.iter())
         .filter(|c| c.label.contains("WALK=1"))
         .collect();
-    assert_eq!(snake.len(), 7);
+    assert_eq!(snake.len(), 8);
     let mut skipped = [false; 2];
     for c in &snake {
         let walk = c.emitted.loops[0]

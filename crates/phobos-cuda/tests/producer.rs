@@ -8,7 +8,7 @@
 
 mod common;
 
-use phobos_cuda::{Emitted, NoProducer, Producer};
+use phobos_cuda::{Emitted, NoProducer, Producer, RegSplit};
 
 const FA: &str = "examples/flash_attention.ph";
 const D128: &str = "examples/flash_attention_d128.ph";
@@ -93,7 +93,12 @@ fn the_record_says_who_fills_the_ring() {
                 consumers,
                 threads,
                 boxes,
-                bytes
+                bytes,
+                // setmaxnreg: a producer warpgroup before two consumer warpgroups.
+                regs: (threads == 128 && consumers == 256).then_some(RegSplit {
+                    producer: 24,
+                    consumer: 240
+                }),
             }),
             "{path} {pins}"
         );
@@ -265,6 +270,7 @@ fn without_knob(path: &str) -> String {
     (text
         .replace(decl, "")
         .replace("32 * PRODUCER * PRODUCER", "0")
+        .replace("PRODUCER == 2 && BR == 192", "BR == 0")
         .lines())
     .map(|l| {
         if l.starts_with("@where(RING == 1 || PRODUCER") || l.starts_with("@where(PERSIST") {

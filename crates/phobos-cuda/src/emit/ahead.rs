@@ -20,7 +20,7 @@
 use super::pipe::Streamed;
 use super::{Emitter, Result};
 use crate::layout::Layout;
-use crate::plan::Overlap;
+use crate::plan::{KeptA, Overlap};
 use phobos_ir::{DType, Expr, ExprKind, Stmt};
 
 /// The overlapped loop being emitted.
@@ -44,6 +44,8 @@ pub(crate) struct Ahead<'k> {
     pub fenced: bool,
     /// Warpgroup 0's named barrier of the ping-pong (`Overlap::pingpong`), when taken.
     pub pingpong: Option<u32>,
+    /// `a` holds the operand packed to its type (`KeptA::Packed`), not in f32.
+    pub packed: bool,
 }
 
 /// The first dot of the statement's own expressions.
@@ -101,11 +103,22 @@ impl<'k> Emitter<'k> {
             o.ahead + 1,
             o.behind + 1
         ));
-        self.line(format!("{ty} {kept};"));
-        self.line("#pragma unroll");
-        self.line(format!(
-            "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {kept}.v[ph_i] = 0.0f;"
-        ));
+        let packed = o.kept == KeptA::Packed;
+        if packed {
+            let dt = match a.ty.dtype() {
+                phobos_ir::DType::BF16 => "ph::gemm::BF16",
+                _ => "ph::gemm::F16",
+            };
+            self.line(format!(
+                "ph::PackedA<{dt}, {alias}> {kept} = {{}};  // kept packed, half the registers of f32"
+            ));
+        } else {
+            self.line(format!("{ty} {kept};"));
+            self.line("#pragma unroll");
+            self.line(format!(
+                "for (int ph_i = 0; ph_i < {alias}::N; ++ph_i) {kept}.v[ph_i] = 0.0f;"
+            ));
+        }
         let persist = self.persist && !streamed.is_empty() && self.ring.is_some();
         if persist {
             // A later logical block's first deferred product reads the previous one's last
@@ -151,6 +164,7 @@ impl<'k> Emitter<'k> {
             buf: String::new(),
             fenced: o.fenced,
             pingpong,
+            packed,
         });
         Ok(())
     }
@@ -228,7 +242,7 @@ impl<'k> Emitter<'k> {
         let (acc, acc_lay) = (a.acc.clone(), a.acc_lay.clone());
         let (kept, kept_lay) = (a.a.clone(), a.a_lay.clone());
         let (prev, buf) = (a.prev.clone(), a.buf.clone());
-        let fenced = a.fenced;
+        let (fenced, packed) = (a.fenced, a.packed);
         let ExprKind::Dot { a: op_a, .. } = &dot.kind else {
             return Ok(false);
         };
@@ -239,7 +253,17 @@ impl<'k> Emitter<'k> {
         if let Some(rest) = rest {
             self.tile_into(&acc, &acc_lay, rest)?;
         }
-        self.tile_into(&kept, &kept_lay, packed_operand(op_a))?;
+        if packed {
+            // The f32 value (the cast's operand), then its fragments packed to the cast's type.
+            let x = packed_operand(op_a);
+            let f = self.fresh("t");
+            let ty = self.tile_type(DType::F32, &kept_lay);
+            self.line(format!("{ty} {f};"));
+            self.tile_into(&f, &kept_lay, x)?;
+            self.line(format!("ph::pack_a({kept}, {f});"));
+        } else {
+            self.tile_into(&kept, &kept_lay, packed_operand(op_a))?;
+        }
         if let (Some(r), false) = (&self.ring, buf.is_empty()) {
             // This thread's last product reading the previous buffer has completed.
             self.line(format!(

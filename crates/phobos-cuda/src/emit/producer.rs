@@ -30,14 +30,6 @@ use crate::plan::{head_tile, producer_scalar_stmt, streamed_loads};
 use phobos_ir::StmtKind;
 use std::collections::BTreeSet;
 
-/// Registers a producer thread keeps (`setmaxnreg.dec`) and a consumer thread gets
-/// (`setmaxnreg.inc`) with a producer warpgroup (`PRODUCER=2`) and two consumer warpgroups or
-/// more: FA3's, within 64 Ki registers for 2 × 128 × 240 + 128 × 24. (ptxas drops `setmaxnreg`
-/// in a block that is not whole warpgroups, `PRODUCER=1`; with one consumer warpgroup the
-/// launch bound already allows 255.)
-pub(crate) const PRODUCER_REGS: u32 = 24;
-pub(crate) const CONSUMER_REGS: u32 = 240;
-
 impl<'k> Emitter<'k> {
     /// The producer warp's branch at the kernel's start (see the module's documentation); with
     /// no loop to fill, the extra warp returns at once.
@@ -81,11 +73,12 @@ impl<'k> Emitter<'k> {
         }
         self.line("__syncthreads();  // the whole block, the producer warp included");
         self.producer_ring = Some(bars.clone());
-        let setmaxnreg = self.extra_warp == Some(128) && consumers == 256;
+        // The register split of the plan record (`Producer::regs`), when there is one.
+        let setmaxnreg = p.regs;
         self.line(format!("if (threadIdx.x >= {consumers}) {{"));
         self.indent += 1;
-        if setmaxnreg {
-            self.line(format!("ph::producer_regs<{PRODUCER_REGS}>();"));
+        if let Some(regs) = setmaxnreg {
+            self.line(format!("ph::producer_regs<{}>();", regs.producer));
         }
         if self.persist {
             // One lane walks the logical blocks: the bounds of each, then its tiles.
@@ -204,8 +197,8 @@ impl<'k> Emitter<'k> {
         self.line("return;");
         self.indent -= 1;
         self.line("}");
-        if setmaxnreg {
-            self.line(format!("ph::consumer_regs<{CONSUMER_REGS}>();"));
+        if let Some(regs) = setmaxnreg {
+            self.line(format!("ph::consumer_regs<{}>();", regs.consumer));
         }
         // The consumers' statements name their source lines again.
         self.last_line = None;

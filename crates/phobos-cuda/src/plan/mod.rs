@@ -32,12 +32,12 @@ use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub(crate) use overlap::streamed_loads;
 pub use overlap::{
-    LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
+    KeptA, LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
 };
 pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
 pub(crate) use producer::{head_tile, producer_scalar_stmt};
-pub use producer::{producer_warp, NoProducer, Producer};
+pub use producer::{producer_warp, reg_split, NoProducer, Producer, RegSplit};
 pub(crate) use row_smem::{elementwise_in, filled_parts};
 pub use row_smem::{NoRowSmem, RowSmemRecord, StagedRow};
 pub use schedule::{persistent_blocker, Blocker, Schedule};

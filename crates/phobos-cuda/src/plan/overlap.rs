@@ -33,7 +33,7 @@ use crate::layout::{rc, Layout};
 use crate::visit::{bodies, stmt_exprs};
 use crate::Target;
 use phobos_ir::knobs::Knob;
-use phobos_ir::{Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
+use phobos_ir::{DType, Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Buffers of the streamed operands of an overlapped loop (two otherwise).
@@ -147,6 +147,46 @@ pub struct Overlap {
     /// Persistent blocks over the logical grid, the ring's counter carried across them
     /// (`PERSIST=1`), or why not.
     pub persist: Result<Persist, NoPersist>,
+    /// How the deferred dot's A operand waits across the back edge.
+    pub kept: KeptA,
+}
+
+/// How an overlapped loop keeps the deferred dot's A operand (`T(p)`, p in f32) from the
+/// iteration that computes it to the next, which issues the dot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptA {
+    /// As the f32 value, packed to `T` when the dot is issued (a9: the cast costs no round
+    /// trip). A [64, 128] P is 64 registers a thread.
+    F32,
+    /// Packed to `T` at its assignment (FA3's `tOrP`): 32 registers a thread for a [64, 128] P,
+    /// live across the back edge beside the next S (64) and O while both products run. Taken
+    /// where the consumers get fewer than 240 registers (`Producer::regs`: three consumer
+    /// warpgroups, 160), in whose budget the f32 P spills at BC=128.
+    Packed,
+}
+
+/// Below this many registers a consumer thread (`RegSplit::consumer`), the kept A operand is
+/// packed ([`KeptA::Packed`]); at 240 (two consumer warpgroups) it stays f32, as before.
+const PACK_KEPT_BELOW: u32 = 240;
+
+/// How the loop keeps the A operand of the deferred dot (in the statement `behind`).
+fn kept_a(producer: &Result<Producer, NoProducer>, behind: &Stmt) -> KeptA {
+    let narrow =
+        (producer.as_ref().ok().and_then(|p| p.regs)).is_some_and(|r| r.consumer < PACK_KEPT_BELOW);
+    let cast = stmt_exprs(behind)
+        .into_iter()
+        .flat_map(dots_in)
+        .next()
+        .is_some_and(|d| {
+            matches!(&d.kind, ExprKind::Dot { a, .. }
+            if matches!(&a.kind, ExprKind::Cast(x)
+                if matches!(a.ty.dtype(), DType::F16 | DType::BF16) && x.ty.dtype() == DType::F32))
+        });
+    if narrow && cast {
+        KeptA::Packed
+    } else {
+        KeptA::F32
+    }
 }
 
 /// Why a loop's dots wait for their wgmma at once.
@@ -184,7 +224,7 @@ impl std::fmt::Display for LoopRecord {
         match &self.overlap {
             Ok(o) => write!(
                 f,
-                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{}{}{})",
+                "loop over {v}: wgmma overlapped (statement {}'s dot issued with statement {}'s of the iteration before, wgmma.wait_group 1 before the first's result; {} buffers of streamed operands{}{}{}{}{}{}{})",
                 o.ahead + 1,
                 o.behind + 1,
                 o.buffers,
@@ -214,11 +254,18 @@ impl std::fmt::Display for LoopRecord {
                 match o.producer {
                     Err(NoProducer::Knob) => String::new(),
                     Ok(p) => format!(
-                        "; a producer {} fills them by TMA ({} boxes, {} bytes a stage; {} consumer threads): PRODUCER={}",
+                        "; a producer {} fills them by TMA ({} boxes, {} bytes a stage; {} consumer threads{}): PRODUCER={}",
                         if p.threads == 32 { "warp" } else { "warpgroup" },
                         p.boxes,
                         p.bytes,
                         p.consumers,
+                        match p.regs {
+                            Some(r) => format!(
+                                ", setmaxnreg {} registers a producer thread and {} a consumer one",
+                                r.producer, r.consumer
+                            ),
+                            None => String::new(),
+                        },
                         if p.threads == 32 { 1 } else { 2 }
                     ),
                     Err(why) => format!("; no producer warp: {why}"),
@@ -237,6 +284,10 @@ impl std::fmt::Display for LoopRecord {
                         "; the logical blocks walked in a snake, x slowest: WALK=1"
                     }
                     _ => "",
+                },
+                match o.kept {
+                    KeptA::F32 => "",
+                    KeptA::Packed => "; the deferred dot's A operand kept packed to its type across iterations",
                 }
             ),
             Err(why) => write!(f, "loop over {v}: wgmma not overlapped: {why}"),
@@ -440,6 +491,7 @@ pub(super) fn loop_records(
                 let ring = ring(k, target, *var, body, o.buffers);
                 let producer = producer(k, target, s, p, &ring, extra_warp);
                 Overlap {
+                    kept: kept_a(&producer, &body[o.behind]),
                     pingpong: pingpong(k),
                     persist: persist(
                         k,
@@ -585,6 +637,7 @@ fn overlap(
         ring: Err(NoRing::Knob),
         producer: Err(NoProducer::Knob),
         persist: Err(NoPersist::Knob),
+        kept: KeptA::F32,
     })
 }
 

@@ -30,6 +30,41 @@ pub struct Producer {
     pub boxes: u32,
     /// Bytes a stage's boxes bring: the full barrier's `expect_tx`.
     pub bytes: u32,
+    /// How `setmaxnreg` splits the register file between the producer and the consumers, or
+    /// `None` where it is not emitted ([`reg_split`]).
+    pub regs: Option<RegSplit>,
+}
+
+/// Registers a thread after `setmaxnreg`: the producer warpgroup's (`setmaxnreg.dec`) and each
+/// consumer warpgroup's (`setmaxnreg.inc`). FA3's split: 24 (FA3: 32) and 240 with two consumer
+/// warpgroups, 32 and 160 with three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegSplit {
+    pub producer: u32,
+    pub consumer: u32,
+}
+
+/// The register file a block may split: 64 Ki 32-bit registers a multiprocessor, one block.
+const REGISTER_FILE: u32 = 65536;
+/// What a producer warpgroup keeps: its one issuing lane's walk, bounds and TMA coordinates.
+const PRODUCER_REGS: u32 = 24;
+
+/// The `setmaxnreg` split of a producer of `threads` threads beside `consumers` consumer
+/// threads: only for a producer warpgroup (ptxas drops `setmaxnreg` in a block that is not
+/// whole warpgroups, `PRODUCER=1`) beside two consumer warpgroups or more (with one, the launch
+/// bound of 256 threads already allows 255). The consumers get the most registers, a multiple of
+/// 8 up to 256, that fit the register file beside the producer's 24: 240 with two consumer
+/// warpgroups (2 × 128 × 240 + 128 × 24 = 64512), 160 with three (3 × 128 × 160 + 128 × 24 =
+/// 64512, where FA3 gives its producer 32: 65536).
+pub fn reg_split(consumers: u32, threads: u32) -> Option<RegSplit> {
+    if threads != 128 || consumers < 256 {
+        return None;
+    }
+    let consumer = ((REGISTER_FILE - threads * PRODUCER_REGS) / consumers / 8 * 8).min(256);
+    Some(RegSplit {
+        producer: PRODUCER_REGS,
+        consumer,
+    })
 }
 
 /// Why an overlapped loop's ring is filled by the consumers' own copies.
@@ -235,6 +270,7 @@ pub(super) fn producer(
         threads,
         boxes: boxes as u32,
         bytes: bytes as u32,
+        regs: reg_split(k.launch.threads, threads),
     })
 }
 
