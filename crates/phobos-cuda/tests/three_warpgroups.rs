@@ -174,17 +174,9 @@ fn the_192_row_points_compile_without_spills() {
     let jobs: Vec<_> = (emitted.iter())
         .map(|e| (e.source.clone(), common::compile_options(e)))
         .collect();
-    let results = phobos_gpu::compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let phobos_gpu::CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why})");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
     for (((p, types), e), r) in points.iter().zip(&emitted).zip(&results) {
         let c = r
             .as_ref()
