@@ -36,8 +36,8 @@ pub struct Producer {
 }
 
 /// Registers a thread after `setmaxnreg`: the producer warpgroup's (`setmaxnreg.dec`) and each
-/// consumer warpgroup's (`setmaxnreg.inc`). FA3's split: 24 (FA3: 32) and 240 with two consumer
-/// warpgroups, 32 and 160 with three.
+/// consumer warpgroup's (`setmaxnreg.inc`): 24 and 240 with two consumer warpgroups, 24 and 160
+/// with three (FA3's splits give the producer 24 and 32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegSplit {
     pub producer: u32,
