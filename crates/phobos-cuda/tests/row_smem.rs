@@ -246,3 +246,216 @@ fn row_smem_compiles_to_bulk_copies() {
         }
     }
 }
+
+/// `examples/cross_entropy.ph` at `pins` with `types`, specialized on M x V.
+fn xent(pins: &str, types: &str, m: i64, v: i64) -> Emitted {
+    let path = "examples/cross_entropy.ph";
+    let src = common::source(path);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(pins), Some(types), None)
+        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+    let dims = [("M".to_string(), m), ("V".to_string(), v)];
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    let opts = EmitOptions { source: Some(src) };
+    emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+const XENT_WHOLE: &str = "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1";
+
+/// cross_entropy.ph's whole-row form (WHOLE=1, bench/NOTES.md r16): its masked row is staged
+/// (no store writes through the buffer: the loss is a scalar), the max taken on packed pairs,
+/// the target's logit loaded before the row, two blocks a multiprocessor.
+#[test]
+fn cross_entropy_whole_row_is_staged() {
+    let e = xent(XENT_WHOLE, "T=bf16", 4096, 50257);
+    assert_eq!(e.row_smem.len(), 1, "{:?}", e.notes);
+    let rec = &e.row_smem[0];
+    assert_eq!(
+        rec.staged,
+        Ok(phobos_cuda::StagedRow {
+            bytes: 114_720,
+            store: None
+        })
+    );
+    assert!(e.notes.contains(&rec.to_string()), "{:?}", e.notes);
+    let s = &e.source;
+    assert!(s.contains("__launch_bounds__(1024, 2)"), "{s}");
+    assert!(s.contains("ph::Scratch<128> ph_scratch"), "{s}");
+    assert!(
+        s.contains("= ph::reduce_all_packed<ph::Max>(x, ph_scratch);"),
+        "{s}"
+    );
+    let target = s
+        .find("const float t = ph::load2<true>(X, r,")
+        .expect("the target's logit");
+    let row = s
+        .find("ph::load_row_smem_fill<Blk1x57344")
+        .expect("the staged row");
+    assert!(target < row, "the target's logit is loaded before the row");
+    // 512 threads: 112 elements a thread, still two blocks; aligned rows of 32000 in 65.6 KB
+    // blocks: three.
+    let half = xent(
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        4096,
+        50257,
+    );
+    assert!(half.source.contains("__launch_bounds__(512, 2)"));
+    let aligned = xent(
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        16384,
+        32000,
+    );
+    assert!(aligned.source.contains("__launch_bounds__(512, 3)"));
+    assert!(matches!(aligned.row_smem[0].staged, Ok(ref s) if s.bytes == 65_568));
+    // f16: staged, the max read as f32 (no packed max for f16).
+    let f16 = xent(XENT_WHOLE, "T=f16", 4096, 50257);
+    assert!(f16.row_smem[0].staged.is_ok());
+    assert!(f16.source.contains("ph::SmemRow<ph::f16, Blk1x57344> x"));
+    assert!(!f16.source.contains("reduce_all_packed"));
+    // ROW_SMEM=0: the packed row in registers, no record.
+    let regs = xent(
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        4096,
+        50257,
+    );
+    assert!(regs.row_smem.is_empty());
+    assert!(regs.source.contains("ph::load_row_packed_fill<Blk1x57344"));
+    // The example's @where keeps the whole form to PACK=4, 2-byte types and the chunked
+    // knobs' first values; the chunked form to PACK=0 and ROW_SMEM=0.
+    let src = common::source("examples/cross_entropy.ph");
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    for (pins, types) in [
+        (
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+            "T=f32",
+        ),
+        ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=0", "T=bf16"),
+        (
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 PARTIALS=2",
+            "T=bf16",
+        ),
+        ("BLOCK=2048 THREADS=256 WHOLE=0 PACK=4", "T=bf16"),
+        ("BLOCK=2048 THREADS=256 WHOLE=0 ROW_SMEM=1", "T=bf16"),
+        (
+            "BLOCK=57344 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+            "T=bf16",
+        ),
+    ] {
+        let variant = info.variant(Some(pins), Some(types), None).expect(pins);
+        let err = phobos_check::instantiate(&module, info, &variant).expect_err(pins);
+        assert!(
+            format!("{err:?}").contains("E0207"),
+            "{pins} {types}: {err:?}"
+        );
+    }
+}
+
+/// The whole-row form's CUDA (bf16, rows of 50257).
+#[test]
+fn cross_entropy_whole_row_snapshot() {
+    insta::assert_snapshot!(body(&xent(XENT_WHOLE, "T=bf16", 4096, 50257)));
+}
+
+/// The GPU cases' targets (common::xent_cases) reach the staged row's unaligned head and tail
+/// and its bulk-copied interior, each at several shifts, and every case builds offline.
+#[test]
+fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
+    use common::xent_cases::{target_of, whole_row_cases, WHOLE_ROW_POINTS};
+    let (m, v) = (9usize, 50257i64);
+    let mut seen = [0; 3];
+    for r in 0..m {
+        let sh = (r as i64 * v) % 8;
+        let t = target_of(r, v) as i64;
+        let head = (8 - sh) % 8;
+        let tail = (sh + v) % 8;
+        let class = if t < head {
+            0
+        } else if t >= v - tail {
+            1
+        } else {
+            2
+        };
+        seen[class] += 1;
+    }
+    assert!(
+        seen.iter().all(|&n| n >= 2),
+        "head, tail, interior: {seen:?}"
+    );
+    let cases = whole_row_cases();
+    assert_eq!(cases.len(), WHOLE_ROW_POINTS.len());
+    for c in cases {
+        let c = c.unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.emitted.source.contains("WHOLE=1"), "{}", c.label);
+        if c.label.contains("ROW_SMEM=1") {
+            assert!(c.emitted.row_smem[0].staged.is_ok(), "{}", c.label);
+        }
+    }
+}
+
+/// Offline: the whole-row points compile for sm_90a to bulk copies on an mbarrier, 128-bit
+/// shared-memory reads and the packed max, with no spill.
+#[test]
+fn cross_entropy_whole_row_compiles_to_bulk_copies() {
+    let points = [
+        (XENT_WHOLE, "T=bf16", 4096, 50257),
+        (
+            "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+            "T=bf16",
+            4096,
+            50257,
+        ),
+        (
+            "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+            "T=bf16",
+            16384,
+            32000,
+        ),
+        (XENT_WHOLE, "T=f16", 4096, 50257),
+    ];
+    let emitted: Vec<_> = (points.iter())
+        .map(|(pins, t, m, v)| xent(pins, t, *m, *v))
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let results = compile_many(&jobs, 2);
+    if let Some(Err(e)) = results.first() {
+        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
+            assert!(
+                std::env::var_os("CI").is_none()
+                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
+                "NVRTC is needed under CI: {why}"
+            );
+            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
+            return;
+        }
+    }
+    for ((pins, t, _, _), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
+        let c = r
+            .as_ref()
+            .unwrap_or_else(|err| panic!("{pins}: {}", err.log));
+        assert!(
+            c.ptx
+                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            "{pins}: no bulk copy"
+        );
+        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+        assert!(
+            (c.ptx.lines()).any(|l| l.contains("ld.shared") && l.contains(".v4.")),
+            "{pins}: no 128-bit shared-memory reads"
+        );
+        if *t == "T=bf16" {
+            assert!(c.ptx.contains("max.bf16x2"), "{pins}: no packed max");
+        }
+        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+        assert_eq!(res.spill_store_bytes, 0, "{pins} {t}: {res:?}");
+    }
+}

@@ -1,0 +1,131 @@
+//! GPU differential cases of examples/cross_entropy.ph's whole-row form (`WHOLE=1`, bench/NOTES.md
+//! r16): the row one masked tile, packed (PACK=4) and, at ROW_SMEM=1, staged in shared memory by
+//! bulk copies. Rows of every shift (an odd V over 9 rows), aligned rows, rows shorter than a
+//! group of the block; the targets chosen so that the target's logit lies in the row's unaligned
+//! head, in its unaligned tail and in the bulk-copied interior.
+
+use super::cases::{build_with, Case};
+use phobos_ir::HostTensor;
+
+/// Row r's target: its first column (the head: before the row's first 16-byte boundary unless the
+/// row is aligned), its last (the tail: past its last boundary unless the row ends on one), or
+/// one in the middle (the interior), by turns.
+pub fn target_of(r: usize, v: i64) -> f64 {
+    match r % 3 {
+        0 => 0.0,
+        1 => (v - 1) as f64,
+        _ => (v / 2 + 3) as f64,
+    }
+}
+
+/// The targets of `t` (shape [M]) set by `target_of`.
+pub fn set_targets(t: &mut HostTensor, v: i64) {
+    for (r, x) in t.data.iter_mut().enumerate() {
+        *x = target_of(r, v);
+    }
+}
+
+/// (pins, types, M, V) of every case.
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 11] = [
+    // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    // 112 elements a thread.
+    (
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        5,
+        50257,
+    ),
+    // The packed row in registers (PACK=4 alone).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    // Aligned rows (no shift, no head or tail).
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        30001,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        8191,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        1001,
+    ),
+    // Rows shorter than one 16-byte chunk: the head and tail loads alone.
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        5,
+    ),
+    // f16: the staged words are f16 pairs, the max reads them as f32.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        1001,
+    ),
+    (
+        "BLOCK=16384 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=f16",
+        5,
+        9001,
+    ),
+];
+
+/// The whole-row cases, built offline (interpreter, emitted code).
+pub fn whole_row_cases() -> Vec<Result<Case, String>> {
+    let src = super::source("examples/cross_entropy.ph");
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let mut cases = Vec::new();
+    for (pins, types, m, v) in WHOLE_ROW_POINTS {
+        let label = format!("cross_entropy.ph {pins} {types} at M={m},V={v}");
+        let variant = match info.variant(Some(pins), Some(types), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), ("V".to_string(), v)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        let targets = |name: &str, t: &mut HostTensor| {
+            if name == "Target" {
+                set_targets(t, v);
+            }
+        };
+        cases.push(build_with(label, k, src.clone(), &dims, 6, false, &targets));
+    }
+    cases
+}
