@@ -364,11 +364,11 @@ fn cross_entropy_whole_row_snapshot() {
     insta::assert_snapshot!(body(&xent(XENT_WHOLE, "T=bf16", 4096, 50257)));
 }
 
-/// The GPU cases' targets (common::xent_cases) reach the staged row's unaligned head and tail
+/// The GPU cases' targets (common::whole_rows) reach the staged row's unaligned head and tail
 /// and its bulk-copied interior, each at several shifts, and every case builds offline.
 #[test]
 fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
-    use common::xent_cases::{target_of, whole_row_cases, WHOLE_ROW_POINTS};
+    use common::whole_rows::{target_of, whole_row_cases, ONLINE_WHOLE_POINTS, WHOLE_ROW_POINTS};
     let (m, v) = (9usize, 50257i64);
     let mut seen = [0; 3];
     for r in 0..m {
@@ -390,7 +390,10 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
         "head, tail, interior: {seen:?}"
     );
     let cases = whole_row_cases();
-    assert_eq!(cases.len(), WHOLE_ROW_POINTS.len());
+    assert_eq!(
+        cases.len(),
+        WHOLE_ROW_POINTS.len() + ONLINE_WHOLE_POINTS.len()
+    );
     for c in cases {
         let c = c.unwrap_or_else(|e| panic!("{e}"));
         assert!(c.emitted.source.contains("WHOLE=1"), "{}", c.label);
@@ -457,5 +460,60 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
         }
         let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
         assert_eq!(res.spill_store_bytes, 0, "{pins} {t}: {res:?}");
+    }
+}
+
+/// softmax_online.ph's whole-row form (WHOLE=1, bench/NOTES.md r16) is softmax_row.ph's PACK=4
+/// body: staged, the store through the buffer, two blocks a multiprocessor; the chunked points'
+/// @where keeps them to PACK=0 and ROW_SMEM=0.
+#[test]
+fn softmax_online_whole_row_is_staged() {
+    let path = "examples/softmax_online.ph";
+    let src = common::source(path);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let at = |pins: &str, types: &str| {
+        let variant = info.variant(Some(pins), Some(types), None).expect(pins);
+        let mut k = phobos_check::instantiate(&module, info, &variant).expect(pins);
+        let dims = [("M".to_string(), 2048), ("N".to_string(), 50257)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        emit(
+            &k,
+            &EmitOptions {
+                source: Some(src.clone()),
+            },
+        )
+        .expect(pins)
+    };
+    let e = at(XENT_WHOLE, "T=bf16");
+    assert_eq!(e.row_smem.len(), 1, "{:?}", e.notes);
+    let Ok(staged) = &e.row_smem[0].staged else {
+        panic!("{:?}", e.notes)
+    };
+    assert_eq!(staged.bytes, 114_720);
+    assert!(
+        staged.store.is_some(),
+        "the store writes through the buffer"
+    );
+    let s = &e.source;
+    assert!(s.contains("__launch_bounds__(1024, 2)"), "{s}");
+    assert!(
+        s.contains("ph::smem_row_put<ph::bf16>(x, ph_j, ph_g);"),
+        "{s}"
+    );
+    assert!(s.contains("ph::store_row_smem(ph::Region<ph::bf16>"), "{s}");
+    assert!(
+        s.contains("ph::reduce_all_packed<ph::Max>(x, ph_scratch)"),
+        "{s}"
+    );
+    for (pins, types) in [
+        (XENT_WHOLE, "T=f32"),
+        ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 EVICT=1", "T=bf16"),
+        ("BLOCK=2048 THREADS=256 WHOLE=0 PACK=4", "T=bf16"),
+        ("BLOCK=32768 THREADS=1024 WHOLE=0", "T=bf16"),
+    ] {
+        let variant = info.variant(Some(pins), Some(types), None).expect(pins);
+        let err = phobos_check::instantiate(&module, info, &variant).expect_err(pins);
+        assert!(format!("{err:?}").contains("E0207"), "{pins} {types}");
     }
 }

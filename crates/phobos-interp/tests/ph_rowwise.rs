@@ -87,6 +87,20 @@ fn softmax_online_matches_the_host() {
             (3, 20001),
             1e-2,
         ),
+        // The whole row read once (WHOLE=1, softmax_row.ph's PACK=4 body): staged in shared
+        // memory or packed in registers, rows of 50257 and narrower than the tile.
+        (
+            Some("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=16384 THREADS=512 WHOLE=1 PACK=4"),
+            Some("T=bf16"),
+            (3, 9001),
+            1e-2,
+        ),
     ] {
         let k = kernel(&example("softmax_online.ph"), None, pins, types);
         let dt = if types.is_some() {

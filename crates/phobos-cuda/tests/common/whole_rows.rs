@@ -1,8 +1,9 @@
-//! GPU differential cases of examples/cross_entropy.ph's whole-row form (`WHOLE=1`, bench/NOTES.md
-//! r16): the row one masked tile, packed (PACK=4) and, at ROW_SMEM=1, staged in shared memory by
-//! bulk copies. Rows of every shift (an odd V over 9 rows), aligned rows, rows shorter than a
-//! group of the block; the targets chosen so that the target's logit lies in the row's unaligned
-//! head, in its unaligned tail and in the bulk-copied interior.
+//! GPU differential cases of the whole-row forms (`WHOLE=1`, bench/NOTES.md r16) of
+//! examples/cross_entropy.ph and examples/softmax_online.ph: the row one masked tile, packed
+//! (PACK=4) and, at ROW_SMEM=1, staged in shared memory by bulk copies (the online softmax's store
+//! through the same buffer). Rows of every shift (an odd width over 9 rows), aligned rows, rows
+//! shorter than a group of the block; cross-entropy's targets chosen so that the target's logit
+//! lies in the row's unaligned head, in its unaligned tail and in the bulk-copied interior.
 
 use super::cases::{build_with, Case};
 use phobos_ir::HostTensor;
@@ -101,14 +102,80 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 11] = [
     ),
 ];
 
-/// The whole-row cases, built offline (interpreter, emitted code).
+/// (pins, types, M, N) of every online-softmax case.
+pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 10] = [
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        5,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=16384 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        4,
+        16384,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        8191,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        1001,
+    ),
+    (
+        "BLOCK=1024 THREADS=128 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        5,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        5,
+        1001,
+    ),
+];
+
+/// The whole-row cases of both examples, built offline (interpreter, emitted code).
 pub fn whole_row_cases() -> Vec<Result<Case, String>> {
-    let src = super::source("examples/cross_entropy.ph");
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
     let mut cases = Vec::new();
-    for (pins, types, m, v) in WHOLE_ROW_POINTS {
-        let label = format!("cross_entropy.ph {pins} {types} at M={m},V={v}");
+    let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
+    let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
+    for (file, width, &(pins, types, m, v)) in points.chain(online) {
+        let src = super::source(&format!("examples/{file}"));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let label = format!("{file} {pins} {types} at M={m},{width}={v}");
         let variant = match info.variant(Some(pins), Some(types), None) {
             Ok(v) => v,
             Err(e) => {
@@ -118,7 +185,7 @@ pub fn whole_row_cases() -> Vec<Result<Case, String>> {
         };
         let mut k =
             phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims = [("M".to_string(), m), ("V".to_string(), v)];
+        let dims = [("M".to_string(), m), (width.to_string(), v)];
         phobos_cuda::specialize_alignment(&mut k, &dims);
         let targets = |name: &str, t: &mut HostTensor| {
             if name == "Target" {
