@@ -278,7 +278,8 @@ fn cross_entropy_whole_row_is_staged() {
         rec.staged,
         Ok(phobos_cuda::StagedRow {
             bytes: 114_720,
-            store: None
+            store: None,
+            in_place: false
         })
     );
     assert!(e.notes.contains(&rec.to_string()), "{:?}", e.notes);
@@ -422,6 +423,12 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
             32000,
         ),
         (XENT_WHOLE, "T=f16", 4096, 50257),
+        (
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+            "T=bf16",
+            4096,
+            50257,
+        ),
     ];
     let emitted: Vec<_> = (points.iter())
         .map(|(pins, t, m, v)| xent(pins, t, *m, *v))
@@ -515,5 +522,65 @@ fn softmax_online_whole_row_is_staged() {
         let variant = info.variant(Some(pins), Some(types), None).expect(pins);
         let err = phobos_check::instantiate(&module, info, &variant).expect_err(pins);
         assert!(format!("{err:?}").contains("E0207"), "{pins} {types}");
+    }
+}
+
+/// ROW_SMEM=2: a staged row whose uses are whole-row max, min or sum of position-blind
+/// element-wise values of it is masked in place, not realigned (the cross-entropy's); a row with
+/// a column index in such a use, or a store, is realigned as at ROW_SMEM=1. ROW_SMEM=1 emits what
+/// it did (the snapshot above).
+#[test]
+fn row_smem_2_masks_order_free_rows_in_place() {
+    let e = xent(
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        4096,
+        50257,
+    );
+    let staged = e.row_smem[0].staged.as_ref().expect("staged");
+    assert!(staged.in_place, "{:?}", e.notes);
+    assert!(
+        e.source
+            .contains("ph::load_row_smem_fill<Blk1x57344, ph::EVICT_NORMAL, true>("),
+        "{}",
+        e.source
+    );
+    let one = xent(XENT_WHOLE, "T=bf16", 4096, 50257);
+    assert!(!one.row_smem[0].staged.as_ref().expect("staged").in_place);
+    assert!(!one.source.contains(", true>("), "{}", one.source);
+    // Small kernels: a sum with a column index, a store, and the plain sum.
+    let text = |body: &str| {
+        format!(
+            "@autotune(PACK in {{4}}, ROW_SMEM in {{0, 1, 2}})\n@launch(256)\n\
+             kernel k<T = f32>(X: tensor<T>[M, N], S: tensor<f32>[M], Y: tensor<T>[M, N]) {{\n  \
+             let r = ctx.block.x\n  let x = where(arange(4096) < N, X[r, 0 :+ 4096], 0.0)\n{body}}}\n"
+        )
+    };
+    for (body, in_place) in [
+        ("  let a = sum(f32(x))\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n", true),
+        (
+            "  let a = sum(f32(x) * f32(arange(4096)))\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n",
+            false,
+        ),
+        (
+            "  let a = min(f32(x)) + max(f32(x) * 2.0)\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n",
+            true,
+        ),
+        // A tile computed from the row (not a whole-row reduction in place).
+        (
+            "  let y = f32(x) * 2.0\n  let a = sum(y)\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n",
+            false,
+        ),
+        ("  Y[r, 0 :+ 4096] = T(f32(x) * 2.0)\n", false),
+    ] {
+        let src = phobos_syntax::SourceFile::new("k.ph", text(body));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{body}: {d:?}"));
+        let info = &module.kernels[0];
+        let variant = info.variant(Some("ROW_SMEM=2"), Some("T=bf16"), None).expect(body);
+        let k = phobos_check::instantiate(&module, info, &variant).expect(body);
+        let e = emit(&k, &EmitOptions { source: Some(src) }).expect(body);
+        let staged = e.row_smem[0].staged.as_ref().expect(body);
+        assert_eq!(staged.in_place, in_place, "{body}");
+        assert_eq!(e.source.contains(", true>("), in_place, "{body}");
     }
 }

@@ -409,6 +409,12 @@ fn cross_entropy_matches_the_host() {
             (3, 1001),
             1e-3,
         ),
+        (
+            Some("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-3,
+        ),
     ] {
         let k = kernel(&example("cross_entropy.ph"), None, pins, types);
         let dt = if types.is_some() {

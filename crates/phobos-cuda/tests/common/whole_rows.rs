@@ -27,7 +27,7 @@ pub fn set_targets(t: &mut HostTensor, v: i64) {
 }
 
 /// (pins, types, M, V) of every case.
-pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 11] = [
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 17] = [
     // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
@@ -99,6 +99,45 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 11] = [
         "T=f16",
         5,
         9001,
+    ),
+    // ROW_SMEM=2: masked in place, not realigned (every shift at 50257; at 2045 in a 2048 tile
+    // the rows of shift 4 and more reach the chunk past the layout's and are realigned; a row
+    // of exactly the tile; rows shorter than a chunk).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        2045,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        4,
+        2048,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        5,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=f16",
+        9,
+        50257,
     ),
 ];
 
