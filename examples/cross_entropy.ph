@@ -20,13 +20,14 @@
 // two blocks share a multiprocessor (a bf16 row of 57344 takes 112 KB), one's copy under the
 // other's arithmetic; at ROW_SMEM=2 the row is not realigned in shared memory (a max and a sum
 // do not care where an element lies): each thread masks its own chunks in place. The target's
-// logit is loaded first, under the row's copy. 2-byte T only (an f32 row of 50257 is 201 KB);
-// the chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0.
+// logit is loaded first, under the row's copy. ROW_SMEM for 2-byte T only (an f32 row of 50257
+// is 201 KB; f32's whole row stays in registers, which hold one of 32000 at 1024 threads); the
+// chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0.
 @autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2})
 @where(WHOLE == 1 || BLOCK <= 8192 && THREADS <= 512 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
-@where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && sizeof(T) == 2)
+@where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
 @where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)))
 @where(WHOLE == 0 || V <= BLOCK)
 @launch(THREADS)

@@ -101,6 +101,12 @@ fn softmax_online_matches_the_host() {
             (3, 9001),
             1e-2,
         ),
+        (
+            Some("BLOCK=16384 THREADS=512 WHOLE=1 PACK=4"),
+            None,
+            (2, 9001),
+            1e-6,
+        ),
     ] {
         let k = kernel(&example("softmax_online.ph"), None, pins, types);
         let dt = if types.is_some() {
@@ -414,6 +420,12 @@ fn cross_entropy_matches_the_host() {
             Some("T=bf16"),
             (2, 50257),
             1e-3,
+        ),
+        (
+            Some("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4"),
+            None,
+            (2, 32000),
+            1e-6,
         ),
     ] {
         let k = kernel(&example("cross_entropy.ph"), None, pins, types);

@@ -27,7 +27,7 @@ pub fn set_targets(t: &mut HostTensor, v: i64) {
 }
 
 /// (pins, types, M, V) of every case.
-pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 17] = [
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 19] = [
     // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
@@ -139,10 +139,13 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 17] = [
         9,
         50257,
     ),
+    // f32: the whole row in registers (ROW_SMEM is for 2-byte types).
+    ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 32000),
+    ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 50257),
 ];
 
 /// (pins, types, M, N) of every online-softmax case.
-pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 10] = [
+pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 11] = [
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
         "T=bf16",
@@ -203,6 +206,7 @@ pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 10] = [
         5,
         1001,
     ),
+    ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 30001),
 ];
 
 /// The whole-row cases of both examples, built offline (interpreter, emitted code).
