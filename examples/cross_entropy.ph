@@ -12,60 +12,86 @@
 // block combines the (max, sum) pairs once a row: no block reduction in the loop. The partials
 // start at -1e30, not -inf, so a position that sees only masked elements rescales by 1, not NaN
 // (logits below -1e30 are outside what this kernel is for).
-@autotune(BLOCK in [2048, 8192], THREADS in [256, 512], SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4})
-@where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+// WHOLE (this kernel's own name, bench/NOTES.md r16): 1 reads the row as one masked tile of
+// BLOCK >= V, `where(arange(BLOCK) < V, X[r, 0 :+ BLOCK], -inf)`, and takes its max and sum-exp
+// whole: at PACK=4 (a knob) the tile is held packed with -inf past the row and its max taken on
+// packed pairs (softmax_row.ph); at ROW_SMEM=1 (a knob) it is staged in shared memory, its
+// 16-byte interior by bulk copies on an mbarrier, the whole row's bytes in flight at once, and
+// two blocks share a multiprocessor (a bf16 row of 57344 takes 112 KB), one's copy under the
+// other's arithmetic; at ROW_SMEM=2 the row is not realigned in shared memory (a max and a sum
+// do not care where an element lies): each thread masks its own chunks in place. The target's
+// logit is loaded first, under the row's copy. ROW_SMEM for 2-byte T only (an f32 row of 50257
+// is 201 KB; f32's whole row stays in registers, which hold one of 32000 at 1024 threads); the
+// chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0.
+@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2})
+@where(WHOLE == 1 || BLOCK <= 8192 && THREADS <= 512 && PACK == 0 && ROW_SMEM == 0)
+@where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
+@where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
+@where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)))
+@where(WHOLE == 0 || V <= BLOCK)
 @launch(THREADS)
 @bytes(sizeof(T) * M * V + 8 * M)
 kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {
   let r = ctx.block.x
   var m: f32 = -inf
   var s: f32 = 0.0
-  if PARTIALS == 0 {
-    var next = X[r, 0 :+ BLOCK]
-    for c in range(0, V, BLOCK) {
-      let x = where(c + arange(BLOCK) < V, f32(next), -inf)
-      next = X[r, c + BLOCK :+ BLOCK]
-      let m_new = max(m, max(x))
-      // exp(x - m_new) as exp2(x * log2(e) - m_new * log2(e)): one FFMA and one MUFU an element.
-      s = s * exp(m - m_new) + sum(exp2(x * 1.4426950408889634 - m_new * 1.4426950408889634))
-      m = m_new
+  if WHOLE == 1 {
+    // The target's logit first: its two dependent loads under the row's copy.
+    let t = f32(X[r, Target[r]])
+    let x = where(arange(BLOCK) < V, X[r, 0 :+ BLOCK], -inf)
+    m = max(f32(x))
+    s = sum(exp2(f32(x) * 1.4426950408889634 - m * 1.4426950408889634))
+    if ctx.thread == 0 {
+      Loss[r] = log(s) + m - t
     }
   } else {
-    var mv: tile<f32>[BLOCK] = -1.0e30
-    var sv: tile<f32>[BLOCK] = 0.0
-    // Whole steps of PARTIALS chunks, unmasked; then the rest a chunk at a time, masked. (The
-    // max keeps the step nonzero where this branch is dead code, at PARTIALS=0.)
-    let step = max(PARTIALS, 2) * BLOCK
-    let full = V - V % step
-    for c in range(0, full, step) {
-      let x0 = f32(X[r, c :+ BLOCK])
-      let x1 = f32(X[r, c + BLOCK :+ BLOCK])
-      if PARTIALS == 2 {
-        let m_new = max(mv, max(x0, x1))
+    if PARTIALS == 0 {
+      var next = X[r, 0 :+ BLOCK]
+      for c in range(0, V, BLOCK) {
+        let x = where(c + arange(BLOCK) < V, f32(next), -inf)
+        next = X[r, c + BLOCK :+ BLOCK]
+        let m_new = max(m, max(x))
+        // exp(x - m_new) as exp2(x * log2(e) - m_new * log2(e)): one FFMA and one MUFU an element.
+        s = s * exp(m - m_new) + sum(exp2(x * 1.4426950408889634 - m_new * 1.4426950408889634))
+        m = m_new
+      }
+    } else {
+      var mv: tile<f32>[BLOCK] = -1.0e30
+      var sv: tile<f32>[BLOCK] = 0.0
+      // Whole steps of PARTIALS chunks, unmasked; then the rest a chunk at a time, masked. (The
+      // max keeps the step nonzero where this branch is dead code, at PARTIALS=0.)
+      let step = max(PARTIALS, 2) * BLOCK
+      let full = V - V % step
+      for c in range(0, full, step) {
+        let x0 = f32(X[r, c :+ BLOCK])
+        let x1 = f32(X[r, c + BLOCK :+ BLOCK])
+        if PARTIALS == 2 {
+          let m_new = max(mv, max(x0, x1))
+          let ms = m_new * 1.4426950408889634
+          sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+          mv = m_new
+        } else {
+          let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK])
+          let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK])
+          let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
+          let ms = m_new * 1.4426950408889634
+          sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+          mv = m_new
+        }
+      }
+      for c in range(full, V, BLOCK) {
+        let x = where(c + arange(BLOCK) < V, f32(X[r, c :+ BLOCK]), -inf)
+        let m_new = max(mv, x)
         let ms = m_new * 1.4426950408889634
-        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
-        mv = m_new
-      } else {
-        let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK])
-        let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK])
-        let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
-        let ms = m_new * 1.4426950408889634
-        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
         mv = m_new
       }
+      m = max(mv)
+      s = sum(sv * exp2((mv - m) * 1.4426950408889634))
     }
-    for c in range(full, V, BLOCK) {
-      let x = where(c + arange(BLOCK) < V, f32(X[r, c :+ BLOCK]), -inf)
-      let m_new = max(mv, x)
-      let ms = m_new * 1.4426950408889634
-      sv = sv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
-      mv = m_new
+    if ctx.thread == 0 {
+      Loss[r] = log(s) + m - f32(X[r, Target[r]])
     }
-    m = max(mv)
-    s = sum(sv * exp2((mv - m) * 1.4426950408889634))
-  }
-  if ctx.thread == 0 {
-    Loss[r] = log(s) + m - f32(X[r, Target[r]])
   }
 }

@@ -24,8 +24,19 @@
 // max and sum over steps of PARTIALS chunks (one rescale a step, no block reduction in the loop),
 // combined by the block once a row. The partials start at -1e30, so a position that sees only
 // masked elements rescales by 1, not NaN. The second pass is the same for every PARTIALS.
-@autotune(BLOCK in [1024, 16384], THREADS in [128, 1024], SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4})
-@where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+//
+// WHOLE (as in cross_entropy.ph, bench/NOTES.md r16): 1 reads the row once, as one masked tile
+// of BLOCK >= N, softmax_row.ph's PACK=4 body: at PACK=4 (a knob) the tile is held packed with
+// -inf past the row, its max taken on packed pairs; at ROW_SMEM=1 (a knob) it is staged in
+// shared memory by bulk copies (the whole row's bytes in flight at once, two blocks a
+// multiprocessor) and the store writes through the same buffer, for 2-byte T only (f32's
+// whole row stays in registers); the chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0.
+@autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1})
+@where(WHOLE == 1 || BLOCK <= 16384 && PACK == 0 && ROW_SMEM == 0)
+@where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
+@where(WHOLE == 0 || SHIFT == 0 && EVICT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
+@where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + ROW_SMEM))
+@where(WHOLE == 0 || N <= BLOCK)
 @where(PARTIALS == 0 || (BLOCK == 8 * THREADS && THREADS <= 512))
 @where(SHIFT != 2 || PARTIALS != 0)
 @launch(THREADS)
@@ -34,56 +45,64 @@ kernel softmax_online<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x
   var m: f32 = -inf
   var l: f32 = 0.0
-  if PARTIALS == 0 {
-    var next = X[r, 0 :+ BLOCK, cache = evict_last]
-    for c in range(0, N, BLOCK) {
-      let x = where(c + arange(BLOCK) < N, f32(next), -inf)
-      next = X[r, c + BLOCK :+ BLOCK, cache = evict_last]
-      let m_new = max(m, max(x))
-      l = l * exp(m - m_new) + sum(exp(x - m_new))
-      m = m_new
-    }
+  if WHOLE == 1 {
+    let x = where(arange(BLOCK) < N, X[r, 0 :+ BLOCK], -inf)
+    // exp(x - max) as exp2(x * log2(e) - max * log2(e)), the max kept scaled.
+    let mw = max(f32(x)) * 1.4426950408889634
+    let lw = sum(exp2(f32(x) * 1.4426950408889634 - mw))
+    Y[r, 0 :+ BLOCK] = T(exp2(f32(x) * 1.4426950408889634 - mw) * (1.0 / lw))
   } else {
-    var mv: tile<f32>[BLOCK] = -1.0e30
-    var lv: tile<f32>[BLOCK] = 0.0
-    // Whole steps unmasked, then the rest a chunk at a time, masked (the max keeps the step
-    // nonzero where this branch is dead code, at PARTIALS=0).
-    let step = max(PARTIALS, 2) * BLOCK
-    let full = N - N % step
-    for c in range(0, full, step) {
-      let x0 = f32(X[r, c :+ BLOCK, cache = evict_last])
-      let x1 = f32(X[r, c + BLOCK :+ BLOCK, cache = evict_last])
-      if PARTIALS == 2 {
-        let m_new = max(mv, max(x0, x1))
+    if PARTIALS == 0 {
+      var next = X[r, 0 :+ BLOCK, cache = evict_last]
+      for c in range(0, N, BLOCK) {
+        let x = where(c + arange(BLOCK) < N, f32(next), -inf)
+        next = X[r, c + BLOCK :+ BLOCK, cache = evict_last]
+        let m_new = max(m, max(x))
+        l = l * exp(m - m_new) + sum(exp(x - m_new))
+        m = m_new
+      }
+    } else {
+      var mv: tile<f32>[BLOCK] = -1.0e30
+      var lv: tile<f32>[BLOCK] = 0.0
+      // Whole steps unmasked, then the rest a chunk at a time, masked (the max keeps the step
+      // nonzero where this branch is dead code, at PARTIALS=0).
+      let step = max(PARTIALS, 2) * BLOCK
+      let full = N - N % step
+      for c in range(0, full, step) {
+        let x0 = f32(X[r, c :+ BLOCK, cache = evict_last])
+        let x1 = f32(X[r, c + BLOCK :+ BLOCK, cache = evict_last])
+        if PARTIALS == 2 {
+          let m_new = max(mv, max(x0, x1))
+          let ms = m_new * 1.4426950408889634
+          lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
+          mv = m_new
+        } else {
+          let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK, cache = evict_last])
+          let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK, cache = evict_last])
+          let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
+          let ms = m_new * 1.4426950408889634
+          lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+          mv = m_new
+        }
+      }
+      for c in range(full, N, BLOCK) {
+        let x = where(c + arange(BLOCK) < N, f32(X[r, c :+ BLOCK, cache = evict_last]), -inf)
+        let m_new = max(mv, x)
         let ms = m_new * 1.4426950408889634
-        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms)
-        mv = m_new
-      } else {
-        let x2 = f32(X[r, c + 2 * BLOCK :+ BLOCK, cache = evict_last])
-        let x3 = f32(X[r, c + 3 * BLOCK :+ BLOCK, cache = evict_last])
-        let m_new = max(max(mv, max(x0, x1)), max(x2, x3))
-        let ms = m_new * 1.4426950408889634
-        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x0 * 1.4426950408889634 - ms) + exp2(x1 * 1.4426950408889634 - ms) + exp2(x2 * 1.4426950408889634 - ms) + exp2(x3 * 1.4426950408889634 - ms)
+        lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
         mv = m_new
       }
+      m = max(mv)
+      l = sum(lv * exp2((mv - m) * 1.4426950408889634))
     }
-    for c in range(full, N, BLOCK) {
-      let x = where(c + arange(BLOCK) < N, f32(X[r, c :+ BLOCK, cache = evict_last]), -inf)
-      let m_new = max(mv, x)
-      let ms = m_new * 1.4426950408889634
-      lv = lv * exp2((mv - m_new) * 1.4426950408889634) + exp2(x * 1.4426950408889634 - ms)
-      mv = m_new
+    let inv = 1.0 / l
+    let last = (N - 1) / BLOCK * BLOCK
+    var prev = X[r, last :+ BLOCK, cache = evict_first]
+    for i in range(0, last + 1, BLOCK) {
+      let c = last - i
+      let x = f32(prev)
+      prev = X[r, c - BLOCK :+ BLOCK, cache = evict_first]
+      Y[r, c :+ BLOCK, cache = evict_first] = T(exp(x - m) * inv)
     }
-    m = max(mv)
-    l = sum(lv * exp2((mv - m) * 1.4426950408889634))
-  }
-  let inv = 1.0 / l
-  let last = (N - 1) / BLOCK * BLOCK
-  var prev = X[r, last :+ BLOCK, cache = evict_first]
-  for i in range(0, last + 1, BLOCK) {
-    let c = last - i
-    let x = f32(prev)
-    prev = X[r, c - BLOCK :+ BLOCK, cache = evict_first]
-    Y[r, c :+ BLOCK, cache = evict_first] = T(exp(x - m) * inv)
   }
 }

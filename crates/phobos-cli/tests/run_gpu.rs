@@ -51,7 +51,11 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
 const LARGEST: &[(&str, &str, &str)] = &[
     ("activations.ph", "BLOCK=1024", "N=1000"),
     ("attention_lse.ph", "BR=128 BC=128 CAUSAL=1", "BH=3,N=45"),
-    ("cross_entropy.ph", "BLOCK=8192 THREADS=512", "M=7,V=5003"),
+    (
+        "cross_entropy.ph",
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4",
+        "M=7,V=5003",
+    ),
     ("dropout.ph", "BLOCK=1024", "N=1000"),
     // BR=192 (three consumer warpgroups): PINGPONG at its default, 0 (two warpgroups only).
     (
@@ -112,7 +116,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("softmax.ph", "ROWS=8 THREADS=512 MIN_BLOCKS=2", "M=7,N=45"),
     (
         "softmax_online.ph",
-        "BLOCK=16384 THREADS=1024",
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4",
         "M=3,N=40001",
     ),
     (

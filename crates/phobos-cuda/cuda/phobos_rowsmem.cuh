@@ -123,12 +123,47 @@ template <class L, int SH> __device__ __forceinline__ void smem_row_align(uint4*
   }
 }
 
+// One half at column c (negative before the row: the SH elements ahead of it) after the mask.
+__device__ __forceinline__ unsigned smem_row_half(unsigned x, bool tile, int c, int n, int e, unsigned fill) {
+  return (!tile || c < 0 || c >= e) ? fill : (c >= n ? 0u : x);
+}
+
+// ROW_SMEM=2 (bench/NOTES.md r16), for a row whose uses ignore where an element lies (whole-row
+// max, min or sum of element-wise values): the row stays where its copy put it, SH elements into
+// chunk 0, and each thread masks its own chunks in place (element i of chunk k is column
+// 8k + i - SH): no moves, no barrier. The layout's groups then cover columns -SH .. C - SH - 1:
+// the SH before the row hold `fill` in place of columns C - SH .. C - 1, the same values when
+// those lie past both the row and e; a row that reaches them is realigned instead.
+
+template <class L> __device__ __forceinline__ void smem_row_mask_in_place(uint4* ch, int sh, int n, int e, unsigned fill) {
+  constexpr int G = L::N / L::VEC;
+  const int tid = threadIdx.x;
+  const int hi = n < e ? n : e;
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    // The chunk's first element's column; the chunk is untouched when all 8 lie in [0, hi).
+    const int c0 = c - sh;
+    const bool tile = in_tile<L>(r, c);
+    if (tile && c0 >= 0 && c0 + L::VEC <= hi) continue;
+    uint4 q = ch[c >> 3];
+    unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int cc = c0 + 2 * i;
+      w[i] = smem_row_half(w[i] & 0xffffu, tile, cc, n, e, fill) | (smem_row_half(w[i] >> 16, tile, cc + 1, n, e, fill) << 16);
+    }
+    ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
 // ROW_SMEM=1: `where(arange(C) < e, g, fill)` (g a row tile of S, fill a value of S held in f32)
 // staged at `buf` (smem_row_bytes<L>() bytes, 16-byte aligned). Every thread returns with its own
 // groups in place (it reads only those; the block's later reductions order the rest). Regions
 // that are not one row of contiguous elements take the element path (each thread writes its
 // groups from ordinary loads).
-template <class L, int EV = EVICT_NORMAL, class S>
+template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, class S>
 __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
   typedef typename Bare<S>::T U;
   static_assert(sizeof(U) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
@@ -207,6 +242,14 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
   gemm::mbar_wait(bar, 0);
   __syncthreads();
   if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+  // In place only when the columns the chunk past the layout's last would hold (C - SH .. C - 1)
+  // are past both the row and e: then the SH elements before the row, which take their place,
+  // hold the same values (fill).
+  const int top = lim > (e < L::C ? e : L::C) ? lim : (e < L::C ? e : L::C);
+  if (IN_PLACE && sh + top <= L::C) {
+    smem_row_mask_in_place<L>(ch, sh, n, e, bits);
+    return p;
+  }
   switch (sh) {
     case 0: smem_row_align<L, 0>(ch, n, e, bits); break;
     case 1: smem_row_align<L, 1>(ch, n, e, bits); break;

@@ -154,6 +154,9 @@ pub struct Emitted {
     pub masks: Vec<MaskRecord>,
     /// How each recognized GEMM loop runs, in program order (typed; `notes` renders it).
     pub gemms: Vec<GemmRecord>,
+    /// At ROW_SMEM=1, each masked row load's `let`: staged in shared memory, or why not
+    /// (typed; `notes` renders it).
+    pub row_smem: Vec<RowSmemRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
     /// `notes` renders it).
     pub schedule: Schedule,

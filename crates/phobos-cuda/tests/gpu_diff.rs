@@ -28,6 +28,7 @@ use common::cases::{
 use common::fast_cases::fast_cases;
 use common::gpu_run::run_on_gpu;
 use common::mma_cases::mma_cases;
+use common::whole_rows::whole_row_cases;
 use phobos::backend::cuda::launch_facts;
 use phobos_gpu::{bind_args, plan_launch, Arg, Gpu, TensorRef};
 use phobos_ir::ParamKind;
@@ -41,6 +42,7 @@ fn all_cases() -> (Vec<Case>, Vec<String>) {
         .into_iter()
         .chain(extra_cases())
         .chain(rowwise_cases())
+        .chain(whole_row_cases())
         .chain(mma_cases())
         .chain(atomic_cases())
         .chain(fast_cases())

@@ -36,9 +36,10 @@ fn odd_bf16_rows_take_shifted_loads() {
         example("cross_entropy.ph", "BLOCK=4096 THREADS=256", types, dims).source
     };
     let odd = ce("T=bf16", Some(&[("M", 4096), ("V", 50257)]));
-    // Two loads of the chunk loop, and six of the PARTIALS branch, emitted under `if (false)`
-    // at the default PARTIALS=0 (four chunks a step, the masked rest's two mask paths).
-    assert_eq!(odd.matches("ph::load_tile_shifted<").count(), 8, "{odd}");
+    // Two loads of the chunk loop, six of the PARTIALS branch, emitted under `if (false)` at
+    // the default PARTIALS=0 (four chunks a step, the masked rest's two mask paths), and the
+    // whole row's of the WHOLE branch (dead at WHOLE=0).
+    assert_eq!(odd.matches("ph::load_tile_shifted<").count(), 9, "{odd}");
     assert!(!odd.contains("ph::load_tile<"), "{odd}");
     assert!(odd.contains(NOTE), "{odd}");
     assert!(odd.contains("#include \"phobos_shifted.cuh\""), "{odd}");
@@ -63,8 +64,9 @@ fn odd_bf16_rows_take_shifted_loads() {
         Some(&[("M", 2048), ("N", 50257)]),
     )
     .source;
-    // Two a pass, and six of the first pass's PARTIALS form (dead code at PARTIALS=0).
-    assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 10, "{sm}");
+    // Two a pass, six of the first pass's PARTIALS form (dead code at PARTIALS=0), and the
+    // whole row's (dead at WHOLE=0).
+    assert_eq!(sm.matches("ph::load_tile_shifted<").count(), 11, "{sm}");
     assert!(!sm.contains("ph::load_tile<"), "{sm}");
     assert!(sm.contains("ph::store_tile("), "{sm}");
     // The SHIFT knob: 1 names the row-shift form (with the hint written out), 0 is the default.
@@ -72,7 +74,7 @@ fn odd_bf16_rows_take_shifted_loads() {
     assert_eq!(
         once.matches("ph::load_tile_shifted<Blk1x4096, ph::EVICT_NORMAL, 1>(")
             .count(),
-        8,
+        9,
         "{once}"
     );
     // SHIFT=2 names its own form; every load of the partials' loop takes it.
@@ -81,7 +83,7 @@ fn odd_bf16_rows_take_shifted_loads() {
         inside
             .matches("ph::load_tile_shifted<Blk1x2048, ph::EVICT_NORMAL, 2>(")
             .count(),
-        8,
+        9,
         "{inside}"
     );
     assert!(!inside.contains("ph::EVICT_NORMAL, 1>("), "{inside}");

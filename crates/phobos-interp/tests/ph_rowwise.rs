@@ -87,6 +87,26 @@ fn softmax_online_matches_the_host() {
             (3, 20001),
             1e-2,
         ),
+        // The whole row read once (WHOLE=1, softmax_row.ph's PACK=4 body): staged in shared
+        // memory or packed in registers, rows of 50257 and narrower than the tile.
+        (
+            Some("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=16384 THREADS=512 WHOLE=1 PACK=4"),
+            Some("T=bf16"),
+            (3, 9001),
+            1e-2,
+        ),
+        (
+            Some("BLOCK=16384 THREADS=512 WHOLE=1 PACK=4"),
+            None,
+            (2, 9001),
+            1e-6,
+        ),
     ] {
         let k = kernel(&example("softmax_online.ph"), None, pins, types);
         let dt = if types.is_some() {
@@ -374,6 +394,38 @@ fn cross_entropy_matches_the_host() {
             Some("T=bf16"),
             (3, 20001),
             1e-3,
+        ),
+        // The whole row as one masked tile (WHOLE=1): staged in shared memory (ROW_SMEM=1)
+        // or packed in registers, rows wider and narrower than the tile's threads' groups.
+        (
+            Some("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1"),
+            Some("T=bf16"),
+            (3, 50257),
+            1e-3,
+        ),
+        (
+            Some("BLOCK=32768 THREADS=512 WHOLE=1 PACK=4"),
+            Some("T=bf16"),
+            (2, 32000),
+            1e-3,
+        ),
+        (
+            Some("BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1"),
+            Some("T=bf16"),
+            (3, 1001),
+            1e-3,
+        ),
+        (
+            Some("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2"),
+            Some("T=bf16"),
+            (2, 50257),
+            1e-3,
+        ),
+        (
+            Some("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4"),
+            None,
+            (2, 32000),
+            1e-6,
         ),
     ] {
         let k = kernel(&example("cross_entropy.ph"), None, pins, types);

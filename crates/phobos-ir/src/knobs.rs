@@ -138,7 +138,7 @@ impl Knob {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
             }
             Knob::RowSmem => {
-                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 0: in registers"
+                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 2: and masked in place, not realigned, where its uses are whole-row max, min or sum; 0: in registers"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

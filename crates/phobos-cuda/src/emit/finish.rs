@@ -252,6 +252,7 @@ impl Emitter<'_> {
                     ..l.record()
                 })
                 .collect(),
+            row_smem: self.plan.row_smem.values().cloned().collect(),
             schedule: self.plan.schedule.clone(),
             tma: self.plan.tma.clone(),
             zero_before_launch: (self.plan.split.iter())

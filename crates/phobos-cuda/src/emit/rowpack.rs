@@ -198,10 +198,16 @@ impl<'k> Emitter<'k> {
                     ev
                 };
                 if let Some(at) = self.staged_row(l) {
-                    // ROW_SMEM=1: the row in shared memory (plan::row_smem).
+                    // ROW_SMEM=1: the row in shared memory (plan::row_smem); at 2, masked in
+                    // place where its uses allow.
                     let (e, _, fill) = filled.expect("a staged row is a masked row load");
                     let e = self.scalar(e)?;
                     let fill = self.scalar(fill)?;
+                    let in_place = matches!(
+                        self.plan.row_smem.get(&l).map(|r| &r.staged),
+                        Some(Ok(s)) if s.in_place
+                    );
+                    let ev = if in_place { format!("{ev}, true") } else { ev };
                     self.line(format!(
                         "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_fill<{alias}{ev}>({region}, {}, {}, ph_resident + {at});",
                         e.full(),

@@ -8,10 +8,10 @@
 //! the value never held whole in registers.
 
 use crate::layout::Layout;
-use crate::visit::bodies;
+use crate::visit::{bodies, children, stmt_exprs};
 use crate::Target;
 use phobos_ir::knobs::Knob;
-use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, ReduceOp, Stmt, StmtKind};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -35,6 +35,10 @@ pub struct StagedRow {
     pub bytes: u32,
     /// The path (as in `GemmMatch::path`) of the store that writes through the buffer.
     pub store: Option<Vec<(usize, usize)>>,
+    /// ROW_SMEM=2 and every use of the row is a whole-row `max`, `min` or `sum` of an
+    /// element-wise value of it, blind to where an element lies: the row stays where its copy
+    /// put it, masked in place, not realigned (`ph::smem_row_mask_in_place`).
+    pub in_place: bool,
 }
 
 /// Why a masked row load stays in registers at ROW_SMEM=1.
@@ -74,13 +78,18 @@ impl fmt::Display for RowSmemRecord {
             Ok(s) => write!(
                 f,
                 "ROW_SMEM=1: {} staged in shared memory ({} bytes: its 16-byte interior by bulk \
-                 copies on an mbarrier, its ends by ordinary loads), read a 16-byte chunk a group; {}",
+                 copies on an mbarrier, its ends by ordinary loads), read a 16-byte chunk a group; {}{}",
                 self.name,
                 s.bytes,
                 if s.store.is_some() {
                     "its last statement's store writes through the buffer"
                 } else {
                     "no store writes through the buffer (none is its block's last statement, element-wise in it)"
+                },
+                if s.in_place {
+                    "; ROW_SMEM=2: its uses are whole-row max, min or sum, so it is masked in place, not realigned"
+                } else {
+                    ""
                 }
             ),
             Err(why) => write!(
@@ -130,12 +139,62 @@ pub fn row_smem_records(
     layouts: &BTreeMap<LocalId, Layout>,
 ) -> BTreeMap<LocalId, RowSmemRecord> {
     let mut out = BTreeMap::new();
-    if Knob::RowSmem.get(&k.point) != Some(1) {
+    let knob = Knob::RowSmem.get(&k.point);
+    if !matches!(knob, Some(1 | 2)) {
         return out;
     }
     let mut path = Vec::new();
     walk(k, target, layouts, &k.body, 0, &mut path, &mut out);
+    if knob == Some(2) {
+        for (l, r) in out.iter_mut() {
+            if let Ok(s) = &mut r.staged {
+                s.in_place = s.store.is_none() && order_free(k, &k.body, *l);
+            }
+        }
+    }
     out
+}
+
+/// Every use of tile local `l` in `stmts` is a whole-row `max`, `min` or `sum` of a value
+/// computed element by element from `l` and uniform scalars, with no column index: the result
+/// does not depend on where each element lies.
+fn order_free(k: &Kernel, stmts: &[Stmt], l: LocalId) -> bool {
+    stmts.iter().all(|s| {
+        stmt_exprs(s).into_iter().all(|e| uses_order_free(k, e, l))
+            && bodies(s).into_iter().all(|b| order_free(k, b, l))
+    })
+}
+
+/// `e` mentions `l` only inside whole-row `max`, `min` or `sum` of position-blind element-wise
+/// values of it.
+fn uses_order_free(k: &Kernel, e: &Expr, l: LocalId) -> bool {
+    if let ExprKind::Reduce {
+        op,
+        axis: None,
+        arg,
+    } = &e.kind
+    {
+        if matches!(op, ReduceOp::Max | ReduceOp::Min | ReduceOp::Sum)
+            && elementwise_in(arg, l)
+            && position_blind(k, arg)
+        {
+            return true;
+        }
+    }
+    match &e.kind {
+        ExprKind::Local(x) => *x != l,
+        _ => children(e).into_iter().all(|c| uses_order_free(k, c, l)),
+    }
+}
+
+/// `e` reads no column index or value that differs between threads (`arange`, the thread's
+/// index, a local that is not uniform).
+fn position_blind(k: &Kernel, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Arange(_) | ExprKind::Ctx(_) => false,
+        ExprKind::Local(x) if !k.locals[*x].uniform => false,
+        _ => children(e).into_iter().all(|c| position_blind(k, c)),
+    }
 }
 
 fn walk(
@@ -159,7 +218,11 @@ fn walk(
                         p.last_mut().expect("this statement's path").1 = last;
                         p
                     });
-                    StagedRow { bytes, store }
+                    StagedRow {
+                        bytes,
+                        store,
+                        in_place: false,
+                    }
                 });
                 out.entry(l).or_insert(RowSmemRecord {
                     local: l,

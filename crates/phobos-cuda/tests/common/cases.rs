@@ -62,6 +62,20 @@ pub fn build(
     seed: u64,
     exact: bool,
 ) -> Result<Case, String> {
+    build_with(label, kernel, source, dims, seed, exact, &|_, _| {})
+}
+
+/// As `build`, each input tensor then given to `inputs` with its parameter's name (to set
+/// chosen values, such as the indices a kernel reads at).
+pub fn build_with(
+    label: String,
+    kernel: Kernel,
+    source: SourceFile,
+    dims: &[(String, i64)],
+    seed: u64,
+    exact: bool,
+    inputs: &dyn Fn(&str, &mut HostTensor),
+) -> Result<Case, String> {
     let shapes = shapes_for(&kernel, dims).map_err(|e| format!("{label}: {e}"))?;
     let outputs = stored_tensors(&kernel);
     let mut read = std::collections::BTreeSet::new();
@@ -81,6 +95,8 @@ pub fn build(
                 };
                 if outputs.contains(&id) && !read.contains(&id) {
                     poison(&mut t);
+                } else {
+                    inputs(&p.name, &mut t);
                 }
                 iargs = iargs.push(t.clone());
                 args.push(Value::Tensor(t));

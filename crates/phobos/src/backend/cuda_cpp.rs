@@ -35,6 +35,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         loops: Vec::new(),
         masks: Vec::new(),
         gemms: Vec::new(),
+        row_smem: Vec::new(),
         schedule: phobos_cuda::Schedule::OneBlockPerTile,
         tma: Vec::new(),
         zero_before_launch: Vec::new(),

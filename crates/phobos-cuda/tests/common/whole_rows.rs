@@ -1,0 +1,241 @@
+//! GPU differential cases of the whole-row forms (`WHOLE=1`, bench/NOTES.md r16) of
+//! examples/cross_entropy.ph and examples/softmax_online.ph: the row one masked tile, packed
+//! (PACK=4) and, at ROW_SMEM=1, staged in shared memory by bulk copies (the online softmax's store
+//! through the same buffer). Rows of every shift (an odd width over 9 rows), aligned rows, rows
+//! shorter than a group of the block; cross-entropy's targets chosen so that the target's logit
+//! lies in the row's unaligned head, in its unaligned tail and in the bulk-copied interior.
+
+use super::cases::{build_with, Case};
+use phobos_ir::HostTensor;
+
+/// Row r's target: its first column (the head: before the row's first 16-byte boundary unless the
+/// row is aligned), its last (the tail: past its last boundary unless the row ends on one), or
+/// one in the middle (the interior), by turns.
+pub fn target_of(r: usize, v: i64) -> f64 {
+    match r % 3 {
+        0 => 0.0,
+        1 => (v - 1) as f64,
+        _ => (v / 2 + 3) as f64,
+    }
+}
+
+/// The targets of `t` (shape [M]) set by `target_of`.
+pub fn set_targets(t: &mut HostTensor, v: i64) {
+    for (r, x) in t.data.iter_mut().enumerate() {
+        *x = target_of(r, v);
+    }
+}
+
+/// (pins, types, M, V) of every case.
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 19] = [
+    // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    // 112 elements a thread.
+    (
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        5,
+        50257,
+    ),
+    // The packed row in registers (PACK=4 alone).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    // Aligned rows (no shift, no head or tail).
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        30001,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        8191,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        1001,
+    ),
+    // Rows shorter than one 16-byte chunk: the head and tail loads alone.
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        5,
+    ),
+    // f16: the staged words are f16 pairs, the max reads them as f32.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        1001,
+    ),
+    (
+        "BLOCK=16384 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=f16",
+        5,
+        9001,
+    ),
+    // ROW_SMEM=2: masked in place, not realigned (every shift at 50257; at 2045 in a 2048 tile
+    // the rows of shift 4 and more reach the chunk past the layout's and are realigned; a row
+    // of exactly the tile; rows shorter than a chunk).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        2045,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        4,
+        2048,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        9,
+        5,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2",
+        "T=f16",
+        9,
+        50257,
+    ),
+    // f32: the whole row in registers (ROW_SMEM is for 2-byte types).
+    ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 32000),
+    ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 50257),
+];
+
+/// (pins, types, M, N) of every online-softmax case.
+pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 11] = [
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        5,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        3,
+        32000,
+    ),
+    (
+        "BLOCK=16384 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        4,
+        16384,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        8191,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        1001,
+    ),
+    (
+        "BLOCK=1024 THREADS=128 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=bf16",
+        9,
+        5,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1",
+        "T=f16",
+        5,
+        1001,
+    ),
+    ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 30001),
+];
+
+/// The whole-row cases of both examples, built offline (interpreter, emitted code).
+pub fn whole_row_cases() -> Vec<Result<Case, String>> {
+    let mut cases = Vec::new();
+    let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
+    let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
+    for (file, width, &(pins, types, m, v)) in points.chain(online) {
+        let src = super::source(&format!("examples/{file}"));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+        let info = &module.kernels[0];
+        let label = format!("{file} {pins} {types} at M={m},{width}={v}");
+        let variant = match info.variant(Some(pins), Some(types), None) {
+            Ok(v) => v,
+            Err(e) => {
+                cases.push(Err(format!("{label}: {e}")));
+                continue;
+            }
+        };
+        let mut k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [("M".to_string(), m), (width.to_string(), v)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        let targets = |name: &str, t: &mut HostTensor| {
+            if name == "Target" {
+                set_targets(t, v);
+            }
+        };
+        cases.push(build_with(label, k, src.clone(), &dims, 6, false, &targets));
+    }
+    cases
+}
