@@ -3,7 +3,7 @@
 // multiprocessors), odd leading dimensions (1000x777x333). The space reaches them four ways:
 //
 // - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
-//   256 wide, one block per tile or persistent (SCHEDULE = 2; in clusters of two sharing B with
+//   256 wide, one block per tile or persistent (SCHEDULE = 2, or 3: each stage's slot back to the producer as soon as its own MMAs complete; in clusters of two sharing B with
 //   CLUSTER = 2). 128x192 makes 264 tiles of 3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
 //   16 tiles of 128x128 in 8 parts read A and B half as often as 64x64 tiles do).
 // - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
@@ -35,8 +35,8 @@
 // 1/SPLIT_K of the tile's columns (no workspace). Element types are bound per problem
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
-@autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 5, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
+@autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
+@autotune(SCHEDULE in [1, 2, 3], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2])
 @autotune(VEC_COPY in {1})
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
@@ -45,17 +45,17 @@
 @where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && (SPLIT_K == 1 || (SCHEDULE == 1 && TILE_N <= 192 && SPLIT_REDUCE == 3))))
 @where((THREADS != 160 && THREADS != 288) || (K % 8 == 0 && N % 8 == 0))
 // The producer warp's ring is deep: 6, 8 or 12 stages of 64x64 (16 KiB each; two blocks a
-// multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); unsplit 128x192 tiles on 288 threads also
-// take 5 (40 KiB each: 200 KiB, the C store staged a third at a time beside it); the other
-// loops keep 3 or 4.
+// multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); the other loops keep 3 or 4. (Five stages
+// of unsplit 128x192 tiles, the C store staged a third at a time beside them, lost 4-5 % to
+// four at 3000x2000x1000, bench/NOTES.md v15; 5 left the list for SCHEDULE = 3, v17.)
 @where(THREADS != 160 || (TILE_M == 64 && TILE_N <= 128 && STAGES >= 6))
 @where(THREADS != 160 || TILE_N == 64 || STAGES <= 8)
-@where(THREADS == 160 || STAGES <= 4 || (STAGES == 5 && THREADS == 288 && TILE_N == 192 && SPLIT_K == 1))
+@where(THREADS == 160 || STAGES <= 4)
 // Clusters of two blocks on neighbouring M tiles share each B stage (each copies half, multicast
 // into both): the deep ring's points, split or not, split 128-row tiles (512x512x4096: 128x128
 // in clusters read B twice instead of four times), and persistent 128-row tiles, the cluster
 // walking the tiles in pairs (3000x2000x1000: 18 % fewer bytes through L2).
-@where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && (SPLIT_K > 1 || SCHEDULE == 2)))
+@where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && (SPLIT_K > 1 || SCHEDULE >= 2)))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)

@@ -18,7 +18,7 @@ pub mod tma;
 
 use crate::Target;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
-pub use cfg::{CopyIssuer, OperandCopy, Pipeline};
+pub use cfg::{CopyIssuer, OperandCopy, Pipeline, Release};
 pub use knobs::Knobs;
 use phobos_ir::DType;
 pub use tma::{TmaOperand, TmaSpec};
@@ -283,6 +283,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         b_k: req.b_k_major,
         producer_warp,
         cluster: 1,
+        release: Release::AfterNext,
     };
     c.stages = match knobs.stages {
         Some(st) => st,
@@ -514,6 +515,20 @@ impl GemmPlan {
                 b.box_dim[1] = c.bk / n;
             }
         }
+        Ok(())
+    }
+
+    /// Hands each stage's slot back as soon as its own MMAs complete (SCHEDULE=3; the kernel's
+    /// plan applies it to the persistent schedule only): the main loop's template changes.
+    pub fn apply_release_own(&mut self) -> Result<(), &'static str> {
+        let Some(c) = self.sm90.as_deref_mut() else {
+            return Err("it needs the wgmma main loop");
+        };
+        if !self.persistent {
+            return Err("it needs the persistent schedule");
+        }
+        c.release = Release::OwnCompletion;
+        self.mainloop = c.cpp();
         Ok(())
     }
 

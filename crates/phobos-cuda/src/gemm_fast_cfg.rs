@@ -71,6 +71,22 @@ pub struct Sm90Cfg {
     pub producer_warp: bool,
     /// Blocks of a thread block cluster sharing B (1: no cluster).
     pub cluster: u32,
+    /// When a consumer warp hands a stage's slot back (the persistent schedule).
+    pub release: Release,
+}
+
+/// When the consumers of the persistent schedule hand a stage's slot back to the producer
+/// (`MainLoop::RELEASE_OWN`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Release {
+    /// Stage t - 1's slot after stage t's MMAs are issued (`wgmma.wait_group 1`): the MMAs
+    /// stay back to back, and one finished slot is held while the consumers wait on a late
+    /// stage (SCHEDULE=2).
+    #[default]
+    AfterNext,
+    /// Each stage's slot as soon as its own MMAs complete (`wgmma.wait_group 0`): every slot
+    /// in flight while the consumers wait (SCHEDULE=3).
+    OwnCompletion,
 }
 
 impl Sm90Cfg {
@@ -122,7 +138,9 @@ impl Sm90Cfg {
             b(self.b_k),
             b(self.producer_warp)
         );
-        if self.cluster > 1 {
+        if self.release == Release::OwnCompletion {
+            s.insert_str(s.len() - 1, &format!(", {}, true", self.cluster));
+        } else if self.cluster > 1 {
             s.insert_str(s.len() - 1, &format!(", {}", self.cluster));
         }
         s

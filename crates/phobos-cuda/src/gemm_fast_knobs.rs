@@ -15,8 +15,9 @@ use phobos_ir::Point;
 /// accessed in 8-byte pairs of columns. On sm90 the kernel's thread count picks the copy
 /// issuer: 128 * warpgroups threads (thread 0 issues) or 128 * warpgroups + 32 (a producer warp).
 /// SCHEDULE: 1 (the default) runs one block per tile; 2 makes each block loop over tiles, the
-/// persistent schedule (sm90 with a producer warp; see `plan`). Two values rather than 0/1:
-/// a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
+/// persistent schedule (sm90 with a producer warp; see `plan`); 3 is 2 with each stage's slot
+/// handed back as soon as its own MMAs complete ([`crate::Release::OwnCompletion`]). Values
+/// from 1 rather than 0/1: a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
 /// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
 /// (sm90; see `plan`). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
 /// bytes (an odd K or N) by shifted 16-byte vectors (`OperandCopy::Shifted`); 0 or absent, by
@@ -71,9 +72,15 @@ impl Knobs {
         self.group_m.unwrap_or(1)
     }
 
-    /// SCHEDULE=2, the persistent schedule, was asked for.
+    /// SCHEDULE=2 or 3, the persistent schedule, was asked for.
     pub fn persistent(&self) -> bool {
-        self.schedule == Some(2)
+        matches!(self.schedule, Some(2 | 3))
+    }
+
+    /// SCHEDULE=3: the persistent schedule's consumers hand each stage back as soon as its own
+    /// MMAs complete.
+    pub fn release_own(&self) -> bool {
+        self.schedule == Some(3)
     }
 
     /// CLUSTER, 1 when absent.
@@ -139,6 +146,11 @@ mod tests {
         assert!(k3.split_workspace() && k3.split_pairs() && !k3.split_cluster());
         let k4 = Knobs::from_point(&point(&[("SPLIT_REDUCE", 4)]));
         assert!(k4.split_cluster() && !k4.split_workspace() && !k4.split_pairs());
+        let s2 = Knobs::from_point(&point(&[("SCHEDULE", 2)]));
+        assert!(s2.persistent() && !s2.release_own());
+        let s3 = Knobs::from_point(&point(&[("SCHEDULE", 3)]));
+        assert!(s3.persistent() && s3.release_own());
+        assert!(!Knobs::from_point(&point(&[("SCHEDULE", 1)])).persistent());
     }
 
     #[test]

@@ -343,6 +343,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         b_k,
         producer_warp: pw,
         cluster: 1,
+        release: Release::AfterNext,
     };
     let s80 = |dt, es, bm, bn, bk, wm, wn, st, a_k, b_k, v| Sm80Cfg {
         dt,

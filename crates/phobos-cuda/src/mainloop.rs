@@ -7,7 +7,7 @@
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
 use crate::gemm_fast::{
-    self, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Strategy,
+    self, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Release, Strategy,
 };
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::gemm_split::SplitRecord;
@@ -62,6 +62,9 @@ pub struct GemmRecord {
     pub pipeline: Option<Pipeline>,
     /// SPLIT_K applied to this loop: the parts, and how their partial tiles combine.
     pub split: Option<SplitRecord>,
+    /// The wgmma loop: when its consumers hand a stage's slot back (SCHEDULE=3:
+    /// [`Release::OwnCompletion`]); `None` on the other loops.
+    pub release: Option<Release>,
 }
 
 /// The FFMA strategy's parameters.
@@ -355,12 +358,14 @@ impl MainLoop {
                 copies: None,
                 pipeline: None,
                 split: None,
+                release: None,
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
                 copies: Some(f.plan.copies),
                 pipeline: Some(f.plan.pipeline),
                 split: None,
+                release: f.plan.sm90.as_ref().map(|c| c.release),
             },
         }
     }

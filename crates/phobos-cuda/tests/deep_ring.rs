@@ -6,7 +6,7 @@ mod common;
 
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy};
 use phobos_cuda::{
-    emit, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, SplitRecord, SplitReduce,
+    emit, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SplitRecord, SplitReduce,
 };
 
 const SMALL: &str = "examples/gemm_small.ph";
@@ -52,6 +52,7 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
                 parts: 4,
                 reduce: SplitReduce::Workspace
             }),
+            release: Some(Release::AfterNext),
         }]
     );
     assert_eq!(e.threads, 160);

@@ -8,7 +8,7 @@ use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
     emit, emit_for_target, Blocker, CopyIssuer, EmitOptions, Emitted, GemmPolicy, GemmRecord,
-    Pipeline, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
+    Pipeline, Release, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -130,7 +130,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
                 tile_k: 64,
                 issuer: CopyIssuer::Thread0
             }),
-            split: None
+            split: None,
+            release: Some(Release::AfterNext)
         }]
     );
     // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
@@ -155,7 +156,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
                 tile_k: 64,
                 issuer: CopyIssuer::AllThreads
             }),
-            split: None
+            split: None,
+            release: None
         }]
     );
     let notes = e.notes.join("\n");
@@ -207,7 +209,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             strategy: None,
             copies: None,
             pipeline: None,
-            split: None
+            split: None,
+            release: None
         }]
     );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
@@ -663,4 +666,68 @@ fn clusters_share_b_through_multicast() {
     );
     let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
     assert_eq!((e.cluster, e.grid_z), (2, 2), "{}", e.notes.join("\n"));
+}
+
+#[test]
+fn schedule_3_releases_each_stage_when_its_own_mmas_complete() {
+    const POINT: &str =
+        "@autotune(TILE_M in [128], TILE_N in [192], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [3], CLUSTER in [2])";
+    let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(
+        (e.persistent, e.cluster, e.gemms[0].release),
+        (true, 2, Some(Release::OwnCompletion)),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert_eq!(e.schedule, Schedule::Persistent);
+    assert!(e.source.contains(
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4, true, false, true, 2, true>::run_persistent("
+    ));
+    assert!(has_note(
+        &e,
+        "SCHEDULE=3: each consumer warpgroup",
+        "wait_group 0"
+    ));
+    // The GEMM's note names the loop the kernel calls.
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.contains("true, false, true, 2, true> (k step 64)")));
+    insta::assert_snapshot!(render(&e));
+
+    // SCHEDULE=2 at the same point: the same code but for the main loop's last template
+    // argument (and the notes).
+    let two = emit_text(
+        &gemm_text(
+            &POINT.replace("SCHEDULE in [3]", "SCHEDULE in [2]"),
+            "@launch(288)",
+        ),
+        "TA=f16,TB=f16,TC=f16",
+    );
+    assert_eq!(two.gemms[0].release, Some(Release::AfterNext));
+    let code = |e: &Emitted| -> Vec<String> {
+        (e.source.lines())
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .map(|l| l.replace(", 2, true>", ", 2>"))
+            .collect()
+    };
+    assert_eq!(code(&e), code(&two));
+    assert!(!two.source.contains(", 2, true>"));
+
+    // Without a cluster the template spells CLUSTER = 1 before it.
+    let one = emit_text(
+        &gemm_text(&POINT.replace(", CLUSTER in [2]", ""), "@launch(288)"),
+        "TA=f16,TB=f16,TC=f16",
+    );
+    assert_eq!(one.gemms[0].release, Some(Release::OwnCompletion));
+    assert!(one
+        .source
+        .contains(", 4, true, false, true, 1, true>::run_persistent("));
+
+    // Where the persistent schedule does not apply (no producer warp), neither does the early
+    // release: one block per tile, the default release.
+    let e = emit_text(&gemm_text(POINT, "@launch(256)"), "TA=f16,TB=f16,TC=f16");
+    assert!(!e.persistent);
+    assert_eq!(e.gemms[0].release, Some(Release::AfterNext));
+    assert!(!e.source.contains(", true>::run"), "{}", e.source);
 }

@@ -63,11 +63,11 @@ fn the_small_space_splits_128_row_tiles_where_they_are_few() {
         );
     }
     // 3000x2000x1000 has 264 tiles of 128x192 or more: no split, and 288-thread clusters only
-    // under the persistent schedule (tests/persistent_192.rs).
+    // under the persistent schedules, SCHEDULE 2 and 3 (tests/persistent_192.rs).
     let p = common::points_where(SMALL, &[("M", 3000), ("N", 2000), ("K", 1000)]);
     assert!(p.iter().all(|p| p.get("THREADS") != Some(288)
         || p.get("CLUSTER") == Some(1)
-        || p.get("SCHEDULE") == Some(2)));
+        || p.get("SCHEDULE") >= Some(2)));
     assert!(split288(p).is_empty());
 }
 

@@ -85,8 +85,13 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///                 (BM + BN / 2) rows a k step. The B box is BN / 2 rows when B is K-major;
 ///                 an N-major B copies every other 64-column slab, or, 64 wide, half of the
 ///                 slab's k rows (a box of BK / 2 rows).
+///   RELEASE_OWN   the persistent schedule only (`run_persistent`): a consumer warpgroup waits
+///                 for its own MMAs of each stage (wgmma.wait_group 0) and hands that stage's
+///                 slot back at once, so a starving block has all STAGES slots in flight; else
+///                 (the default) the slot of stage t - 1 goes back after stage t's MMAs are
+///                 issued (wait_group 1), one slot held while the consumers wait on a late stage.
 template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
-          bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1>
+          bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1, bool RELEASE_OWN = false>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   static constexpr int CONSUMERS = WG_M * WG_N * 128;
@@ -218,8 +223,9 @@ struct MainLoop {
   }
 
   /// A consumer warpgroup's MMAs on the stage at `st`, committed; returns with this stage's
-  /// MMAs still in flight and the previous stage's complete (its slot can be handed back).
-  template <class Acc>
+  /// MMAs still in flight and the previous stage's complete (its slot can be handed back), or,
+  /// PENDING = 0, with this stage's complete too.
+  template <class Acc, int PENDING = 1>
   PH_GEMM_DEV static void mma_stage(Acc& acc, u32 st, int wm, int wn) {
     fence_acc(acc);
     wgmma_fence();
@@ -231,7 +237,7 @@ struct MainLoop {
     }
     wgmma_commit();
     fence_acc(acc);
-    wgmma_wait<1>();
+    wgmma_wait<PENDING>();
     fence_acc(acc);
   }
 
@@ -520,16 +526,24 @@ struct MainLoop {
       const unsigned n = n0 + (unsigned)t;
       const int s = (int)(n % STAGES);
       mbar_wait(full0 + 8 * s, (n / STAGES) & 1);
-      mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
-      // The previous k tile's MMAs are done: hand its slot back.
-      if (t > 0 && lane == 0) release(empty0 + 8 * (int)((n - 1) % STAGES));
+      if (RELEASE_OWN) {
+        // This k tile's MMAs are done: hand its own slot back before waiting for the next.
+        mma_stage<Acc, 0>(acc, base + s * STAGE_BYTES, wm, wn);
+        if (lane == 0) release(empty0 + 8 * s);
+      } else {
+        mma_stage(acc, base + s * STAGE_BYTES, wm, wn);
+        // The previous k tile's MMAs are done: hand its slot back.
+        if (t > 0 && lane == 0) release(empty0 + 8 * (int)((n - 1) % STAGES));
+      }
       __syncwarp();
     }
-    wgmma_wait<0>();
-    fence_acc(acc);
-    // And the last one's, so that the producer can fill it for the next tile.
-    if (lane == 0) release(empty0 + 8 * (int)((n0 + (unsigned)KT - 1) % STAGES));
-    __syncwarp();
+    if (!RELEASE_OWN) {
+      wgmma_wait<0>();
+      fence_acc(acc);
+      // And the last one's, so that the producer can fill it for the next tile.
+      if (lane == 0) release(empty0 + 8 * (int)((n0 + (unsigned)KT - 1) % STAGES));
+      __syncwarp();
+    }
   }
 };
 

@@ -169,15 +169,39 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         }
     };
     let persistent = schedule == Schedule::Persistent;
+    let mut release_note = None;
     if persistent {
         if let Some((_, MainLoop::Fast(f))) = gemms.first_mut() {
             f.plan.persistent = true;
+            if knobs.release_own() {
+                let before = f.plan.mainloop.clone();
+                release_note = Some(match f.plan.apply_release_own() {
+                    Ok(()) => (before, f.plan.mainloop.clone()),
+                    Err(why) => (String::new(), why.to_string()),
+                });
+            }
         }
     }
     let schedule_note = (schedule != Schedule::OneBlockPerTile).then(|| {
         notes.push(schedule.to_string());
         notes.len() - 1
     });
+    if let Some((before, after)) = release_note {
+        if before.is_empty() {
+            notes.push(format!("SCHEDULE=3's early release not applied: {after}"));
+        } else {
+            // The GEMM's note names the main loop it now calls.
+            for note in notes.iter_mut() {
+                *note = note.replace(&before, &after);
+            }
+            notes.push(
+                "SCHEDULE=3: each consumer warpgroup waits for its own MMAs of a stage \
+                 (wgmma.wait_group 0) and hands the stage's slot back at once (RELEASE_OWN), so \
+                 every slot is in flight while the consumers wait"
+                    .to_string(),
+            );
+        }
+    }
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
