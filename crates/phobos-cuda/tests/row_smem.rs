@@ -426,18 +426,9 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
     let jobs: Vec<_> = (emitted.iter())
         .map(|e| (e.source.clone(), common::compile_options(e)))
         .collect();
-    let results = compile_many(&jobs, 2);
-    if let Some(Err(e)) = results.first() {
-        if let CompileErrorKind::NvrtcNotFound(why) = &e.kind {
-            assert!(
-                std::env::var_os("CI").is_none()
-                    && std::env::var_os("PHOBOS_REQUIRE_NVRTC").is_none(),
-                "NVRTC is needed under CI: {why}"
-            );
-            eprintln!("skipped: NVRTC not found ({why}); run eval \"$(scripts/cuda-tools.sh)\"");
-            return;
-        }
-    }
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
     for ((pins, t, _, _), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
         let c = r
             .as_ref()
