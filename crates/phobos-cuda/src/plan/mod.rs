@@ -24,24 +24,27 @@ pub use mma_type::{
 };
 mod overlap;
 mod persist;
+mod pingpong;
 mod producer;
+mod ring;
 mod row_smem;
 mod schedule;
+mod streamed;
 mod tma_store;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
-pub(crate) use overlap::streamed_loads;
-pub use overlap::{
-    KeptA, LoopRecord, NoOverlap, NoPingPong, NoRing, Overlap, PingPong, Ring, PINGPONG_BARRIER,
-};
+pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
 pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
+pub use pingpong::{NoPingPong, PingPong, PINGPONG_BARRIER};
 pub(crate) use producer::{head_tile, producer_scalar_stmt};
 pub use producer::{producer_warp, reg_split, NoProducer, Producer, RegSplit};
+pub use ring::{NoRing, Ring};
 pub(crate) use row_smem::{elementwise_in, filled_parts};
 pub use row_smem::{NoRowSmem, RowSmemRecord, StagedRow};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
+pub(crate) use streamed::streamed_loads;
 use tma_store::plan_tma_store;
 pub use tma_store::TmaStore;
 

@@ -27,88 +27,20 @@
 //! barriers ([`Ring`]), so that the warpgroups need not meet at every iteration.
 
 use super::persist::{persist, NoPersist, Persist, Walk};
+use super::pingpong::{pingpong, NoPingPong, PingPong};
 use super::producer::{producer, NoProducer, Producer};
+use super::ring::{ring, NoRing, Ring};
+use super::streamed::streamed_loads;
 use super::{scaled_dot, MmaInstr};
 use crate::layout::{rc, Layout};
 use crate::visit::{bodies, stmt_exprs};
 use crate::Target;
 use phobos_ir::knobs::Knob;
-use phobos_ir::{DType, Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
+use phobos_ir::{DType, Expr, ExprKind, Kernel, Lit, LocalId, Stmt, StmtKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Buffers of the streamed operands of an overlapped loop (two otherwise).
 pub const OVERLAP_BUFFERS: u32 = 3;
-
-/// The named barriers of the ping-pong ([`PingPong`]): warpgroup `w` waits for its turn on
-/// `PINGPONG_BARRIER + w`. No other code of a kernel with attention loops uses them (block
-/// barriers are 0; the GEMM loops' TMA store, which takes 1 and 2, is never in the same kernel's
-/// loop).
-pub const PINGPONG_BARRIER: u32 = 14;
-
-/// FA3's ping-pong of an overlapped loop's two warpgroups (`PINGPONG=1`): before issuing the
-/// iteration's two products a warpgroup waits (`bar.sync`) on its own named barrier, and after
-/// issuing them it arrives (`bar.arrive`) on the other's; warpgroup 1 arrives once on warpgroup
-/// 0's before the loop (warpgroup 0 goes first), and warpgroup 0 waits once more after it (the
-/// arrival of warpgroup 1's last turn), so both barriers complete as often as they are reached.
-/// Both warpgroups run every iteration (the loop's trip count is the block's: the streamed
-/// copies already meet at block barriers each iteration, and causal attention's bound
-/// `min(N, r + BR)` is the block's), and no block barrier lies between a wait and its arrival.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PingPong {
-    /// Warpgroup 0's barrier; warpgroup 1's is the next.
-    pub barrier: u32,
-}
-
-/// Why an overlapped loop's warpgroups do not take turns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoPingPong {
-    /// The point does not pin `PINGPONG=1`.
-    Knob,
-    /// The block has this many warpgroups, not two.
-    Warpgroups(u32),
-}
-
-impl std::fmt::Display for NoPingPong {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoPingPong::Knob => write!(f, "PINGPONG=0"),
-            NoPingPong::Warpgroups(n) => write!(f, "{n} warpgroup(s), not two"),
-        }
-    }
-}
-
-/// The streamed buffers of an overlapped loop as a ring guarded by mbarriers (`RING=1`) instead
-/// of two block barriers an iteration: buffer `b` has a "full" mbarrier, on which every thread
-/// arrives once its own copies into `b` have landed (`cp.async.mbarrier.arrive.noinc`) and which
-/// every thread waits on before reading `b`, and an "empty" one, on which every thread arrives
-/// once its last product reading `b` has completed (after the deferred product's
-/// `wgmma.wait_group 0`) and which every thread waits on before copying into `b` again. No block
-/// barrier lies in the loop, so the warpgroups of a block drift apart by up to an iteration (each
-/// waits only for the other's copies into the buffer it reads and for the other to be done with
-/// the buffer it overwrites). The copies stay the block's cp.async (every thread its share).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ring {
-    /// Buffers in the ring (`Overlap::buffers`); two mbarriers each.
-    pub stages: u32,
-}
-
-/// Why an overlapped loop keeps block barriers around its streamed buffers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoRing {
-    /// The point does not pin `RING=1`.
-    Knob,
-    /// The loop streams no operand (every dot reads residents).
-    NothingStreamed,
-}
-
-impl std::fmt::Display for NoRing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoRing::Knob => write!(f, "RING=0"),
-            NoRing::NothingStreamed => write!(f, "the loop streams no operand"),
-        }
-    }
-}
 
 /// The plan's decision for one loop with tensor-core dots outside the recognized GEMM loops.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -325,79 +257,6 @@ impl std::fmt::Display for NoOverlap {
             NoOverlap::Knob => write!(f, "OVERLAP=0"),
         }
     }
-}
-
-/// The loads of `body` (the loop over `var`) that the loop streams into shared memory: tile
-/// operands of tensor-core dots in the body itself (or its branches), of a 16-bit tensor the
-/// kernel never writes, whose indices read only `var` and locals the loop does not assign.
-pub(crate) fn streamed_loads<'k>(
-    k: &'k Kernel,
-    target: &Target,
-    var: LocalId,
-    body: &'k [Stmt],
-    assigned: &BTreeSet<LocalId>,
-) -> Vec<&'k Expr> {
-    let mut stored = BTreeSet::new();
-    crate::visit::stored_tensors(&k.body, &mut stored);
-    let invariant = |e: &Expr| {
-        !crate::visit::any_expr(e, &mut |x| match &x.kind {
-            ExprKind::Local(l) => *l != var && assigned.contains(l),
-            ExprKind::Load { .. } | ExprKind::TileGet { .. } | ExprKind::Reduce { .. } => true,
-            _ => false,
-        })
-    };
-    let qualifies = |op: &Expr| match &op.kind {
-        ExprKind::Load { tensor, index, .. } => {
-            !stored.contains(tensor)
-                && crate::ctype::register_bytes(op.ty.dtype()) == 4
-                && matches!(
-                    op.ty.dtype(),
-                    phobos_ir::DType::F16 | phobos_ir::DType::BF16
-                )
-                && index.iter().all(|i| match i {
-                    Index::At(e) => invariant(e),
-                    Index::Span { start, .. } => invariant(start),
-                })
-        }
-        _ => false,
-    };
-    let mut out: Vec<&'k Expr> = Vec::new();
-    fn walk<'k>(stmts: &'k [Stmt], f: &mut dyn FnMut(&'k Expr)) {
-        for s in stmts {
-            for e in stmt_exprs(s) {
-                visit_ref(e, f);
-            }
-            if let StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } = &s.kind
-            {
-                walk(then_body, f);
-                walk(else_body, f);
-            }
-        }
-    }
-    walk(body, &mut |e| {
-        if let ExprKind::Dot { a, b, .. } = &e.kind {
-            if super::dot_mma(k, target, e).is_ok() {
-                for op in [&**a, &**b] {
-                    if qualifies(op) && !out.iter().any(|x| std::ptr::eq(*x, op)) {
-                        out.push(op);
-                    }
-                }
-            }
-        }
-    });
-    out
-}
-
-/// Calls `f` on `e` and every subexpression, with the lifetime of the IR.
-fn visit_ref<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
-    f(e);
-    crate::visit::children(e)
-        .into_iter()
-        .for_each(|c| visit_ref(c, f));
 }
 
 /// The dots of `e` (pre-order).
@@ -639,39 +498,4 @@ fn overlap(
         persist: Err(NoPersist::Knob),
         kept: KeptA::F32,
     })
-}
-
-/// Whether an overlapped loop's streamed buffers form an mbarrier ring: `RING=1` and some
-/// operand streamed.
-fn ring(
-    k: &Kernel,
-    target: &Target,
-    var: LocalId,
-    body: &[Stmt],
-    stages: u32,
-) -> Result<Ring, NoRing> {
-    if Knob::Ring.get(&k.point) != Some(1) {
-        return Err(NoRing::Knob);
-    }
-    let mut assigned = BTreeSet::new();
-    crate::visit::assigned_locals(body, &mut assigned);
-    if assigned.contains(&var) || streamed_loads(k, target, var, body, &assigned).is_empty() {
-        return Err(NoRing::NothingStreamed);
-    }
-    Ok(Ring { stages })
-}
-
-/// Whether an overlapped loop's warpgroups take turns: `PINGPONG=1` and two warpgroups. (Its
-/// dots run on wgmma, so each warp holds 16 whole rows of the accumulators: with two
-/// warpgroups, 64 rows each, and each warpgroup's softmax reads its own rows only.)
-fn pingpong(k: &Kernel) -> Result<PingPong, NoPingPong> {
-    if Knob::PingPong.get(&k.point) != Some(1) {
-        return Err(NoPingPong::Knob);
-    }
-    match k.launch.threads {
-        256 => Ok(PingPong {
-            barrier: PINGPONG_BARRIER,
-        }),
-        t => Err(NoPingPong::Warpgroups(t / 128)),
-    }
 }

@@ -3,8 +3,10 @@
 //! [`head_tile`]), which statements it runs beside the consumers ([`producer_scalar_stmt`]) and
 //! the rank-3 tensor maps it copies through ([`producer_maps`]).
 
-use super::overlap::{streamed_loads, LoopRecord, NoRing, Ring};
+use super::overlap::LoopRecord;
 use super::persist::Persist;
+use super::ring::{NoRing, Ring};
+use super::streamed::streamed_loads;
 use crate::Target;
 use phobos_ir::knobs::Knob;
 use phobos_ir::{Expr, ExprKind, Index, Kernel, Lit, Stmt, StmtKind};

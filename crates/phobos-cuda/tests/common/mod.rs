@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod attention_cases;
 pub mod cases;
 pub mod dot_kernels;
 pub mod fast;

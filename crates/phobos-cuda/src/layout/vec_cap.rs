@@ -1,0 +1,116 @@
+//! How wide a kernel's Blocked vector groups are, from the element types of the tensors its
+//! tiles load and store and what is known of their rows' alignment; and which tensors' rows are
+//! known not to start on 16 bytes (shifted loads, shifted row stores).
+
+/// The widest Blocked vector group of a kernel: 16 bytes of its narrowest tensor that tiles
+/// are loaded from or stored to (4 for 4-byte types, 8 for 2-byte, 16 for 1-byte), and 4 when
+/// no tile touches memory; and, for tensors of 4-byte or wider elements, where the host
+/// specialized the kernel on its problem, no wider than the alignment in elements of those
+/// tensors' rows (the strides of their outer axes).
+/// Rows known to be unaligned take element accesses, and a group of one element a thread
+/// makes each of those coalesced (consecutive lanes, consecutive elements) where a wider group
+/// would space a warp's elements a group apart. Rows of unknown alignment keep the wide group,
+/// whose accesses check alignment at run time. One cap for every tile of the kernel, so that
+/// tiles of one shape share their layout and combine without conversions.
+pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
+    use phobos_ir::{ExprKind, ParamKind, StmtKind};
+    let mut narrowest = 4usize;
+    let mut row_align = 16i64;
+    let mut note = |t: usize| {
+        if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
+            narrowest = narrowest.min(dtype.size_bytes().max(1));
+            row_align = row_align.min(outer_stride_align(k, t, dims.len()));
+        }
+    };
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            if e.ty.is_tile() {
+                note(*tensor);
+            }
+        }
+        false
+    });
+    fn stores(stmts: &[phobos_ir::Stmt], f: &mut dyn FnMut(usize)) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Store { tensor, value, .. } if value.ty.is_tile() => f(*tensor),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => stores(body, f),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    stores(then_body, f);
+                    stores(else_body, f);
+                }
+                _ => {}
+            }
+        }
+    }
+    stores(&k.body, &mut note);
+    let cap = (16 / narrowest as i64).clamp(4, 16);
+    // Element groups for 4-byte and wider types only: one element a lane fills a warp's
+    // 128-byte line. For 2-byte types it moves half a line an instruction, and the wide groups
+    // measured faster (NOTES r6: bf16 cross-entropy at V = 50257, 1.26 against 0.73 TB/s).
+    if narrowest >= 4 {
+        cap.min(row_align)
+    } else {
+        cap
+    }
+}
+
+/// The tensors whose tile loads take shifted 16-byte accesses (`ph::load_tile_shifted`): 2-byte
+/// elements in 8-element groups (`vec_cap` 8), rows known not to start on 16 bytes (an outer
+/// stride with no factor 8). Such a row's groups are not aligned vectors; each reads the two
+/// aligned vectors covering it and shifts its elements out (bench/NOTES.md r8).
+pub fn shifted_tensors(k: &phobos_ir::Kernel, vec_cap: i64) -> std::collections::BTreeSet<usize> {
+    use phobos_ir::{ExprKind, ParamKind};
+    let mut out = std::collections::BTreeSet::new();
+    if vec_cap != 8 {
+        return out;
+    }
+    crate::visit::any_in_stmts(&k.body, &mut |e| {
+        if let ExprKind::Load { tensor, .. } = &e.kind {
+            if let ParamKind::Tensor { dtype, dims, .. } = &k.params[*tensor].kind {
+                if e.ty.is_tile()
+                    && dtype.size_bytes() == 2
+                    && outer_stride_align(k, *tensor, dims.len()) < 8
+                {
+                    out.insert(*tensor);
+                }
+            }
+        }
+        false
+    });
+    out
+}
+
+/// True when `tensor` holds 2-byte elements whose rows are known not to start on 16 bytes
+/// (the tensors whose row tiles `ph::store_row_shifted` stores at `PACK=2`).
+pub fn rows_known_unaligned(k: &phobos_ir::Kernel, tensor: usize) -> bool {
+    match &k.params[tensor].kind {
+        phobos_ir::ParamKind::Tensor { dtype, dims, .. } => {
+            dtype.size_bytes() == 2 && outer_stride_align(k, tensor, dims.len()) < 8
+        }
+        _ => false,
+    }
+}
+
+/// The alignment, in elements, known for every row of a tensor of `rank` axes: the smallest
+/// over its outer axes' strides; 16 for a vector (its one row starts at the base) and where
+/// nothing is known.
+fn outer_stride_align(k: &phobos_ir::Kernel, tensor: usize, rank: usize) -> i64 {
+    let phobos_ir::ParamKind::Tensor { order, .. } = &k.params[tensor].kind else {
+        return 16;
+    };
+    // The contiguous axis is the last for row-major tensors, the first for column-major.
+    let outer = match order {
+        phobos_ir::MemOrder::RowMajor => 0..rank.saturating_sub(1),
+        phobos_ir::MemOrder::ColMajor => 1.min(rank)..rank,
+    };
+    outer
+        .filter_map(|axis| crate::mainloop::stride_align_if_known(k, tensor, axis))
+        .map(i64::from)
+        .min()
+        .unwrap_or(16)
+}
