@@ -21,8 +21,10 @@
 // BR=192 (THREADS=512, PRODUCER=2 only): FA3's hdim-64 tile, three consumer warpgroups of 64 rows
 // beside the producer warpgroup, setmaxnreg giving the consumers 160 registers and the producer 24.
 // 192 rows do not divide N = 4096: the last row block of each head is ragged (masked rows).
+// RAGGED=1 (CAUSAL=1 BR=192): the row blocks aligned to N's end, so that the ragged one is the
+// first (the shortest under causal; clamped to row 0, it overlaps the second) instead of the last.
 @autotune(D in [64], BR in [32, 64, 128, 192], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256, 160, 288, 384, 512},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1}, RAGGED in {0, 1})
 @where(THREADS * MIN_BLOCKS <= 384 || (THREADS == 512 && MIN_BLOCKS == 1))
 @where(THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&
        (THREADS - 32 * PRODUCER * PRODUCER <= 256 || (PRODUCER == 2 && BR == 192)))
@@ -32,6 +34,7 @@
 @where(RING == 1 || PRODUCER == 0)
 @where(PERSIST == 0 || PRODUCER == 2)
 @where(WALK == 0 || PERSIST != 0)
+@where(RAGGED == 0 || (CAUSAL == 1 && BR == 192))
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(N, BR), BH)
 @flops(4 * BH * N * N * D / (1 + CAUSAL))
@@ -47,7 +50,13 @@ kernel flash_attention<T = f16>(
   if CAUSAL == 1 {
     rb = ctx.grid.x - 1 - ctx.block.x
   }
-  let r = rb * BR
+  var r0 = rb * BR
+  // RAGGED=1: the rows past N (cdiv(N, BR) * BR - N of them) come off the first row block, not
+  // the last: under causal the last is the longest (every key tile) and the first the shortest.
+  if RAGGED == 1 {
+    r0 = max(0, r0 - (ctx.grid.x * BR - N))
+  }
+  let r = r0
   let q = Q[bh, r :+ BR, :]
   let rows = r + arange(BR)[:, None]
   // The softmax in base 2, as FlashAttention's: the row max m is kept in units of

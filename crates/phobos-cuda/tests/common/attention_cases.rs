@@ -367,6 +367,44 @@ pub fn form_cases() -> Vec<Case> {
         ],
         70,
     ));
+    // RAGGED=1 (bench/NOTES.md a17): causal BR=192's row blocks aligned to N's end, the first
+    // clamped to row 0 and overlapping the second (at N=577 by 191 rows, at N=1000 by 152, at
+    // N=4096 by 128): the overlapped rows are written twice with the same values. The
+    // persistent ones also run at the capped grid, where the snake's odd rounds run backwards.
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[
+            (
+                "BR=192 BC=128 THREADS=512 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=2 WALK=1 CAUSAL=1 RAGGED=1",
+                &[("BH", 3), ("N", 1000)],
+            ),
+            (
+                "BR=192 BC=128 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 CAUSAL=1 RAGGED=1",
+                &[("BH", 1), ("N", 4096)],
+            ),
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 CAUSAL=1 RAGGED=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+        ],
+        71,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=192 BC=128 THREADS=512 MIN_BLOCKS=1 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=2 WALK=1 CAUSAL=1 RAGGED=1",
+                &[("BH", 2), ("N", 577)],
+            ),
+            (
+                "BR=192 BC=64 THREADS=512 MIN_BLOCKS=1 OVERLAP=2 RING=1 PRODUCER=2 PERSIST=1 CAUSAL=1 RAGGED=1",
+                &[("BH", 3), ("N", 1000)],
+            ),
+        ],
+        72,
+    ));
     out.into_iter()
         .map(|c| c.unwrap_or_else(|e| panic!("{e}")))
         .collect()
