@@ -795,7 +795,11 @@ fn cluster_3_has_rank_0_copy_the_whole_b_box() {
     assert!(three
         .source
         .contains(", 4, true, false, true, 2, true, true>::run_persistent("));
-    assert!(has_note(&three, "SCHEDULE=3 (persistent)", "each block loops"));
+    assert!(has_note(
+        &three,
+        "SCHEDULE=3 (persistent)",
+        "each block loops"
+    ));
     assert!(!three.notes.iter().any(|n| n.starts_with("SCHEDULE=2")));
 
     // A K-major B (dot_t) one block per cluster pair: rank 0's box is all BN rows.
@@ -813,5 +817,7 @@ fn cluster_3_has_rank_0_copy_the_whole_b_box() {
         t.notes.join("\n")
     );
     assert_eq!(t.tma[1].spec.box_dim, [128, 256]);
-    assert!(t.source.contains(", true, true, true, 2, false, true>::run("));
+    assert!(t
+        .source
+        .contains(", true, true, true, 2, false, true>::run("));
 }
