@@ -18,7 +18,7 @@ pub mod tma;
 
 use crate::Target;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
-pub use cfg::{CopyIssuer, OperandCopy, Pipeline, Release};
+pub use cfg::{BIssue, CopyIssuer, OperandCopy, Pipeline, Release};
 pub use knobs::Knobs;
 use phobos_ir::DType;
 pub use tma::{TmaOperand, TmaSpec};
@@ -284,6 +284,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         producer_warp,
         cluster: 1,
         release: Release::AfterNext,
+        b_issue: BIssue::Shares,
     };
     c.stages = match knobs.stages {
         Some(st) => st,
@@ -498,8 +499,9 @@ impl GemmPlan {
     /// Runs the main loop in thread block clusters of `n` blocks along M that share B (the
     /// kernel's plan decides whether the kernel around it allows that): the main loop's
     /// template and B's tensor-map box change; the emitter adds the cluster dimensions and the
-    /// cluster-aware block order.
-    pub fn apply_cluster(&mut self, n: u32) -> Result<(), &'static str> {
+    /// cluster-aware block order. `issue`: which blocks copy B ([`BIssue::Rank0`]: B's box
+    /// stays whole).
+    pub fn apply_cluster(&mut self, n: u32, issue: BIssue) -> Result<(), &'static str> {
         let Some(c) = self.sm90.as_deref_mut() else {
             return Err("it needs the wgmma main loop");
         };
@@ -507,8 +509,9 @@ impl GemmPlan {
             return Err(why);
         }
         c.cluster = n;
+        c.b_issue = issue;
         self.mainloop = c.cpp();
-        if let Some((_, b)) = self.tma.as_mut() {
+        if let Some((_, b)) = self.tma.as_mut().filter(|_| issue == BIssue::Shares) {
             if b.k_major {
                 b.box_dim[1] = c.bn / n;
             } else if c.b_split_rows() {

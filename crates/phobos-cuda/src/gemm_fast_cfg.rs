@@ -73,6 +73,20 @@ pub struct Sm90Cfg {
     pub cluster: u32,
     /// When a consumer warp hands a stage's slot back (the persistent schedule).
     pub release: Release,
+    /// Under a cluster, which blocks copy the shared B (`MainLoop::B_ONE_ISSUER`).
+    pub b_issue: BIssue,
+}
+
+/// Which blocks of a cluster copy its shared B tile (CLUSTER=2 or 3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BIssue {
+    /// Every block copies its share (1/CLUSTER of each stage's B) multicast to all (CLUSTER=2);
+    /// without a cluster, the block copies its whole B.
+    #[default]
+    Shares,
+    /// The cluster's rank 0 copies each stage's whole B box multicast to all, the others none
+    /// of it (CLUSTER=3): whether a multicast box is served from L2 once whatever its size.
+    Rank0,
 }
 
 /// When the consumers of the persistent schedule hand a stage's slot back to the producer
@@ -122,7 +136,10 @@ impl Sm90Cfg {
     /// Under a cluster, an N-major B too narrow to split by 64-column slabs is split by k
     /// rows: each block copies `bk / cluster` rows of every slab (`MainLoop::B_SPLIT_ROWS`).
     pub fn b_split_rows(&self) -> bool {
-        self.cluster > 1 && !self.b_k && (self.bn / (128 / self.elem_bytes)) % self.cluster != 0
+        self.cluster > 1
+            && self.b_issue == BIssue::Shares
+            && !self.b_k
+            && (self.bn / (128 / self.elem_bytes)) % self.cluster != 0
     }
     pub fn cpp(&self) -> String {
         let mut s = format!(
@@ -138,7 +155,13 @@ impl Sm90Cfg {
             b(self.b_k),
             b(self.producer_warp)
         );
-        if self.release == Release::OwnCompletion {
+        if self.b_issue == BIssue::Rank0 {
+            let own = self.release == Release::OwnCompletion;
+            s.insert_str(
+                s.len() - 1,
+                &format!(", {}, {}, true", self.cluster, b(own)),
+            );
+        } else if self.release == Release::OwnCompletion {
             s.insert_str(s.len() - 1, &format!(", {}, true", self.cluster));
         } else if self.cluster > 1 {
             s.insert_str(s.len() - 1, &format!(", {}", self.cluster));

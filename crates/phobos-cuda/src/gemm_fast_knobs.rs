@@ -19,7 +19,8 @@ use phobos_ir::Point;
 /// handed back as soon as its own MMAs complete ([`crate::Release::OwnCompletion`]). Values
 /// from 1 rather than 0/1: a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
 /// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
-/// (sm90; see `plan`). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
+/// (sm90; see `plan`), each block copying half; 3 is 2 with rank 0 copying all of B
+/// ([`crate::BIssue::Rank0`]). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
 /// bytes (an odd K or N) by shifted 16-byte vectors (`OperandCopy::Shifted`); 0 or absent, by
 /// element loads (`OperandCopy::RegisterStaged`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,9 +84,21 @@ impl Knobs {
         self.schedule == Some(3)
     }
 
-    /// CLUSTER, 1 when absent.
+    /// The blocks of a cluster: CLUSTER, 1 when absent, 2 for CLUSTER=3.
     pub fn cluster(&self) -> u32 {
-        self.cluster.unwrap_or(1)
+        match self.cluster {
+            Some(3) => 2,
+            c => c.unwrap_or(1),
+        }
+    }
+
+    /// Which blocks of a cluster copy B: CLUSTER=3, rank 0 all of it.
+    pub fn b_issue(&self) -> crate::BIssue {
+        if self.cluster == Some(3) {
+            crate::BIssue::Rank0
+        } else {
+            crate::BIssue::Shares
+        }
     }
 
     /// SPLIT_K, 1 when absent.
@@ -139,6 +152,9 @@ mod tests {
         assert_eq!(k.tile_n, None);
         assert_eq!(k.cluster(), 2);
         assert_eq!(Knobs::default().cluster(), 1);
+        assert_eq!(k.b_issue(), crate::BIssue::Shares);
+        let k3 = Knobs::from_point(&point(&[("CLUSTER", 3)]));
+        assert_eq!((k3.cluster(), k3.b_issue()), (2, crate::BIssue::Rank0));
         assert!(!k.split_workspace());
         assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());
         assert!(!Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_pairs());

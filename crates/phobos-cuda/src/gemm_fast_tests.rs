@@ -344,6 +344,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         producer_warp: pw,
         cluster: 1,
         release: Release::AfterNext,
+        b_issue: BIssue::Shares,
     };
     let s80 = |dt, es, bm, bn, bk, wm, wn, st, a_k, b_k, v| Sm80Cfg {
         dt,

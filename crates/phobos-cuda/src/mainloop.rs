@@ -7,7 +7,8 @@
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
 use crate::gemm_fast::{
-    self, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Release, Strategy,
+    self, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Release,
+    Strategy,
 };
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::gemm_split::SplitRecord;
@@ -65,6 +66,9 @@ pub struct GemmRecord {
     /// The wgmma loop: when its consumers hand a stage's slot back (SCHEDULE=3:
     /// [`Release::OwnCompletion`]); `None` on the other loops.
     pub release: Option<Release>,
+    /// The wgmma loop: which blocks of a cluster copy B (CLUSTER=3: [`BIssue::Rank0`]); `None`
+    /// on the other loops.
+    pub b_issue: Option<BIssue>,
 }
 
 /// The FFMA strategy's parameters.
@@ -359,6 +363,7 @@ impl MainLoop {
                 pipeline: None,
                 split: None,
                 release: None,
+                b_issue: None,
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
@@ -366,6 +371,7 @@ impl MainLoop {
                 pipeline: Some(f.plan.pipeline),
                 split: None,
                 release: f.plan.sm90.as_ref().map(|c| c.release),
+                b_issue: f.plan.sm90.as_ref().map(|c| c.b_issue),
             },
         }
     }

@@ -46,6 +46,8 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm90 f16 128x192x64 s5 persistent CLUSTER=2", plain(&at(128, 192, 64, 5, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 5, true, false, true, 2>::run_persistent("),
         ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 (each stage released on its own MMAs)", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 1, true>::run_persistent("),
         ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 CLUSTER=2", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3], CLUSTER in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, true>::run_persistent("),
+        ("sm90 f16 128x192x64 s4 persistent CLUSTER=3 (rank 0 copies B)", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [3]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, false, true>::run_persistent("),
+        ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 CLUSTER=3", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3], CLUSTER in [3]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, true, true>::run_persistent("),
         ("ffma f32 128x128x8", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8"),
         ("ffma f32 128x128x16 SPLIT_K=2 GROUP_M=4", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [16], GROUP_M in [4], SPLIT_K in [2])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 16"),
     ];

@@ -6,7 +6,8 @@ mod common;
 
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy};
 use phobos_cuda::{
-    emit, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SplitRecord, SplitReduce,
+    emit, BIssue, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SplitRecord,
+    SplitReduce,
 };
 
 const SMALL: &str = "examples/gemm_small.ph";
@@ -53,6 +54,7 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
                 reduce: SplitReduce::Workspace
             }),
             release: Some(Release::AfterNext),
+            b_issue: Some(BIssue::Shares),
         }]
     );
     assert_eq!(e.threads, 160);

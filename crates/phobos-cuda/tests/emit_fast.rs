@@ -7,8 +7,8 @@ mod common;
 use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
-    emit, emit_for_target, Blocker, CopyIssuer, EmitOptions, Emitted, GemmPolicy, GemmRecord,
-    Pipeline, Release, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
+    emit, emit_for_target, BIssue, Blocker, CopyIssuer, EmitOptions, Emitted, GemmPolicy,
+    GemmRecord, Pipeline, Release, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -131,7 +131,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
                 issuer: CopyIssuer::Thread0
             }),
             split: None,
-            release: Some(Release::AfterNext)
+            release: Some(Release::AfterNext),
+            b_issue: Some(BIssue::Shares)
         }]
     );
     // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
@@ -157,7 +158,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
                 issuer: CopyIssuer::AllThreads
             }),
             split: None,
-            release: None
+            release: None,
+            b_issue: None
         }]
     );
     let notes = e.notes.join("\n");
@@ -210,7 +212,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             copies: None,
             pipeline: None,
             split: None,
-            release: None
+            release: None,
+            b_issue: None
         }]
     );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
@@ -730,4 +733,91 @@ fn schedule_3_releases_each_stage_when_its_own_mmas_complete() {
     assert!(!e.persistent);
     assert_eq!(e.gemms[0].release, Some(Release::AfterNext));
     assert!(!e.source.contains(", true>::run"), "{}", e.source);
+}
+
+#[test]
+fn cluster_3_has_rank_0_copy_the_whole_b_box() {
+    const POINT: &str =
+        "@autotune(TILE_M in [128], TILE_N in [192], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [2], CLUSTER in [3])";
+    let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
+    assert_eq!(
+        (e.persistent, e.cluster, e.gemms[0].b_issue),
+        (true, 2, Some(BIssue::Rank0)),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(e.source.contains(
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4, true, false, true, 2, false, true>::run_persistent("
+    ));
+    assert!(e.source.contains("__cluster_dims__(2, 1, 1)"));
+    // B's box is whole (64 k rows of each 64-column slab), as without a cluster.
+    assert_eq!(e.tma[1].spec.box_dim, [64, 64]);
+    assert!(has_note(
+        &e,
+        "CLUSTER=3: thread block clusters of 2 blocks",
+        "rank 0 copies all of it"
+    ));
+    insta::assert_snapshot!(render(&e));
+
+    // CLUSTER=2 at the same point: each block copies half of the slabs' k rows; the same code
+    // but for the main loop's template tail (and the notes).
+    let two = emit_text(
+        &gemm_text(
+            &POINT.replace("CLUSTER in [3]", "CLUSTER in [2]"),
+            "@launch(288)",
+        ),
+        "TA=f16,TB=f16,TC=f16",
+    );
+    assert_eq!(two.gemms[0].b_issue, Some(BIssue::Shares));
+    assert_eq!(two.tma[1].spec.box_dim, [64, 32]);
+    assert!(!two.source.contains(", 2, false, true>"));
+    let code = |e: &Emitted| -> Vec<String> {
+        (e.source.lines())
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .map(|l| l.replace(", 2, false, true>", ", 2>"))
+            .collect()
+    };
+    assert_eq!(code(&e), code(&two));
+
+    // Under SCHEDULE=3 the template spells RELEASE_OWN before it, and the schedule's note
+    // names the value chosen.
+    let three = emit_text(
+        &gemm_text(
+            &POINT.replace("SCHEDULE in [2]", "SCHEDULE in [3]"),
+            "@launch(288)",
+        ),
+        "TA=f16,TB=f16,TC=f16",
+    );
+    assert_eq!(
+        (three.gemms[0].release, three.gemms[0].b_issue),
+        (Some(Release::OwnCompletion), Some(BIssue::Rank0))
+    );
+    assert!(three
+        .source
+        .contains(", 4, true, false, true, 2, true, true>::run_persistent("));
+    assert!(has_note(
+        &three,
+        "SCHEDULE=3 (persistent)",
+        "each block loops"
+    ));
+    assert!(!three.notes.iter().any(|n| n.starts_with("SCHEDULE=2")));
+
+    // A K-major B (dot_t) one block per cluster pair: rank 0's box is all BN rows.
+    let t = emit_text(
+        &common::fast::gemm_t_text(
+            "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [128], STAGES in [4], CLUSTER in [3])",
+        )
+        .replace("@launch(256)", "@launch(288)"),
+        "TA=f8e4m3,TB=f8e4m3,TC=f32",
+    );
+    assert_eq!(
+        (t.cluster, t.gemms[0].b_issue),
+        (2, Some(BIssue::Rank0)),
+        "{}",
+        t.notes.join("\n")
+    );
+    assert_eq!(t.tma[1].spec.box_dim, [128, 256]);
+    assert!(t
+        .source
+        .contains(", true, true, true, 2, false, true>::run("));
 }

@@ -111,7 +111,9 @@ impl Knob {
                 "SPLIT_K parts: 1, added into an f32 C; 2, an f32 workspace; 3, in pairs; 4, a cluster"
             }
             Knob::Schedule => "1: one block per tile; 2: persistent blocks; 3: persistent, each stage released as soon as its own MMAs complete",
-            Knob::Cluster => "1, or 2: thread block clusters of two sharing B",
+            Knob::Cluster => {
+                "1, 2: thread block clusters of two sharing B, or 3: the same, one block copying B"
+            }
             Knob::Overlap => {
                 "0: a loop's wgmma dots wait at once; 1: overlapped; 2: overlapped, the wait fenced"
             }

@@ -90,8 +90,12 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///                 slot back at once, so a starving block has all STAGES slots in flight; else
 ///                 (the default) the slot of stage t - 1 goes back after stage t's MMAs are
 ///                 issued (wait_group 1), one slot held while the consumers wait on a late stage.
+///   B_ONE_ISSUER  under CLUSTER: rank 0's producer copies the whole B box of every stage,
+///                 multicast to all blocks, and the others copy none of B (each still copies
+///                 its own A and expects the whole stage); the B box is CLUSTER=1's.
 template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
-          bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1, bool RELEASE_OWN = false>
+          bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1, bool RELEASE_OWN = false,
+          bool B_ONE_ISSUER = false>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   static constexpr int CONSUMERS = WG_M * WG_N * 128;
@@ -129,11 +133,14 @@ struct MainLoop {
   // holding back its own warpgroup's MMAs (0.64x the speed on an H200): clusters take the
   // producer warp.
   static_assert(CLUSTER == 1 || PRODUCER_WARP, "CLUSTER needs the producer warp");
-  static_assert(!B_KMAJOR || (BN / CLUSTER) % 8 == 0,
+  static_assert(!B_ONE_ISSUER || CLUSTER > 1, "B_ONE_ISSUER needs a cluster");
+  /// Blocks B is split among: 1 when one block issues it whole.
+  static constexpr int B_PARTS = B_ONE_ISSUER ? 1 : CLUSTER;
+  static_assert(!B_KMAJOR || (BN / B_PARTS) % 8 == 0,
                 "a K-major B box of BN / CLUSTER rows is whole 8-row swizzle atoms");
   /// An N-major B whose 64-column slabs do not split evenly among the cluster's blocks (a
   /// 64-wide tile): each block copies BK / CLUSTER of every slab's k rows instead.
-  static constexpr bool B_SPLIT_ROWS = CLUSTER > 1 && !B_KMAJOR && (BN / KB) % CLUSTER != 0;
+  static constexpr bool B_SPLIT_ROWS = B_PARTS > 1 && !B_KMAJOR && (BN / KB) % CLUSTER != 0;
   static_assert(!B_SPLIT_ROWS || (BK / CLUSTER) % 8 == 0,
                 "the N-major B slabs split evenly among the cluster's blocks, or their k rows "
                 "into whole 8-row swizzle atoms");
@@ -142,7 +149,7 @@ struct MainLoop {
   static constexpr int A_BOX0 = KB;
   static constexpr int A_BOX1 = A_KMAJOR ? BM : BK;
   static constexpr int B_BOX0 = KB;
-  static constexpr int B_BOX1 = B_KMAJOR ? BN / CLUSTER : B_SPLIT_ROWS ? BK / CLUSTER : BK;
+  static constexpr int B_BOX1 = B_KMAJOR ? BN / B_PARTS : B_SPLIT_ROWS ? BK / CLUSTER : BK;
 
   PH_GEMM_DEV static void produce(u32 stage, u32 bar, const void* tmA, const void* tmB, int m0,
                                   int n0, int k) {
@@ -159,7 +166,19 @@ struct MainLoop {
       // This block's share of B, into the same offsets of every block of the cluster.
       const int rank = (int)cluster_rank();
       const unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
-      if (B_KMAJOR) {
+      if (B_ONE_ISSUER) {
+        if (rank == 0) {
+          if (B_KMAJOR) {
+#pragma unroll
+            for (int s = 0; s < BK / KB; ++s)
+              tma_load_2d_multicast(sb + s * (BN * 128), tmB, k + s * KB, n0, bar, all);
+          } else {
+#pragma unroll
+            for (int s = 0; s < BN / KB; ++s)
+              tma_load_2d_multicast(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar, all);
+          }
+        }
+      } else if (B_KMAJOR) {
         constexpr int ROWS = BN / CLUSTER;
 #pragma unroll
         for (int s = 0; s < BK / KB; ++s)

@@ -1,7 +1,7 @@
 //! The tile IR with layouts: a layout for every tile local, the strategy of every recognized
 //! GEMM loop, and where each local is declared. Kept in side tables over the IR.
 
-use crate::gemm_fast::{Knobs, Strategy};
+use crate::gemm_fast::{BIssue, Knobs, Strategy};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, split_cluster_blocker, SplitK, SplitReduce};
 use crate::launch::TmaParam;
@@ -186,7 +186,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         }
     }
     let schedule_note = (schedule != Schedule::OneBlockPerTile).then(|| {
-        notes.push(schedule.to_string());
+        notes.push(schedule.note(knobs.schedule.unwrap_or(2)));
         notes.len() - 1
     });
     if let Some((before, after)) = release_note {
@@ -208,11 +208,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     let mut cluster = 1;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
+        // The knob's value: 3 is clusters of two with one block copying B.
+        let kv = knobs.cluster.unwrap_or(n);
         let why = cluster_blocker(k, &gemms).or_else(|| {
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
-                    let why = f.plan.apply_cluster(n).err();
+                    let why = f.plan.apply_cluster(n, knobs.b_issue()).err();
                     // The GEMM's note names the main loop it now calls.
                     for note in notes.iter_mut() {
                         *note = note.replace(&before, &f.plan.mainloop);
@@ -225,11 +227,15 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         match why {
             None => {
                 cluster = n;
+                let share = match knobs.b_issue() {
+                    BIssue::Shares => format!("every block copies 1/{n} of it"),
+                    BIssue::Rank0 => "rank 0 copies all of it".to_string(),
+                };
                 notes.push(format!(
-                    "CLUSTER={n}: thread block clusters of {n} blocks on neighbouring M tiles \
+                    "CLUSTER={kv}: thread block clusters of {n} blocks on neighbouring M tiles \
                      (__cluster_dims__({n}, 1, 1), the grid's x rounded up to whole clusters; \
-                     ph::gemm::cluster_swizzle_block{}) share each B stage: every block copies \
-                     1/{n} of it, multicast to all",
+                     ph::gemm::cluster_swizzle_block{}) share each B stage: {share}, multicast \
+                     to all",
                     if persistent {
                         ", the persistent tile loop stepping in whole clusters"
                     } else {
@@ -238,7 +244,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                 ));
             }
             Some(why) => notes.push(format!(
-                "CLUSTER={n} not applied (one block per cluster): {why}"
+                "CLUSTER={kv} not applied (one block per cluster): {why}"
             )),
         }
     }

@@ -50,6 +50,15 @@ impl std::fmt::Display for Schedule {
     }
 }
 
+impl Schedule {
+    /// The note of the decision under the declared `SCHEDULE` value (2 or 3, 3 being 2 with
+    /// the early release): the value as the point spells it.
+    pub fn note(&self, knob: u32) -> String {
+        self.to_string()
+            .replacen("SCHEDULE=2", &format!("SCHEDULE={knob}"), 1)
+    }
+}
+
 /// Why the kernel cannot loop over its tiles, or `None`: it needs exactly one recognized GEMM,
 /// on the wgmma main loop with a producer warp, a grid without a z axis, and no SPLIT_K. (The
 /// emitter adds the last condition: no block barrier in the code around the main loop.)
