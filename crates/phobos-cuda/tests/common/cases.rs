@@ -771,28 +771,14 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "M=9,V=5003",
         ),
     ] {
-        let label = format!("{file} {pins} T=bf16 at {dims}");
-        let src = super::source(&format!("examples/{file}"));
-        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-        let info = &module.kernels[0];
-        let variant = match info.variant(Some(pins), Some("T=bf16"), None) {
-            Ok(v) => v,
-            Err(e) => {
-                cases.push(Err(format!("{label}: {e}")));
-                continue;
-            }
-        };
-        let mut k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims: Vec<(String, i64)> = dims
+        let dims: Vec<(&str, i64)> = dims
             .split(',')
             .map(|kv| {
                 let (n, v) = kv.split_once('=').expect("NAME=VALUE");
-                (n.to_string(), v.parse().expect("a number"))
+                (n, v.parse().expect("a number"))
             })
             .collect();
-        phobos_cuda::specialize_alignment(&mut k, &dims);
-        cases.push(build(label, k, src.clone(), &dims, 6, false));
+        cases.push(example_case(file, pins, Some("T=bf16"), &dims));
     }
     // The transpose with two tiles in flight (bench/NOTES.md r17): the last block's tiles past
     // M (ragged M; 2 and 4 tiles a block), odd N, a block of one tile's rows past M entirely.
@@ -847,22 +833,12 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             ("N", 1001),
         ),
     ] {
-        let label = format!("{file} {pins} T=f32 at M={m},{dim}={v}");
-        let src = super::source(&format!("examples/{file}"));
-        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-        let info = &module.kernels[0];
-        let variant = match info.variant(Some(pins), Some("T=f32"), None) {
-            Ok(v) => v,
-            Err(e) => {
-                cases.push(Err(format!("{label}: {e}")));
-                continue;
-            }
-        };
-        let mut k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims = [("M".to_string(), m), (dim.to_string(), v)];
-        phobos_cuda::specialize_alignment(&mut k, &dims);
-        cases.push(build(label, k, src.clone(), &dims, 6, false));
+        cases.push(example_case(
+            file,
+            pins,
+            Some("T=f32"),
+            &[("M", m), (dim, v)],
+        ));
     }
     // PACK=3's column masks and PACK=4's body in f32 (the knob's packing is for 2-byte types
     // only; PACK=4's mask at the load and its lane-combined reductions are not).
@@ -875,44 +851,24 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ("BLOCK=8192 THREADS=1024 PACK=4", 9, 3001),
         ("BLOCK=8192 THREADS=256 PACK=4", 9, 1000),
     ] {
-        let label = format!("softmax_row.ph {pins} T=f32 at M={m},N={n}");
-        let src = super::source("examples/softmax_row.ph");
-        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-        let info = &module.kernels[0];
-        let variant = match info.variant(Some(pins), Some("T=f32"), None) {
-            Ok(v) => v,
-            Err(e) => {
-                cases.push(Err(format!("{label}: {e}")));
-                continue;
-            }
-        };
-        let mut k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims = [("M".to_string(), m), ("N".to_string(), n)];
-        phobos_cuda::specialize_alignment(&mut k, &dims);
-        cases.push(build(label, k, src.clone(), &dims, 6, false));
+        cases.push(example_case(
+            "softmax_row.ph",
+            pins,
+            Some("T=f32"),
+            &[("M", m), ("N", n)],
+        ));
     }
     // ROW_SMEM=1 in f16 (the staged row's words are f16 pairs; the max reads them as f32).
     for (pins, m, n) in [
         ("BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1", 9, 50257),
         ("BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1", 5, 1001),
     ] {
-        let label = format!("softmax_row.ph {pins} T=f16 at M={m},N={n}");
-        let src = super::source("examples/softmax_row.ph");
-        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-        let info = &module.kernels[0];
-        let variant = match info.variant(Some(pins), Some("T=f16"), None) {
-            Ok(v) => v,
-            Err(e) => {
-                cases.push(Err(format!("{label}: {e}")));
-                continue;
-            }
-        };
-        let mut k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims = [("M".to_string(), m), ("N".to_string(), n)];
-        phobos_cuda::specialize_alignment(&mut k, &dims);
-        cases.push(build(label, k, src.clone(), &dims, 6, false));
+        cases.push(example_case(
+            "softmax_row.ph",
+            pins,
+            Some("T=f16"),
+            &[("M", m), ("N", n)],
+        ));
     }
     cases
 }
