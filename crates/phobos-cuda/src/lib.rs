@@ -37,10 +37,11 @@ pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    reg_split, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord, MmaInstr, MmaType,
-    NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem, NoRowsAhead, NoWgmma, Overlap,
-    Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow,
-    TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    reg_split, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord,
+    MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem,
+    NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer, QByProducer, RegSplit, Ring,
+    RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand, WgmmaForm,
+    PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -396,7 +396,11 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
         }
         // ROWS_AHEAD=1 applies to every such case: persistent, the next row issued ahead.
         let ahead = c.label.contains("ROWS_AHEAD=1");
-        assert!(!row || ahead, "softmax_row.ph's cases are ROWS_AHEAD=1: {}", c.label);
+        assert!(
+            !row || ahead,
+            "softmax_row.ph's cases are ROWS_AHEAD=1: {}",
+            c.label
+        );
         assert_eq!(
             (c.emitted.rows_ahead.as_ref()).is_some_and(|r| r.ahead.is_ok()),
             ahead,

@@ -69,7 +69,9 @@ fn rows_ahead_stages_two_buffers_in_persistent_blocks() {
     assert!(issue < target);
     assert!(!e.source.contains("load_row_smem_fill"), "{}", e.source);
     assert!(
-        e.notes.iter().any(|n| n.starts_with("ROWS_AHEAD=1: persistent blocks")),
+        e.notes
+            .iter()
+            .any(|n| n.starts_with("ROWS_AHEAD=1: persistent blocks")),
         "{:?}",
         e.notes
     );
@@ -88,7 +90,9 @@ fn rows_ahead_stages_two_buffers_in_persistent_blocks() {
         assert!(ahead(&e).is_ok(), "{file}: {:?}", e.notes);
         assert!(e.persistent);
         assert!(e.source.contains("ph::store_row_smem("), "{file}");
-        assert!(e.source.contains("ph::load_row_smem_ahead<Blk1x57344, ph::EVICT_NORMAL>("));
+        assert!(e
+            .source
+            .contains("ph::load_row_smem_ahead<Blk1x57344, ph::EVICT_NORMAL>("));
     }
 }
 
@@ -193,15 +197,23 @@ fn rows_ahead_records_why_not() {
         let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{body}: {d:?}"));
         let info = &module.kernels[0];
         let pins = format!("{smem} ROWS_AHEAD=1");
-        let variant = info.variant(Some(&pins), Some("T=bf16"), None).expect(&body);
+        let variant = info
+            .variant(Some(&pins), Some("T=bf16"), None)
+            .expect(&body);
         let k = phobos_check::instantiate(&module, info, &variant).expect(&body);
         let e = emit(&k, &EmitOptions { source: Some(src) }).expect(&body);
         let got = ahead(&e);
         assert_eq!(got.map(|_| ()), want, "{body}");
         assert_eq!(e.persistent, want.is_ok(), "{body}");
-        let note = (e.notes.iter()).find(|n| n.starts_with("ROWS_AHEAD=1")).expect("a note");
+        let note = (e.notes.iter())
+            .find(|n| n.starts_with("ROWS_AHEAD=1"))
+            .expect("a note");
         assert_eq!(note.contains("not applied"), want.is_err(), "{note}");
-        assert_eq!(e.source.contains("ph::load_row_smem_ahead"), want.is_ok(), "{body}");
+        assert_eq!(
+            e.source.contains("ph::load_row_smem_ahead"),
+            want.is_ok(),
+            "{body}"
+        );
     }
 }
 

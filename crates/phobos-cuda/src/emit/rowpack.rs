@@ -265,7 +265,11 @@ impl Emitter<'_> {
         }
         let at = self.resident_smem.div_ceil(16) * 16;
         // ROWS_AHEAD: two buffers, the next logical block's row in the other.
-        let buffers = if self.rows_ahead.is_some_and(|a| a.local == l) { 2 } else { 1 };
+        let buffers = if self.rows_ahead.is_some_and(|a| a.local == l) {
+            2
+        } else {
+            1
+        };
         self.resident_smem = at + buffers * staged.bytes;
         self.staged_rows.insert(l, at);
         self.headers.insert(crate::ROWSMEM_HEADER);

@@ -21,9 +21,13 @@ impl Emitter<'_> {
     /// The body, a logical block at a time, with the staged row `a` read a row ahead.
     pub(super) fn rows_ahead_body(&mut self, a: crate::plan::AheadRow) -> Result<()> {
         let k = self.k;
-        let at = self.staged_row(a.local).expect("a row read ahead is staged");
+        let at = self
+            .staged_row(a.local)
+            .expect("a row read ahead is staged");
         let (tensor, index, alias) = self.staged_load(a.local);
-        self.line(format!("ph::smem_row_ahead_init<{alias}>(ph_resident + {at});"));
+        self.line(format!(
+            "ph::smem_row_ahead_init<{alias}>(ph_resident + {at});"
+        ));
         self.line("{  // the first logical block's row, before the loop");
         self.indent += 1;
         self.line(format!("const int {NBX} = (int)blockIdx.x % {GX};"));

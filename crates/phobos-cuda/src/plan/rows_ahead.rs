@@ -188,10 +188,9 @@ pub(crate) fn block_index(k: &Kernel, index: &[Index]) -> Option<Vec<Index>> {
         .iter()
         .map(|i| match i {
             Index::At(e) => block_expr(k, e).map(Index::At),
-            Index::Span { start, len } => block_expr(k, start).map(|start| Index::Span {
-                start,
-                len: *len,
-            }),
+            Index::Span { start, len } => {
+                block_expr(k, start).map(|start| Index::Span { start, len: *len })
+            }
         })
         .collect()
 }
@@ -244,8 +243,5 @@ fn block_expr(k: &Kernel, e: &Expr) -> Option<Expr> {
         ),
         _ => return None,
     };
-    Some(Expr {
-        kind,
-        ..e.clone()
-    })
+    Some(Expr { kind, ..e.clone() })
 }
