@@ -131,6 +131,10 @@ fn cross_entropy_rows_ahead_snapshot() {
     insta::assert_snapshot!(e.source.split_once('\n').unwrap().1);
 }
 
+/// A small kernel's body, its row's width and threads, its ROW_SMEM pin, and the record's
+/// outcome.
+type Why = (String, i64, u32, &'static str, Result<(), NoRowsAhead>);
+
 /// Small kernels, each one reason the row is not read ahead (typed), or applied.
 #[test]
 fn rows_ahead_records_why_not() {
@@ -146,7 +150,7 @@ fn rows_ahead_records_why_not() {
     };
     let row = "where(arange(W) < N, X[r, 0 :+ W], 0.0)";
     let tail = "  let a = sum(f32(x))\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n";
-    let cases: Vec<(String, i64, u32, &str, Result<(), NoRowsAhead>)> = vec![
+    let cases: Vec<Why> = vec![
         (format!("  let x = {row}\n{tail}"), 4096, 256, "ROW_SMEM=1", Ok(())),
         // The row index computed from the block index and a dimension: substituted.
         (
