@@ -68,13 +68,9 @@ fn rows_ahead_stages_two_buffers_in_persistent_blocks() {
     let target = e.source.find("ph::load1<true>(Target").expect("the target");
     assert!(issue < target);
     assert!(!e.source.contains("load_row_smem_fill"), "{}", e.source);
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.starts_with("ROWS_AHEAD=1: persistent blocks")),
-        "{:?}",
-        e.notes
-    );
+    // The record is rendered among the notes.
+    let record = e.rows_ahead.as_ref().expect("a record").to_string();
+    assert!(e.notes.contains(&record), "{:?}", e.notes);
     // The online softmax and softmax_row: the store through the buffer stays.
     for (file, pins) in [
         (
@@ -209,10 +205,8 @@ fn rows_ahead_records_why_not() {
         let got = ahead(&e);
         assert_eq!(got.map(|_| ()), want, "{body}");
         assert_eq!(e.persistent, want.is_ok(), "{body}");
-        let note = (e.notes.iter())
-            .find(|n| n.starts_with("ROWS_AHEAD=1"))
-            .expect("a note");
-        assert_eq!(note.contains("not applied"), want.is_err(), "{note}");
+        let record = e.rows_ahead.as_ref().expect("a record").to_string();
+        assert!(e.notes.contains(&record), "{body}");
         assert_eq!(
             e.source.contains("ph::load_row_smem_ahead"),
             want.is_ok(),
