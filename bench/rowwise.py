@@ -501,6 +501,12 @@ def main():
                 ptx, kname, params, threads, smem = emit(c, pins, log)
                 fn = drv.load(ptx, kname, smem)
                 grid = grid_of(c, pins, dims)
+                if "ph_gx" in params:
+                    # ROWS_AHEAD=1 (bench/NOTES.md r18): the logical grid as two parameters, the
+                    # launch's blocks clamped to those resident at once (as phobos-gpu's
+                    # `launch_prepared` and bench/attention.py's PERSIST do).
+                    tensors["ph_gx"], tensors["ph_gy"] = grid[0], grid[1]
+                    grid = (min(grid[0] * grid[1], drv.resident_blocks(fn, threads, smem)), 1, 1)
                 args = [tensors[p] for p in params]
                 launch = lambda: drv.launch(fn, grid, threads, smem, args)
                 for o in outs():

@@ -22,14 +22,18 @@
 // do not care where an element lies): each thread masks its own chunks in place. The target's
 // logit is loaded first, under the row's copy. ROW_SMEM for 2-byte T only (an f32 row of 50257
 // is 201 KB; f32's whole row stays in registers, which hold one of 32000 at 1024 threads); the
-// chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0.
-@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2})
+// chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0. At ROWS_AHEAD=1 (a knob, with ROW_SMEM,
+// bench/NOTES.md r18) the blocks are persistent, each looping over the rows `ctx.block.x`,
+// `+ gridDim.x`, .., the row in two buffers: the next row's copy is in flight while this one is
+// computed (one block a multiprocessor at BLOCK=57344).
+@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1})
 @where(WHOLE == 1 || BLOCK <= 8192 && THREADS <= 512 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
 @where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)))
 @where(WHOLE == 0 || V <= BLOCK)
+@where(ROWS_AHEAD == 0 || WHOLE == 1 && ROW_SMEM >= 1)
 @launch(THREADS)
 @bytes(sizeof(T) * M * V + 8 * M)
 kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {

@@ -22,11 +22,15 @@
 // in flight at once), each pass reading it a 16-byte chunk a group, the store written through
 // the same buffer; the freed registers let two blocks share a multiprocessor (a bf16 row of
 // 57344 takes 112 KB), one's load overlapping the other's arithmetic and store. Without the row
-// in registers, a thread may hold up to 128 of its elements.
-@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1})
+// in registers, a thread may hold up to 128 of its elements. ROWS_AHEAD (a knob, with ROW_SMEM=1;
+// bench/NOTES.md r18): 1 makes the blocks persistent, each looping over the rows `ctx.block.x`,
+// `+ gridDim.x`, .., the row in two buffers: the next row's copy in flight while this one is
+// computed and stored (one block a multiprocessor at BLOCK=57344).
+@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1})
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) && BLOCK >= 8 * THREADS)
 @where(ROW_SMEM == 0 || PACK == 4 && sizeof(T) == 2)
+@where(ROWS_AHEAD == 0 || ROW_SMEM == 1)
 @launch(THREADS)
 @bytes(2 * sizeof(T) * M * N)
 kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {

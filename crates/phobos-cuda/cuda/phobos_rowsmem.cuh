@@ -158,6 +158,117 @@ template <class L> __device__ __forceinline__ void smem_row_mask_in_place(uint4*
   }
 }
 
+// Whether the staged load of region g is one row of contiguous elements (the bulk-copy path).
+template <class S> __device__ __forceinline__ bool smem_row_contiguous(const Region<S>& g) {
+  return g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn;
+}
+
+// The element path: each thread writes its own groups (column c at element c) from ordinary loads.
+template <class L, class S> __device__ __forceinline__ void smem_row_elements(const Region<S>& g, int e, unsigned bits, uint4* ch) {
+  constexpr int G = L::N / L::VEC;
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      unsigned h[2];
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        const int cc = c + 2 * i + b;
+        const bool tile = in_tile<L>(r, cc);
+        h[b] = (!tile || cc >= e) ? bits
+               : in_bounds(g, r, cc) ? (unsigned)(*elem_ptr(g, r, cc)).bits
+                                     : 0u;
+      }
+      w[i] = h[0] | (h[1] << 16);
+    }
+    ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// A contiguous row's copy: row0 the 16-byte boundary SH elements before its start, lim its
+// elements in the tile, [a0, a1) its aligned interior counted from row0, `bytes` the interior's.
+template <class S> struct SmemRowCopy {
+  const S* row0;
+  int sh, n, lim, a0, a1, bytes;
+};
+template <class L, class S> __device__ __forceinline__ SmemRowCopy<S> smem_row_copy(const Region<S>& g) {
+  SmemRowCopy<S> c;
+  const S* start = elem_ptr(g, 0, 0);
+  c.sh = (int)(((unsigned long long)start >> 1) & 7);
+  c.row0 = start - c.sh;
+  c.n = g.cn - g.c0;
+  c.lim = c.n < L::C ? c.n : L::C;
+  c.a0 = (c.sh + 7) & ~7;
+  c.a1 = (c.sh + c.lim) & ~7;
+  c.bytes = c.a1 > c.a0 ? (c.a1 - c.a0) * 2 : 0;
+  return c;
+}
+
+// Warp 0 issues the interior's bulk copies into the chunks `ch`, completing on mbarrier `bar`
+// (thread 0 sets its expected bytes first).
+template <class S> __device__ __forceinline__ void smem_row_issue(const SmemRowCopy<S>& c, uint4* ch, gemm::u32 bar) {
+  const int tid = threadIdx.x;
+  if (tid < 32) {
+    if (tid == 0) gemm::mbar_arrive_expect_tx(bar, (gemm::u32)c.bytes);
+    __syncwarp();
+    const int at = tid * SMEM_ROW_COPY;
+    if (at < c.bytes) {
+      const int size = c.bytes - at < SMEM_ROW_COPY ? c.bytes - at : SMEM_ROW_COPY;
+      const unsigned char* src = reinterpret_cast<const unsigned char*>(c.row0 + c.a0) + at;
+      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + c.a0 * 2 + at);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+          "l"(src), "r"(size), "r"(bar)
+          : "memory");
+    }
+  }
+}
+
+// The head (elements sh .. a0 - 1) and the tail (a1 .. sh + lim - 1) by ordinary loads, one a
+// thread of the first 16.
+template <int EV, class S> __device__ __forceinline__ void smem_row_ends(const SmemRowCopy<S>& c, uint4* ch) {
+  const int tid = threadIdx.x;
+  if (tid < 16) {
+    const int x = tid < 8 ? c.sh + tid : (c.a1 > c.a0 ? c.a1 : c.a0) + (tid - 8);
+    const bool in = tid < 8 ? (x < c.a0 && x < c.sh + c.lim) : x < c.sh + c.lim;
+    if (in) reinterpret_cast<unsigned short*>(ch)[x] = ldh<EV>(reinterpret_cast<const unsigned short*>(c.row0 + x));
+  }
+}
+
+// Once the copy has landed (and a block barrier): the row masked in place where allowed, else
+// realigned.
+template <class L, bool IN_PLACE, class S> __device__ __forceinline__ void smem_row_settle(const SmemRowCopy<S>& c, uint4* ch, int e, unsigned bits) {
+  // In place only when the columns the chunk past the layout's last would hold (C - SH .. C - 1)
+  // are past both the row and e: then the SH elements before the row, which take their place,
+  // hold the same values (fill).
+  const int top = c.lim > (e < L::C ? e : L::C) ? c.lim : (e < L::C ? e : L::C);
+  if (IN_PLACE && c.sh + top <= L::C) {
+    smem_row_mask_in_place<L>(ch, c.sh, c.n, e, bits);
+    return;
+  }
+  switch (c.sh) {
+    case 0: smem_row_align<L, 0>(ch, c.n, e, bits); break;
+    case 1: smem_row_align<L, 1>(ch, c.n, e, bits); break;
+    case 2: smem_row_align<L, 2>(ch, c.n, e, bits); break;
+    case 3: smem_row_align<L, 3>(ch, c.n, e, bits); break;
+    case 4: smem_row_align<L, 4>(ch, c.n, e, bits); break;
+    case 5: smem_row_align<L, 5>(ch, c.n, e, bits); break;
+    case 6: smem_row_align<L, 6>(ch, c.n, e, bits); break;
+    default: smem_row_align<L, 7>(ch, c.n, e, bits); break;
+  }
+}
+
+template <class L> __device__ __forceinline__ void smem_row_static_checks() {
+  static_assert(L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
+                "staged rows: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
+  // 32 copies of SMEM_ROW_COPY bytes (512 KB) cover any buffer a block can hold.
+  static_assert(smem_row_bytes<L>() <= 32 * SMEM_ROW_COPY, "staged rows: too many copies");
+}
+
 // ROW_SMEM=1: `where(arange(C) < e, g, fill)` (g a row tile of S, fill a value of S held in f32)
 // staged at `buf` (smem_row_bytes<L>() bytes, 16-byte aligned). Every thread returns with its own
 // groups in place (it reads only those; the block's later reductions order the rest). Regions
@@ -166,9 +277,8 @@ template <class L> __device__ __forceinline__ void smem_row_mask_in_place(uint4*
 template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, class S>
 __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
   typedef typename Bare<S>::T U;
-  static_assert(sizeof(U) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
-                "load_row_smem_fill: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
-  constexpr int G = L::N / L::VEC;
+  static_assert(sizeof(U) == 2, "load_row_smem_fill: a 2-byte type");
+  smem_row_static_checks<L>();
   SmemRow<U, L> p;
   uint4* ch = reinterpret_cast<uint4*>(buf + 16);
   p.v.w = reinterpret_cast<unsigned*>(ch);
@@ -177,39 +287,11 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
   const int tid = threadIdx.x;
   // The buffer may still be read by an earlier use (a loop's previous row).
   __syncthreads();
-  const bool row = g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn;
-  if (!row) {
-    // Element by element, each thread its own groups (column c at element c).
-#pragma unroll
-    for (int j = 0; j < G; ++j) {
-      int r, c;
-      L::coord(tid, j * L::VEC, r, c);
-      unsigned w[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        unsigned h[2];
-#pragma unroll
-        for (int b = 0; b < 2; ++b) {
-          const int cc = c + 2 * i + b;
-          const bool tile = in_tile<L>(r, cc);
-          h[b] = (!tile || cc >= e) ? bits
-                 : in_bounds(g, r, cc) ? (unsigned)(*elem_ptr(g, r, cc)).bits
-                                       : 0u;
-        }
-        w[i] = h[0] | (h[1] << 16);
-      }
-      ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
+  if (!smem_row_contiguous(g)) {
+    smem_row_elements<L>(g, e, bits, ch);
     return p;
   }
-  const S* start = elem_ptr(g, 0, 0);
-  const int sh = (int)(((unsigned long long)start >> 1) & 7);
-  const S* row0 = start - sh;
-  const int n = g.cn - g.c0;
-  const int lim = n < L::C ? n : L::C;
-  // Elements of the copy, counted from row0: [sh, sh + lim); its aligned interior [a0, a1).
-  const int a0 = (sh + 7) & ~7, a1 = (sh + lim) & ~7;
-  const int bytes = a1 > a0 ? (a1 - a0) * 2 : 0;
+  const SmemRowCopy<S> c = smem_row_copy<L>(g);
   const gemm::u32 bar = gemm::smem_u32(buf);
   if (tid == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
@@ -217,49 +299,73 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
     gemm::fence_proxy_async();
   }
   __syncthreads();
-  if (tid < 32) {
-    if (tid == 0) gemm::mbar_arrive_expect_tx(bar, (gemm::u32)bytes);
-    __syncwarp();
-    const int at = tid * SMEM_ROW_COPY;
-    if (at < bytes) {
-      const int size = bytes - at < SMEM_ROW_COPY ? bytes - at : SMEM_ROW_COPY;
-      const unsigned char* src = reinterpret_cast<const unsigned char*>(row0 + a0) + at;
-      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + a0 * 2 + at);
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-          "l"(src), "r"(size), "r"(bar)
-          : "memory");
-    }
-  }
-  if (tid < 16) {
-    // The head (elements sh .. a0 - 1) and the tail (a1 .. sh + lim - 1), one a thread.
-    const int x = tid < 8 ? sh + tid : (a1 > a0 ? a1 : a0) + (tid - 8);
-    const bool in = tid < 8 ? (x < a0 && x < sh + lim) : x < sh + lim;
-    if (in) reinterpret_cast<unsigned short*>(ch)[x] = ldh<EV>(reinterpret_cast<const unsigned short*>(row0 + x));
-  }
-  // 32 copies of SMEM_ROW_COPY bytes (512 KB) cover any buffer a block can hold.
-  static_assert(smem_row_bytes<L>() <= 32 * SMEM_ROW_COPY, "load_row_smem_fill: too many copies");
+  smem_row_issue(c, ch, bar);
+  smem_row_ends<EV>(c, ch);
   gemm::mbar_wait(bar, 0);
   __syncthreads();
   if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-  // In place only when the columns the chunk past the layout's last would hold (C - SH .. C - 1)
-  // are past both the row and e: then the SH elements before the row, which take their place,
-  // hold the same values (fill).
-  const int top = lim > (e < L::C ? e : L::C) ? lim : (e < L::C ? e : L::C);
-  if (IN_PLACE && sh + top <= L::C) {
-    smem_row_mask_in_place<L>(ch, sh, n, e, bits);
+  smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
+  return p;
+}
+
+// ROWS_AHEAD=1 (bench/NOTES.md r18): a persistent block's staged row in two buffers at `base`
+// (each smem_row_bytes<L>(): its mbarrier, then its chunks), the n-th logical block's row in
+// buffer n & 1, the k-th fill of a buffer completing its barrier's phase k (parity k & 1).
+// Before the loop over the logical blocks: both barriers initialized.
+template <class L> __device__ void smem_row_ahead_init(unsigned char* base) {
+  smem_row_static_checks<L>();
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(gemm::smem_u32(base)) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(gemm::smem_u32(base + smem_row_bytes<L>())) : "memory");
+    // The initialized barriers visible to the copies (the async proxy).
+    gemm::fence_proxy_async();
+  }
+}
+
+// The (n + 1)-th logical block's row (region g, when `has`) issued into buffer (n + 1) & 1: at
+// the top of the n-th logical block (n = -1: before the loop, the first one's), after a block
+// barrier (every thread done with that buffer, last read by the (n - 1)-th: its passes and its
+// store from the buffer, which reads it into registers; no bulk store reads it) and a proxy
+// fence (those generic reads and writes ordered before the copies' async writes). A region
+// that is not one contiguous row arrives on the barrier with no bytes, so every fill completes
+// a phase.
+template <class L, class S> __device__ __forceinline__ void smem_row_ahead_issue(const Region<S>& g, bool has, unsigned char* base, int n) {
+  unsigned char* buf = base + ((n + 1) & 1) * smem_row_bytes<L>();
+  __syncthreads();
+  if (!has) return;
+  const int tid = threadIdx.x;
+  if (tid < 32) gemm::fence_proxy_async();
+  if (smem_row_contiguous(g)) {
+    smem_row_issue(smem_row_copy<L>(g), reinterpret_cast<uint4*>(buf + 16), gemm::smem_u32(buf));
+  } else if (tid == 0) {
+    gemm::mbar_arrive_expect_tx(gemm::smem_u32(buf), 0u);
+  }
+}
+
+// The n-th logical block's staged row (as load_row_smem_fill; its copy issued by
+// smem_row_ahead_issue at the (n - 1)-th): its head and tail loaded, its barrier's phase waited
+// on, then realigned or masked in place.
+template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, class S>
+__device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& g, int e, float fill, unsigned char* base, int n) {
+  typedef typename Bare<S>::T U;
+  static_assert(sizeof(U) == 2, "load_row_smem_ahead: a 2-byte type");
+  smem_row_static_checks<L>();
+  unsigned char* buf = base + (n & 1) * smem_row_bytes<L>();
+  SmemRow<U, L> p;
+  uint4* ch = reinterpret_cast<uint4*>(buf + 16);
+  p.v.w = reinterpret_cast<unsigned*>(ch);
+  p.v.qj = -1;
+  const unsigned bits = pack_bits<U>(fill);
+  if (!smem_row_contiguous(g)) {
+    // Its phase completed with no bytes; the element path fills the buffer.
+    smem_row_elements<L>(g, e, bits, ch);
     return p;
   }
-  switch (sh) {
-    case 0: smem_row_align<L, 0>(ch, n, e, bits); break;
-    case 1: smem_row_align<L, 1>(ch, n, e, bits); break;
-    case 2: smem_row_align<L, 2>(ch, n, e, bits); break;
-    case 3: smem_row_align<L, 3>(ch, n, e, bits); break;
-    case 4: smem_row_align<L, 4>(ch, n, e, bits); break;
-    case 5: smem_row_align<L, 5>(ch, n, e, bits); break;
-    case 6: smem_row_align<L, 6>(ch, n, e, bits); break;
-    default: smem_row_align<L, 7>(ch, n, e, bits); break;
-  }
+  const SmemRowCopy<S> c = smem_row_copy<L>(g);
+  smem_row_ends<EV>(c, ch);
+  gemm::mbar_wait(gemm::smem_u32(buf), (gemm::u32)((n >> 1) & 1));
+  __syncthreads();
+  smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
   return p;
 }
 

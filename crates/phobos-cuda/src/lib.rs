@@ -37,10 +37,11 @@ pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    reg_split, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord, MmaInstr, MmaType,
-    NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem, NoWgmma, Overlap,
-    Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, Schedule, StagedRow,
-    TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    reg_split, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord,
+    MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem,
+    NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer, QByProducer, RegSplit, Ring,
+    RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand, WgmmaForm,
+    PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;
@@ -157,6 +158,9 @@ pub struct Emitted {
     /// At ROW_SMEM=1, each masked row load's `let`: staged in shared memory, or why not
     /// (typed; `notes` renders it).
     pub row_smem: Vec<RowSmemRecord>,
+    /// At ROWS_AHEAD=1: the staged row read a row ahead in persistent blocks, or why not
+    /// (typed; `notes` renders it). Applied, the kernel is `persistent`.
+    pub rows_ahead: Option<RowsAheadRecord>,
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
     /// `notes` renders it).
     pub schedule: Schedule,

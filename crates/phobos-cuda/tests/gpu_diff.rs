@@ -26,9 +26,9 @@ use common::cases::{
     atomic_cases, example_cases, extra_cases, random_cases, rowwise_cases, Case, Value,
 };
 use common::fast_cases::fast_cases;
-use common::gpu_run::run_on_gpu;
+use common::gpu_run::{run_capped, run_on_gpu};
 use common::mma_cases::mma_cases;
-use common::whole_rows::whole_row_cases;
+use common::whole_rows::{whole_row_cases, ROWS_AHEAD_CAP};
 use phobos::backend::cuda::launch_facts;
 use phobos_gpu::{bind_args, plan_launch, Arg, Gpu, TensorRef};
 use phobos_ir::ParamKind;
@@ -213,7 +213,15 @@ fn gpu_matches_interpreter() {
     );
     let mut errors = Vec::new();
     for c in cases.iter().copied() {
-        match run_on_gpu(&gpu, c) {
+        // ROWS_AHEAD=1 also on a grid of a few blocks: each walks several rows.
+        let ahead = (c.emitted.rows_ahead.as_ref()).is_some_and(|r| r.ahead.is_ok());
+        let capped = || {
+            let tol = &phobos_ir::walk::output_tolerance;
+            run_capped(&gpu, c, tol, Some(ROWS_AHEAD_CAP))
+                .map_err(|e| format!("on a grid of {ROWS_AHEAD_CAP}: {e}"))
+        };
+        let run = run_on_gpu(&gpu, c).and_then(|()| if ahead { capped() } else { Ok(()) });
+        match run {
             Ok(()) => eprintln!("ok   {}", c.label.lines().next().unwrap_or("")),
             Err(e) => {
                 eprintln!("FAIL {}: {e}", c.label.lines().next().unwrap_or(""));

@@ -359,7 +359,9 @@ fn cross_entropy_whole_row_snapshot() {
 /// and its bulk-copied interior, each at several shifts, and every case builds offline.
 #[test]
 fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
-    use common::whole_rows::{target_of, whole_row_cases, ONLINE_WHOLE_POINTS, WHOLE_ROW_POINTS};
+    use common::whole_rows::{
+        target_of, whole_row_cases, ONLINE_WHOLE_POINTS, ROW_AHEAD_POINTS, WHOLE_ROW_POINTS,
+    };
     let (m, v) = (9usize, 50257i64);
     let mut seen = [0; 3];
     for r in 0..m {
@@ -383,14 +385,29 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
     let cases = whole_row_cases();
     assert_eq!(
         cases.len(),
-        WHOLE_ROW_POINTS.len() + ONLINE_WHOLE_POINTS.len()
+        WHOLE_ROW_POINTS.len() + ONLINE_WHOLE_POINTS.len() + ROW_AHEAD_POINTS.len()
     );
     for c in cases {
         let c = c.unwrap_or_else(|e| panic!("{e}"));
-        assert!(c.emitted.source.contains("WHOLE=1"), "{}", c.label);
+        let row = c.label.starts_with("softmax_row.ph");
+        assert!(row || c.emitted.source.contains("WHOLE=1"), "{}", c.label);
         if c.label.contains("ROW_SMEM=1") {
             assert!(c.emitted.row_smem[0].staged.is_ok(), "{}", c.label);
         }
+        // ROWS_AHEAD=1 applies to every such case: persistent, the next row issued ahead.
+        let ahead = c.label.contains("ROWS_AHEAD=1");
+        assert!(
+            !row || ahead,
+            "softmax_row.ph's cases are ROWS_AHEAD=1: {}",
+            c.label
+        );
+        assert_eq!(
+            (c.emitted.rows_ahead.as_ref()).is_some_and(|r| r.ahead.is_ok()),
+            ahead,
+            "{}",
+            c.label
+        );
+        assert_eq!(c.emitted.persistent, ahead, "{}", c.label);
     }
 }
 

@@ -107,6 +107,13 @@ fn softmax_online_matches_the_host() {
             (2, 9001),
             1e-6,
         ),
+        // ROWS_AHEAD=1 (bench/NOTES.md r18): the same body, persistent blocks on the GPU.
+        (
+            Some("BLOCK=4096 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1"),
+            Some("T=bf16"),
+            (5, 3001),
+            1e-2,
+        ),
     ] {
         let k = kernel(&example("softmax_online.ph"), None, pins, types);
         let dt = if types.is_some() {
@@ -202,6 +209,13 @@ fn softmax_row_matches_the_host() {
             None,
             (2, 32000),
             1e-6,
+        ),
+        // ROWS_AHEAD=1 (bench/NOTES.md r18): the same body, persistent blocks on the GPU.
+        (
+            Some("BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1"),
+            Some("T=bf16"),
+            (5, 3001),
+            1e-2,
         ),
     ] {
         let k = kernel(&example("softmax_row.ph"), None, pins, types);
@@ -426,6 +440,13 @@ fn cross_entropy_matches_the_host() {
             None,
             (2, 32000),
             1e-6,
+        ),
+        // ROWS_AHEAD=1 (bench/NOTES.md r18): the same body, persistent blocks on the GPU.
+        (
+            Some("BLOCK=4096 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1"),
+            Some("T=bf16"),
+            (5, 3001),
+            1e-3,
         ),
     ] {
         let k = kernel(&example("cross_entropy.ph"), None, pins, types);

@@ -33,13 +33,14 @@ pub enum Knob {
     Evict,
     Pack,
     RowSmem,
+    RowsAhead,
     WgmmaK,
     VecCopy,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 25] = [
+    pub const ALL: [Knob; 26] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -63,6 +64,7 @@ impl Knob {
         Knob::Evict,
         Knob::Pack,
         Knob::RowSmem,
+        Knob::RowsAhead,
         Knob::WgmmaK,
         Knob::VecCopy,
     ];
@@ -93,6 +95,7 @@ impl Knob {
             Knob::Evict => "EVICT",
             Knob::Pack => "PACK",
             Knob::RowSmem => "ROW_SMEM",
+            Knob::RowsAhead => "ROWS_AHEAD",
             Knob::WgmmaK => "WGMMA_K",
             Knob::VecCopy => "VEC_COPY",
         }
@@ -141,6 +144,9 @@ impl Knob {
             }
             Knob::RowSmem => {
                 "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 2: and masked in place, not realigned, where its uses are whole-row max, min or sum; 0: in registers"
+            }
+            Knob::RowsAhead => {
+                "1: with ROW_SMEM, persistent blocks over the logical grid, the next logical block's row copied into a second buffer while this one's is computed; 0: one block a row"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

@@ -35,7 +35,7 @@ impl Emitter<'_> {
                 t.name
             ));
         }
-        if self.plan.persistent || self.persist {
+        if self.plan.persistent || self.logical_grid() {
             params.push(format!("int {GX}"));
             params.push(format!("int {GY}"));
         }
@@ -69,6 +69,13 @@ impl Emitter<'_> {
         }
         let by_smem = (228 * 1024) / (smem + 1024);
         let by_threads = 2048 / self.launch_threads().max(1);
+        // ROWS_AHEAD: two buffers leave room for fewer blocks, but the registers are budgeted as
+        // for the one-buffer form's blocks (ptxas spills a staged row's passes at 64 a thread
+        // that it holds in 32 without spilling: bench/NOTES.md r18).
+        let by_smem = match self.rows_ahead {
+            Some(_) => (228 * 1024) / (smem / 2 + 1024),
+            None => by_smem,
+        };
         let blocks = by_smem.min(by_threads);
         (blocks > 1).then_some(blocks)
     }
@@ -253,6 +260,7 @@ impl Emitter<'_> {
                 })
                 .collect(),
             row_smem: self.plan.row_smem.values().cloned().collect(),
+            rows_ahead: self.plan.rows_ahead.clone(),
             schedule: self.plan.schedule.clone(),
             tma: self.plan.tma.clone(),
             zero_before_launch: (self.plan.split.iter())
@@ -266,7 +274,7 @@ impl Emitter<'_> {
                     parts: s.parts,
                 }),
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
-            persistent: self.plan.persistent || self.persist,
+            persistent: self.plan.persistent || self.logical_grid(),
             cluster: self.plan.cluster,
         })
     }

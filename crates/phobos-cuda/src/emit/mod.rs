@@ -19,6 +19,7 @@ pub(crate) mod ops;
 mod pipe;
 mod producer;
 mod rowpack;
+mod rows_ahead;
 mod stmt;
 mod store;
 mod tile;
@@ -106,6 +107,12 @@ pub(crate) struct Emitter<'k> {
     persist_q: Option<crate::plan::QByProducer>,
     /// The order of the logical blocks both loops walk (`Persist::walk`, `WALK`).
     walk: crate::plan::Walk,
+    /// ROWS_AHEAD=1 applied (`Plan::rows_ahead`): the body runs in a loop over the logical
+    /// blocks, the staged row in two buffers, the next logical block's copied ahead.
+    rows_ahead: Option<crate::plan::AheadRow>,
+    /// The names `ctx.block.x/y` read instead of the logical block's while the next logical
+    /// block's row address is emitted (ROWS_AHEAD).
+    block_names: Option<(&'static str, &'static str)>,
     /// The dot being emitted is only issued (`ASYNC`), the caller commits and waits.
     dot_async: bool,
     /// A dot operand (by address) read from this register tile instead (an overlapped loop's
@@ -156,7 +163,7 @@ const GX: &str = "ph_gx";
 /// The SPLIT_K workspace parameter ([`crate::SplitWorkspace`]).
 pub(crate) const SPLIT_WS: &str = "ph_split_ws";
 const GY: &str = "ph_gy";
-const TILE: &str = "ph_tile";
+pub(crate) const TILE: &str = "ph_tile";
 /// A persistent block's round of the snake walk (`Walk::Snake`).
 const ROUND: &str = "ph_round";
 /// The ring's tiles so far across a persistent block's logical blocks (`Overlap::persist`):
@@ -215,6 +222,7 @@ fn emit_with(
             plan.notes[i] = plan.schedule.to_string();
         }
     }
+    let em_rows_ahead = plan.rows_ahead.clone();
     let mut element_loaded = BTreeSet::new();
     crate::visit::any_in_stmts(&k.body, &mut |e| {
         crate::visit::loaded_tensors(e, false, &mut element_loaded);
@@ -257,6 +265,8 @@ fn emit_with(
         persist,
         persist_q,
         walk,
+        rows_ahead: (em_rows_ahead.as_ref()).and_then(|r| r.ahead.ok()),
+        block_names: None,
         dot_async: false,
         operand_override: None,
         narrow_store: None,
@@ -295,6 +305,10 @@ fn emit_with(
     em.hoisted_declarations()?;
     if em.extra_warp.is_some() {
         em.producer_branch()?;
+    }
+    if let Some(a) = em.rows_ahead {
+        em.rows_ahead_body(a)?;
+        return Ok((em.finish()?, false));
     }
     if em.persist {
         em.logical_blocks_begin("the consumers");
@@ -381,9 +395,11 @@ impl<'k> Emitter<'k> {
                 "int {Q_N} = 0;  // logical blocks so far: the phases of q's barriers"
             ));
         }
-        self.line(format!(
-            "int {RING_T} = 0;  // the ring's tiles so far, across this block's logical blocks"
-        ));
+        if self.persist {
+            self.line(format!(
+                "int {RING_T} = 0;  // the ring's tiles so far, across this block's logical blocks"
+            ));
+        }
         if self.walk == crate::plan::Walk::Snake {
             // Rounds of gridDim.x logical blocks while a round starts inside the grid; in an odd
             // last round the low blocks are past the end and the high ones not, so a miss
@@ -419,8 +435,13 @@ impl<'k> Emitter<'k> {
     /// The names `ctx.block.x/y` read when blocks are remapped (GROUP_M, CLUSTER, or the
     /// persistent tile loop), else `None`.
     pub(crate) fn remapped_block(&self, axis: u8) -> Option<&'static str> {
-        let remapped =
-            self.plan.group_m > 1 || self.plan.persistent || self.plan.cluster > 1 || self.persist;
+        if let Some((x, y)) = self.block_names {
+            return [Some(x), Some(y)].get(axis as usize).copied().flatten();
+        }
+        let remapped = self.plan.group_m > 1
+            || self.plan.persistent
+            || self.plan.cluster > 1
+            || self.logical_grid();
         match axis {
             0 if remapped => Some(BX),
             1 if remapped => Some(BY),
@@ -431,10 +452,16 @@ impl<'k> Emitter<'k> {
     /// The names `ctx.grid.x/y` read in the persistent tile loop (the logical grid).
     pub(crate) fn remapped_grid(&self, axis: u8) -> Option<&'static str> {
         match axis {
-            0 if self.plan.persistent || self.persist => Some(GX),
-            1 if self.plan.persistent || self.persist => Some(GY),
+            0 if self.plan.persistent || self.logical_grid() => Some(GX),
+            1 if self.plan.persistent || self.logical_grid() => Some(GY),
             _ => None,
         }
+    }
+
+    /// Blocks loop over a logical grid outside the GEMM schedule (`PERSIST`, `ROWS_AHEAD`): the
+    /// kernel takes its extents as parameters and the host launches the resident blocks.
+    pub(crate) fn logical_grid(&self) -> bool {
+        self.persist || self.rows_ahead.is_some()
     }
 
     pub(crate) fn line(&mut self, s: impl AsRef<str>) {

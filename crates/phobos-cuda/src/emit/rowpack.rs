@@ -208,6 +208,15 @@ impl<'k> Emitter<'k> {
                         Some(Ok(s)) if s.in_place
                     );
                     let ev = if in_place { format!("{ev}, true") } else { ev };
+                    if self.rows_ahead.is_some_and(|a| a.local == l) {
+                        self.line(format!(
+                            "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_ahead<{alias}{ev}>({region}, {}, {}, ph_resident + {at}, {});",
+                            e.full(),
+                            fill.full(),
+                            super::rows_ahead::ROW_N
+                        ));
+                        return Ok(());
+                    }
                     self.line(format!(
                         "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_fill<{alias}{ev}>({region}, {}, {}, ph_resident + {at});",
                         e.full(),
@@ -247,7 +256,7 @@ impl<'k> Emitter<'k> {
 impl Emitter<'_> {
     /// ROW_SMEM=1: when the plan stages local `l` in shared memory, its buffer's offset in the
     /// resident region, reserved.
-    fn staged_row(&mut self, l: phobos_ir::LocalId) -> Option<u32> {
+    pub(super) fn staged_row(&mut self, l: phobos_ir::LocalId) -> Option<u32> {
         let Some(Ok(staged)) = self.plan.row_smem.get(&l).map(|r| &r.staged) else {
             return None;
         };
@@ -255,7 +264,13 @@ impl Emitter<'_> {
             return Some(at);
         }
         let at = self.resident_smem.div_ceil(16) * 16;
-        self.resident_smem = at + staged.bytes;
+        // ROWS_AHEAD: two buffers, the next logical block's row in the other.
+        let buffers = if self.rows_ahead.is_some_and(|a| a.local == l) {
+            2
+        } else {
+            1
+        };
+        self.resident_smem = at + buffers * staged.bytes;
         self.staged_rows.insert(l, at);
         self.headers.insert(crate::ROWSMEM_HEADER);
         self.headers.insert("gemm/ptx.cuh");

@@ -28,6 +28,7 @@ mod pingpong;
 mod producer;
 mod ring;
 mod row_smem;
+mod rows_ahead;
 mod schedule;
 mod streamed;
 mod tma_store;
@@ -42,6 +43,8 @@ pub use producer::{producer_warp, reg_split, NoProducer, Producer, RegSplit};
 pub use ring::{NoRing, Ring};
 pub(crate) use row_smem::{elementwise_in, filled_parts};
 pub use row_smem::{NoRowSmem, RowSmemRecord, StagedRow};
+pub(crate) use rows_ahead::block_index;
+pub use rows_ahead::{AheadRow, NoRowsAhead, RowsAheadRecord};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 pub(crate) use streamed::streamed_loads;
@@ -94,6 +97,8 @@ pub struct Plan {
     pub masks: Vec<MaskRecord>,
     /// ROW_SMEM=1: the masked row loads' `let`s, staged in shared memory or why not.
     pub row_smem: BTreeMap<LocalId, RowSmemRecord>,
+    /// ROWS_AHEAD=1: the staged row read a row ahead in persistent blocks, or why not.
+    pub rows_ahead: Option<RowsAheadRecord>,
 }
 
 /// `extra_warp`: the launch has a producer of this many threads beyond `k.launch.threads`
@@ -317,6 +322,14 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     notes.extend(masks.iter().map(MaskRecord::to_string));
     let row_smem = row_smem::row_smem_records(k, target, &layouts);
     notes.extend(row_smem.values().map(RowSmemRecord::to_string));
+    let remapped = persistent
+        || group_m > 1
+        || cluster > 1
+        || split.is_some()
+        || extra_warp.is_some()
+        || (loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
+    let rows_ahead = rows_ahead::rows_ahead(k, &row_smem, remapped);
+    notes.extend(rows_ahead.iter().map(RowsAheadRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
         let mut path = Vec::new();
@@ -346,6 +359,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         loops,
         masks,
         row_smem,
+        rows_ahead,
     }
 }
 

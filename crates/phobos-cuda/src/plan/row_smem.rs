@@ -17,7 +17,7 @@ use std::fmt;
 
 /// Bytes of dynamic shared memory one block may take on sm_90 (227 KB), less a margin for the
 /// scratch area of the kernel's reductions.
-const SMEM_LIMIT: u32 = 227 * 1024 - 1024;
+pub(super) const SMEM_LIMIT: u32 = 227 * 1024 - 1024;
 
 /// What ROW_SMEM=1 did with one masked row load's `let`.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,9 @@
 //! (PACK=4) and, at ROW_SMEM=1, staged in shared memory by bulk copies (the online softmax's store
 //! through the same buffer). Rows of every shift (an odd width over 9 rows), aligned rows, rows
 //! shorter than a group of the block; cross-entropy's targets chosen so that the target's logit
-//! lies in the row's unaligned head, in its unaligned tail and in the bulk-copied interior.
+//! lies in the row's unaligned head, in its unaligned tail and in the bulk-copied interior. At
+//! ROWS_AHEAD=1 (bench/NOTES.md r18, softmax_row.ph too) the blocks are persistent, the next row
+//! copied into a second buffer: row counts that leave blocks different numbers of rows.
 
 use super::cases::{build_with, Case};
 use phobos_ir::HostTensor;
@@ -27,7 +29,7 @@ pub fn set_targets(t: &mut HostTensor, v: i64) {
 }
 
 /// (pins, types, M, V) of every case.
-pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 19] = [
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 27] = [
     // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
@@ -139,13 +141,66 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 19] = [
         9,
         50257,
     ),
+    // ROWS_AHEAD=1 (bench/NOTES.md r18): persistent blocks, the next row copied into the other
+    // buffer. gpu_diff also runs these on a grid of ROWS_AHEAD_CAP blocks, so that each block
+    // walks several rows (both buffers, both phases of each barrier); row counts that are not a
+    // multiple of the blocks; every shift at the odd widths, an aligned width, rows shorter
+    // than a chunk (copies of no bytes).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        7,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=f16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=bf16",
+        9,
+        32000,
+    ),
+    (
+        "BLOCK=4096 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        133,
+        3001,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=bf16",
+        301,
+        2045,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=f16",
+        133,
+        1001,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        7,
+        5,
+    ),
     // f32: the whole row in registers (ROW_SMEM is for 2-byte types).
     ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 32000),
     ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 50257),
 ];
 
 /// (pins, types, M, N) of every online-softmax case.
-pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 11] = [
+pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 15] = [
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
         "T=bf16",
@@ -207,14 +262,65 @@ pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 11] = [
         1001,
     ),
     ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 30001),
+    // ROWS_AHEAD=1: the store through the buffer before the buffer is refilled.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        9,
+        32000,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=f16",
+        133,
+        1001,
+    ),
+    (
+        "BLOCK=1024 THREADS=128 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        7,
+        5,
+    ),
 ];
+
+/// (pins, types, M, N) of examples/softmax_row.ph's ROWS_AHEAD=1 cases.
+pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 3] = [
+    (
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=f16",
+        7,
+        50257,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+        "T=bf16",
+        133,
+        3001,
+    ),
+];
+
+/// The grid gpu_diff also runs the ROWS_AHEAD=1 cases on (`PreparedLaunch::max_blocks`).
+pub const ROWS_AHEAD_CAP: u32 = 2;
 
 /// The whole-row cases of both examples, built offline (interpreter, emitted code).
 pub fn whole_row_cases() -> Vec<Result<Case, String>> {
     let mut cases = Vec::new();
     let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
     let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
-    for (file, width, &(pins, types, m, v)) in points.chain(online) {
+    let row = (ROW_AHEAD_POINTS.iter()).map(|p| ("softmax_row.ph", "N", p));
+    for (file, width, &(pins, types, m, v)) in points.chain(online).chain(row) {
         let src = super::source(&format!("examples/{file}"));
         let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
         let info = &module.kernels[0];
