@@ -1,11 +1,11 @@
-// Y = Xᵀ, TILES tiles of TILE_R x TILE_C a block, consecutive along X's rows (so a block writes
-// TILES * TILE_R consecutive elements of each row of Y it touches). Each tile goes through the
-// shared-memory scratch of `transpose`; the next tile's load is issued before the current tile's
-// store, so a block keeps a load in flight while it stores (AHEAD=2: two loads, the next two
-// tiles, for twice the bytes in flight a block). THREADS is searched with the tiles:
-// at odd sizes, where no access is vectorized, what counts is the bytes in flight a
-// multiprocessor and how many blocks it turns over.
-@autotune(TILE_R in [16, 64], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 512], AHEAD in {1, 2})
+// Y = Xᵀ, TILES tiles of TILE_R x TILE_C a block, consecutive along X's rows (a block writes
+// TILES * TILE_R consecutive elements of each Y row it touches), each through the scratch of
+// `transpose`; the next tile's load is issued before the current tile's store (AHEAD=2: the next
+// two tiles). THREADS is searched with the tiles. Rows known unaligned (odd M or N): VEC_COPY=0,
+// element accesses; 1, 16-byte groups: X read by aligned 16-byte loads, each group's words
+// selected at its row's shift, Y written by aligned 16-byte stores, the shared tile read at each
+// output row's shift (bench/NOTES.md r19). At aligned sizes VEC_COPY=1 is VEC_COPY=0's code.
+@autotune(TILE_R in [16, 64], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 512], AHEAD in {1, 2}, VEC_COPY in {0, 1})
 @where(TILE_R * TILE_C >= 2 * THREADS)
 @where(AHEAD == 1 || TILES >= 2)
 @launch(THREADS)

@@ -1,5 +1,6 @@
 // Shifted loads: tiles of 2-byte elements whose rows are known not to start on 16 bytes (a row
-// length such as 50257). An 8-element group of such a row is not one aligned 16-byte access;
+// length such as 50257); and (VEC_COPY=1) 4-byte ones, loaded and transposed-stored (r19, at
+// the end of the file). An 8-element group of such a row is not one aligned 16-byte access;
 // element by element it was 8 two-byte loads a group, a warp's lanes 16 bytes apart
 // (bench/NOTES.md r6, r8). Here each group reads the two aligned 16-byte vectors that cover it
 // (the second only when the group is not itself aligned) and shifts its 8 elements out of them
@@ -132,12 +133,136 @@ template <class L, int EV, bool INSIDE, class S> __device__ Tile<typename Reg<S>
   return t;
 }
 
+// 4-byte elements in 4-element groups (VEC_COPY=1, bench/NOTES.md r19): rows known not to start on
+// 16 bytes (an odd row length of f32). Each group reads the aligned 16-byte vector holding its
+// first element and, when its shift (0..3 words, one a row) is not 0, the next vector (the
+// neighbouring lane's first: an L1 hit), and selects its 4 words out of the 8 with two selects a
+// word. The layout is load_tile's: register i holds column coord(i).c. Groups at the ragged end
+// take element loads.
+template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_tile_shifted4(const Region<S>& g) {
+  typedef typename Reg<S>::T T;
+  if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);
+  const unsigned long long pol = l2_policy<EV>();
+  Tile<T, L> t;
+  const int tid = threadIdx.x;
+  const HintBase<L, EV, S> hb(g, tid);
+  constexpr int G = L::N / L::VEC;
+  uint4 lo[G], hi[G];
+  int sh[G];
+  bool whole[G];
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    whole[j] = in_tile<L>(r, c) && group_inside<L>(g, r, c);
+    const S* p = hb.at(g, r, c);
+    sh[j] = (int)(((unsigned long long)p >> 2) & 3);
+    // From p itself (not from the integer), so the compiler keeps it a global address.
+    const uint4* base = reinterpret_cast<const uint4*>(p - sh[j]);
+    uint4 x = make_uint4(0, 0, 0, 0), y = make_uint4(0, 0, 0, 0);
+    if (whole[j]) x = ldh<EV>(base, pol);
+    // Only when the group crosses into the next vector, which then holds one of its elements.
+    if (whole[j] && sh[j] != 0) y = ldh<EV>(base + 1, pol);
+    lo[j] = x;
+    hi[j] = y;
+  }
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    const int i = j * L::VEC;
+    if (whole[j]) {
+      const unsigned w[8] = {lo[j].x, lo[j].y, lo[j].z, lo[j].w, hi[j].x, hi[j].y, hi[j].z, hi[j].w};
+      unsigned a[6];
+#pragma unroll
+      for (int k = 0; k < 6; ++k) a[k] = (sh[j] & 1) ? w[k + 1] : w[k];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const unsigned bits = (sh[j] & 2) ? a[e + 2] : a[e];
+        typename Bare<S>::T x;
+        memcpy(&x, &bits, 4);
+        t.v[i + e] = Reg<S>::load(x);
+      }
+    } else {
+      int r, c;
+      L::coord(tid, i, r, c);
+#pragma unroll
+      for (int e = 0; e < L::VEC; ++e)
+        t.v[i + e] = (in_tile<L>(r, c + e) && in_bounds(g, r, c + e)) ? Reg<S>::load(ldh<EV>(hb.at(g, r, c + e), pol)) : T(0);
+    }
+  }
+  return t;
+}
+
+// g[..] = transpose(x) for 4-byte rows known not to start on 16 bytes (VEC_COPY=1, bench/NOTES.md
+// r19). x goes to the scratch at the odd stride R + 1 as in `transpose`; the store side then reads
+// the scratch at each output row's shift sh (the row segment's first element's word in its
+// aligned vector), so the shared tile absorbs the shift and no registers are shuffled. The group
+// at column c (Lout's 4-element groups) writes the aligned chunk of tile columns [c - sh, c - sh
+// + 4) as one 16-byte store; the segment's two partial chunks, shared with the neighbouring tiles,
+// are never written whole: the row's first group writes the head [0, 4 - sh) and its last group
+// the tail [C - sh, C) element by element. Chunks at the tensor's edge take element stores.
+template <class Lout, class S, class T, class Lin, int BYTES>
+__device__ void transpose_store_shifted(const Region<S>& g, const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(Lout::R == Lin::C && Lout::C == Lin::R, "transpose shape");
+  static_assert(Lout::VEC == 4 && sizeof(S) == 4, "shifted transposed stores: 4-byte elements in 4-element groups");
+  constexpr int LD = Lin::C + 1;  // odd stride: the column reads hit distinct banks
+  static_assert((Lin::R * LD * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for transpose");
+  T* buf = reinterpret_cast<T*>(s.p);
+  write_tile(x, buf, LD);
+  __syncthreads();
+  const int tid = threadIdx.x;
+  const unsigned long long pol = l2_policy<EVICT_NORMAL>();
+  if (!(g.ok && g.cs == 1)) {
+    Tile<T, Lout> y;
+#pragma unroll
+    for (int i = 0; i < Lout::N; ++i) {
+      int r, c;
+      Lout::coord(tid, i, r, c);
+      y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
+    }
+    store_tile(g, y);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < Lout::N / 4; ++j) {
+    int r, c;
+    Lout::coord(tid, j * 4, r, c);
+    if (!in_tile<Lout>(r, c)) continue;
+    const int sh = (int)(((unsigned long long)elem_ptr(g, r, 0) >> 2) & 3);
+    if (sh != 0 && c == 0) {
+#pragma unroll
+      for (int e = 0; e < 3; ++e)
+        if (e < 4 - sh && in_bounds(g, r, e)) sth<EVICT_NORMAL>(elem_ptr(g, r, e), Reg<S>::store(buf[e * LD + r]), pol);
+    } else {
+      const int c0 = c - sh;
+      typename Bare<S>::T v[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[e] = Reg<S>::store(buf[(c0 + e) * LD + r]);
+      if (in_bounds(g, r, c0) && in_bounds(g, r, c0 + 3)) {
+        uint4 q;
+        memcpy(&q, v, 16);
+        sth<EVICT_NORMAL>(reinterpret_cast<uint4*>(elem_ptr(g, r, c0)), q, pol);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (in_bounds(g, r, c0 + e)) sth<EVICT_NORMAL>(elem_ptr(g, r, c0 + e), v[e], pol);
+      }
+    }
+    if (sh != 0 && c == Lout::C - 4) {
+#pragma unroll
+      for (int e = 1; e < 4; ++e)
+        if (e <= sh && in_bounds(g, r, Lout::C - e)) sth<EVICT_NORMAL>(elem_ptr(g, r, Lout::C - e), Reg<S>::store(buf[(Lout::C - e) * LD + r]), pol);
+    }
+  }
+}
+
 // SHIFT (the knob): 0, each group computes its own shift and shifts at run time (r8); 1, a row
 // tile's shift is computed once and the conversion branches on it (load_row_shifted); 2, as 1,
 // and a tile wholly inside the row skips the per-group guards and the ragged-end path (r13).
 template <class L, int EV = EVICT_NORMAL, int SHIFT = 0, class S>
 __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
-  if constexpr (sizeof(S) != 2 || L::VEC != 8) {
+  if constexpr (sizeof(S) == 4 && L::VEC == 4) {
+    return load_tile_shifted4<L, EV>(g);
+  } else if constexpr (sizeof(S) != 2 || L::VEC != 8) {
     return load_tile<L, EV>(g);
   } else if constexpr (L::R == 1 && (SHIFT == 1 || SHIFT == 2)) {
     if (!(g.ok && g.cs == 1)) return load_tile<L, EV>(g);

@@ -123,6 +123,8 @@ fn cases_build_offline() {
         "ph::gemm::ffma::MainLoop",
         "ph::gemm::split_k_range",
         "ph::gemm::swizzle_block",
+        // VEC_COPY=1's odd transposes (bench/NOTES.md r19).
+        "ph::transpose_store_shifted<",
     ] {
         assert!(
             cases.iter().any(|c| c.emitted.source.contains(main_loop)),

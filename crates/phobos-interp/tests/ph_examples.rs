@@ -51,6 +51,11 @@ fn transpose_matches_the_host() {
             Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128 AHEAD=2"),
             (100, 45),
         ),
+        // VEC_COPY=1 changes only the code generator's accesses: the same values.
+        (
+            Some("TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2 VEC_COPY=1"),
+            (131, 67),
+        ),
     ] {
         let k = kernel(&example("transpose.ph"), None, pins, None);
         let x = random_tensor(DType::F32, &[m, n], 3);

@@ -150,7 +150,7 @@ impl Knob {
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {
-                "1: 16-bit mma.sync GEMM operands aligned to 2 bytes read by shifted 16-byte vectors; 0: element loads"
+                "1: 16-bit mma.sync GEMM operands aligned to 2 bytes read by shifted 16-byte vectors, and 4-byte tiles of rows known unaligned loaded (and stored transposed) by them; 0: element accesses"
             }
         }
     }

@@ -21,6 +21,9 @@ impl Emitter<'_> {
         if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
+        if cache == Eviction::Normal && self.transpose_store_shifted(tensor, index, value)? {
+            return Ok(());
+        }
         let value = self.store_rounds(tensor, value);
         let (name, lay) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
@@ -35,6 +38,36 @@ impl Emitter<'_> {
         }
         self.line(format!("ph::store_tile{ev}({region}, {name});"));
         Ok(())
+    }
+
+    /// VEC_COPY=1: a transposed tile stored to a 4-byte tensor whose rows are known unaligned
+    /// (`Plan::shifted_stores`) goes through `ph::transpose_store_shifted`, which reads the
+    /// transpose's shared tile at each output row's shift and writes aligned 16-byte chunks
+    /// (bench/NOTES.md r19); false (nothing emitted) for every other store.
+    fn transpose_store_shifted(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<bool> {
+        let ExprKind::Transpose(arg) = &value.kind else {
+            return Ok(false);
+        };
+        let lay = self.natural_layout(value);
+        if !self.plan.shifted_stores.contains(&tensor)
+            || !matches!(lay, crate::layout::Layout::Blocked { vec: 4, .. })
+        {
+            return Ok(false);
+        }
+        let alias = self.alias(&lay);
+        let (src, _) = self.as_tile(arg)?;
+        let s = self.transpose_scratch(arg);
+        self.headers.insert(crate::SHIFTED_HEADER);
+        let region = self.region(tensor, index, true)?;
+        self.line(format!(
+            "ph::transpose_store_shifted<{alias}>({region}, {src}, {s});"
+        ));
+        Ok(true)
     }
 
     /// ROW_SMEM=1: the store that is a staged row's last use writes its value through the

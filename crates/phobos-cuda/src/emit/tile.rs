@@ -35,6 +35,15 @@ impl<'k> Emitter<'k> {
     }
 
     /// Scratch bytes of a tile staged row-major (mirrors `ph::smem_tile_bytes`).
+    /// The scratch of `ph::transpose` (and `ph::transpose_store_shifted`) of tile `arg`: its
+    /// rows at the odd stride C + 1.
+    pub(crate) fn transpose_scratch(&mut self, arg: &Expr) -> String {
+        let (r, c) = rc(arg.ty.shape().unwrap_or(&[1]));
+        let bytes = ceil16(r * (c + 1) * ctype::register_bytes(arg.ty.dtype()) as i64);
+        self.headers.insert(crate::REDUCE_HEADER);
+        self.scratch(bytes)
+    }
+
     pub(crate) fn tile_smem_bytes(&self, e: &Expr) -> u32 {
         let (r, c) = rc(e.ty.shape().unwrap_or(&[1]));
         let ld = if c >= 32 && c % 32 == 0 { c + 1 } else { c };
@@ -153,10 +162,7 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Transpose(arg) => {
                 let (src, _) = self.as_tile(arg)?;
-                let (r, c) = rc(arg.ty.shape().unwrap_or(&[1]));
-                let bytes = ceil16(r * (c + 1) * ctype::register_bytes(arg.ty.dtype()) as i64);
-                let s = self.scratch(bytes);
-                self.headers.insert(crate::REDUCE_HEADER);
+                let s = self.transpose_scratch(arg);
                 format!("ph::transpose<{alias}>({src}, {s})")
             }
             ExprKind::Reshape(arg) if !same_rc(arg, e) => {

@@ -13,7 +13,7 @@
 /// whose accesses check alignment at run time. One cap for every tile of the kernel, so that
 /// tiles of one shape share their layout and combine without conversions.
 pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
-    use phobos_ir::{ExprKind, ParamKind, StmtKind};
+    use phobos_ir::{ExprKind, ParamKind};
     let mut narrowest = 4usize;
     let mut row_align = 16i64;
     let mut note = |t: usize| {
@@ -30,29 +30,20 @@ pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
         }
         false
     });
-    fn stores(stmts: &[phobos_ir::Stmt], f: &mut dyn FnMut(usize)) {
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Store { tensor, value, .. } if value.ty.is_tile() => f(*tensor),
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } => stores(body, f),
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    stores(then_body, f);
-                    stores(else_body, f);
-                }
-                _ => {}
-            }
+    each_store(&k.body, &mut |t, v| {
+        if v.ty.is_tile() {
+            note(t)
         }
-    }
-    stores(&k.body, &mut note);
+    });
     let cap = (16 / narrowest as i64).clamp(4, 16);
     // Element groups for 4-byte and wider types only: one element a lane fills a warp's
     // 128-byte line. For 2-byte types it moves half a line an instruction, and the wide groups
     // measured faster (NOTES r6: bf16 cross-entropy at V = 50257, 1.26 against 0.73 TB/s).
-    if narrowest >= 4 {
+    // VEC_COPY=1 keeps 4-byte types' 4-element groups: their unaligned rows' loads and
+    // transposed stores take shifted 16-byte accesses ([`shifted_tensors`], NOTES r19).
+    if narrowest == 4 && shifted_f32(k) {
+        cap
+    } else if narrowest >= 4 {
         cap.min(row_align)
     } else {
         cap
@@ -63,18 +54,24 @@ pub fn kernel_vec_cap(k: &phobos_ir::Kernel) -> i64 {
 /// elements in 8-element groups (`vec_cap` 8), rows known not to start on 16 bytes (an outer
 /// stride with no factor 8). Such a row's groups are not aligned vectors; each reads the two
 /// aligned vectors covering it and shifts its elements out (bench/NOTES.md r8).
+///
+/// At `VEC_COPY=1` also 4-byte elements in 4-element groups (`vec_cap` 4) whose rows are known
+/// not to start on 16 bytes (an outer stride with no factor 4): each group reads the aligned
+/// vector holding its first element and the next, and selects its 4 words (NOTES r19).
 pub fn shifted_tensors(k: &phobos_ir::Kernel, vec_cap: i64) -> std::collections::BTreeSet<usize> {
     use phobos_ir::{ExprKind, ParamKind};
     let mut out = std::collections::BTreeSet::new();
-    if vec_cap != 8 {
-        return out;
-    }
+    let bytes = match vec_cap {
+        8 => 2,
+        4 if shifted_f32(k) => 4,
+        _ => return out,
+    };
     crate::visit::any_in_stmts(&k.body, &mut |e| {
         if let ExprKind::Load { tensor, .. } = &e.kind {
             if let ParamKind::Tensor { dtype, dims, .. } = &k.params[*tensor].kind {
                 if e.ty.is_tile()
-                    && dtype.size_bytes() == 2
-                    && outer_stride_align(k, *tensor, dims.len()) < 8
+                    && dtype.size_bytes() == bytes
+                    && outer_stride_align(k, *tensor, dims.len()) < vec_cap
                 {
                     out.insert(*tensor);
                 }
@@ -83,6 +80,60 @@ pub fn shifted_tensors(k: &phobos_ir::Kernel, vec_cap: i64) -> std::collections:
         false
     });
     out
+}
+
+/// `VEC_COPY=1`: 4-byte tensors whose rows are known unaligned keep 4-element groups, loaded and
+/// (transposed) stored by shifted 16-byte accesses.
+fn shifted_f32(k: &phobos_ir::Kernel) -> bool {
+    phobos_ir::knobs::Knob::VecCopy.get(&k.point) == Some(1)
+}
+
+/// The tensors whose transposed tile stores (`t[..] = transpose(x)`) take shifted 16-byte stores
+/// (`ph::transpose_store_shifted`): at `VEC_COPY=1`, 4-byte elements in 4-element groups
+/// (`vec_cap` 4) whose rows are known not to start on 16 bytes. The transpose's shared tile is
+/// read at each output row's shift, so every aligned 16-byte chunk inside the row segment is one
+/// vector store, and only the segment's two partial chunks take element stores (NOTES r19).
+pub fn shifted_store_tensors(
+    k: &phobos_ir::Kernel,
+    vec_cap: i64,
+) -> std::collections::BTreeSet<usize> {
+    use phobos_ir::{ExprKind, ParamKind};
+    let mut out = std::collections::BTreeSet::new();
+    if vec_cap != 4 || !shifted_f32(k) {
+        return out;
+    }
+    each_store(&k.body, &mut |t, value| {
+        if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
+            if matches!(value.kind, ExprKind::Transpose(_))
+                && dtype.size_bytes() == 4
+                && value.ty.dtype().size_bytes() == 4
+                && outer_stride_align(k, t, dims.len()) < 4
+            {
+                out.insert(t);
+            }
+        }
+    });
+    out
+}
+
+/// Every store statement's tensor and value, in nested loops and branches too.
+fn each_store(stmts: &[phobos_ir::Stmt], f: &mut dyn FnMut(usize, &phobos_ir::Expr)) {
+    use phobos_ir::StmtKind;
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Store { tensor, value, .. } => f(*tensor, value),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => each_store(body, f),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                each_store(then_body, f);
+                each_store(else_body, f);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// True when `tensor` holds 2-byte elements whose rows are known not to start on 16 bytes

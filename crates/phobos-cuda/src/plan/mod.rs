@@ -5,7 +5,9 @@ use crate::gemm_fast::{BIssue, Knobs, Strategy};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, split_cluster_blocker, SplitK, SplitReduce};
 use crate::launch::TmaParam;
-use crate::layout::{blocked_capped, kernel_vec_cap, shifted_tensors, Layout};
+use crate::layout::{
+    blocked_capped, kernel_vec_cap, shifted_store_tensors, shifted_tensors, Layout,
+};
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
@@ -85,6 +87,9 @@ pub struct Plan {
     pub vec_cap: i64,
     /// Tensors whose tile loads are shifted 16-byte accesses ([`shifted_tensors`]).
     pub shifted: BTreeSet<phobos_ir::ParamId>,
+    /// Tensors whose transposed tile stores are shifted 16-byte stores
+    /// ([`shifted_store_tensors`], `VEC_COPY=1`).
+    pub shifted_stores: BTreeSet<phobos_ir::ParamId>,
     /// The target GPU.
     pub target: Target,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
@@ -295,6 +300,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
             k.params[t].name
         ));
     }
+    let shifted_stores = shifted_store_tensors(k, vec_cap);
+    for &t in &shifted_stores {
+        notes.push(format!(
+            "{}: rows known unaligned, transposed tile stores shifted (aligned 16-byte chunks, the row segment's ends by element)",
+            k.params[t].name
+        ));
+    }
     for (l, local) in k.locals.iter().enumerate() {
         if let Some(shape) = local.ty.shape() {
             layouts
@@ -353,6 +365,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         notes,
         vec_cap,
         shifted,
+        shifted_stores,
         target: *target,
         resident,
         dots,

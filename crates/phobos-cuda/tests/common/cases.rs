@@ -794,6 +794,34 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             &[("M", m), ("N", n)],
         ));
     }
+    // VEC_COPY=1 (bench/NOTES.md r19): unaligned f32 rows by shifted 16-byte loads and
+    // transposed stores. Odd M and N (every row shift 0..3), N ≡ 1, 2, 3 (mod 4), only X's or
+    // only Y's rows unaligned, tiles partly or mostly outside, one-row and one-column problems.
+    for (pins, m, n) in [
+        (
+            "TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2",
+            1001,
+            3001,
+        ),
+        ("TILE_R=64 TILE_C=64 TILES=1 THREADS=512", 333, 45),
+        ("TILE_R=16 TILE_C=32 TILES=1 THREADS=128", 33, 65),
+        ("TILE_R=16 TILE_C=32 TILES=1 THREADS=128", 7, 5),
+        // 2-element groups (a 16 x 16 tile at 128 threads): `load_tile`'s run-time checks.
+        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67),
+        ("TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2", 130, 94),
+        ("TILE_R=16 TILE_C=64 TILES=2 THREADS=128 AHEAD=2", 99, 203),
+        ("TILE_R=64 TILE_C=16 TILES=4 THREADS=256", 128, 77),
+        ("TILE_R=32 TILE_C=64 TILES=1 THREADS=256", 77, 256),
+        ("TILE_R=16 TILE_C=64 TILES=1 THREADS=128", 1, 37),
+        ("TILE_R=64 TILE_C=16 TILES=2 THREADS=256", 3, 1),
+    ] {
+        cases.push(example_case(
+            "transpose.ph",
+            &format!("{pins} VEC_COPY=1"),
+            None,
+            &[("M", m), ("N", n)],
+        ));
+    }
     // The partials in f32 (4-element groups; SHIFT is for 2-byte rows only).
     for (file, pins, m, (dim, v)) in [
         (
