@@ -338,7 +338,21 @@ impl<'k> Emitter<'k> {
             "{mainloop}::persistent_begin(ph_smem, &{ta}, &{tb});"
         ));
         let c = self.plan.cluster;
-        if c > 1 {
+        if c > 1 && self.plan.cluster_shares == crate::SharedOperand::A {
+            // CLUSTER=4: the cluster walks the tiles in units of `c` neighbouring N tiles of one
+            // M tile (the logical grid's y rounded up to whole clusters), its blocks in lock
+            // step; whole clusters are GROUP_M-swizzled. A block past the last N tile still
+            // runs (it shares A's copies); its C store is masked.
+            self.line(format!("const int ph_cy = ({GY} + {}) / {c};", c - 1));
+            self.line(format!(
+                "for (int {TILE} = (int)blockIdx.x / {c}; {TILE} < {GX} * ph_cy; {TILE} += (int)gridDim.x / {c}) {{"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "int {BX}, {BY}; ph::gemm::cluster_n_swizzle_block({TILE} % {GX}, {TILE} / {GX} * {c} + (int)blockIdx.x % {c}, {GX}, ph_cy * {c}, {}, {c}, &{BX}, &{BY});",
+                self.plan.group_m
+            ));
+        } else if c > 1 {
             // CLUSTER: the cluster walks the tiles in units of `c` neighbouring M tiles of one N
             // tile (the logical grid's x rounded up to whole clusters), its blocks in lock step;
             // whole clusters are GROUP_M-swizzled. A block past the last M tile still runs
