@@ -131,3 +131,36 @@ fn cluster_4_needs_the_persistent_schedule_and_an_a_tile_free_of_block_y() {
         .any(|n| n.starts_with("CLUSTER=4 not applied")
             && n.contains("A's tile or the k range depends on ctx.block.y")));
 }
+
+#[test]
+fn cluster_4_falls_back_with_the_persistent_schedule() {
+    // A block barrier around the main loop (a reduction of the accumulator) rules the
+    // persistent schedule out after planning: the cluster goes too, and the notes say why.
+    let text = gemm_text(POINT, "@launch(288)").replace(
+        "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc)",
+        "C[pm * TILE_M :+ TILE_M, pn * TILE_N :+ TILE_N] = TC(acc / sum(acc))",
+    );
+    let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
+    assert_eq!(
+        (e.persistent, e.cluster, e.gemms[0].shared),
+        (false, 1, Some(SharedOperand::B)),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(!e.source.contains("__cluster_dims__"));
+    // The main loop of one block per tile (RELEASE_OWN spelled, as SCHEDULE=3 leaves it), no
+    // SHARE_A and no walk over pairs of N tiles.
+    assert!(
+        e.source.contains(", 4, true, false, true, 1, true>::run("),
+        "{}",
+        e.source
+    );
+    assert!(!e.source.contains("cluster_n_swizzle_block"));
+    assert!(e
+        .notes
+        .iter()
+        .any(|n| n.starts_with("CLUSTER=4 not applied")
+            && n.contains("the code around the main loop rules out")));
+    // The kernel's point is still the one asked for.
+    assert!(e.source.contains("CLUSTER=4"));
+}

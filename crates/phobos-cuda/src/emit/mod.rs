@@ -192,6 +192,22 @@ fn emit_with(
         k
     };
     let mut plan = plan(k, policy, target, extra_warp);
+    if plan.persistent && !allow_persistent && plan.cluster_shares == crate::SharedOperand::A {
+        // CLUSTER=4's pairs of N tiles exist only in the persistent tile loop: planned again
+        // without the cluster (the kernel's point otherwise unchanged).
+        let mut alone = k.clone();
+        for (name, v) in alone.point.0.iter_mut() {
+            if name == phobos_ir::knobs::Knob::Cluster.name() {
+                *v = 1;
+            }
+        }
+        plan = crate::plan::plan(&alone, policy, target, extra_warp);
+        plan.notes.push(
+            "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent \
+             schedule, which the code around the main loop rules out"
+                .to_string(),
+        );
+    }
     let persist = (plan.loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
     let persist_q = (plan.loops.iter()).find_map(|r| match &r.overlap {
         Ok(o) => o.persist.ok().and_then(|p| p.q),
