@@ -4,7 +4,7 @@
 //
 // - THREADS = 288: the wgmma + TMA main loop with a producer warp, 128-row tiles 128, 192 or
 //   256 wide, one block per tile or persistent (SCHEDULE = 2, or 3: each stage's slot back to the producer as soon as its own MMAs complete; in clusters of two sharing B with
-//   CLUSTER = 2, or 3: rank 0 copying all of B). 128x192 makes 264 tiles of 3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
+//   CLUSTER = 2, or 3: rank 0 copying all of B; 4: two N tiles of one M tile sharing A, NOTES v19). 128x192 makes 264 tiles of 3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
 //   16 tiles of 128x128 in 8 parts read A and B half as often as 64x64 tiles do).
 // - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
 //   B by TMA into a deep ring (6 to 12 stages of k 64), split like the below, alone or in
@@ -36,7 +36,7 @@
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
 @autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
 @autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
-@autotune(SCHEDULE in [1, 2, 3], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2, 3])
+@autotune(SCHEDULE in [1, 2, 3], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2, 3, 4])
 @autotune(VEC_COPY in {1})
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
 // (TMA); 288 threads have no mma.sync warp grid. Persistent blocks do not split K, nor 128x256
@@ -58,9 +58,9 @@
 @where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && (SPLIT_K > 1 || SCHEDULE >= 2)))
 // CLUSTER = 3: the same clusters, rank 0 copying each stage's whole B box into both blocks and
 // rank 1 none of it (whether a multicast box is read from L2 once whatever its size;
-// bench/NOTES.md v18), on the persistent points only. The declared product exceeds 65536; the
-// points inside the @where do not.
-@where(CLUSTER != 3 || (THREADS == 288 && SPLIT_K == 1 && SCHEDULE >= 2))
+// bench/NOTES.md v18), and CLUSTER = 4 (two N tiles sharing A, v19), on the persistent points
+// only. The declared product exceeds 65536; the points inside the @where do not.
+@where(CLUSTER <= 2 || (THREADS == 288 && SPLIT_K == 1 && SCHEDULE >= 2))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)

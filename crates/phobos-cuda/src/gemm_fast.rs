@@ -18,7 +18,7 @@ pub mod tma;
 
 use crate::Target;
 use cfg::{dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
-pub use cfg::{BIssue, CopyIssuer, OperandCopy, Pipeline, Release};
+pub use cfg::{BIssue, CopyIssuer, OperandCopy, Pipeline, Release, SharedOperand};
 pub use knobs::Knobs;
 use phobos_ir::DType;
 pub use tma::{TmaOperand, TmaSpec};
@@ -285,6 +285,7 @@ fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
         cluster: 1,
         release: Release::AfterNext,
         b_issue: BIssue::Shares,
+        shared: SharedOperand::B,
     };
     c.stages = match knobs.stages {
         Some(st) => st,
@@ -500,17 +501,34 @@ impl GemmPlan {
     /// kernel's plan decides whether the kernel around it allows that): the main loop's
     /// template and B's tensor-map box change; the emitter adds the cluster dimensions and the
     /// cluster-aware block order. `issue`: which blocks copy B ([`BIssue::Rank0`]: B's box
-    /// stays whole).
-    pub fn apply_cluster(&mut self, n: u32, issue: BIssue) -> Result<(), &'static str> {
+    /// stays whole). `shared`: [`SharedOperand::A`] shares A instead (neighbouring N tiles of
+    /// one M tile, the persistent schedule only): A's box is split, B's stays whole.
+    pub fn apply_cluster(
+        &mut self,
+        n: u32,
+        issue: BIssue,
+        shared: SharedOperand,
+    ) -> Result<(), &'static str> {
         let Some(c) = self.sm90.as_deref_mut() else {
             return Err("it needs the wgmma main loop");
         };
-        if let Some(why) = c.cluster_blocker(n) {
+        if let Some(why) = c.cluster_blocker(n, shared) {
             return Err(why);
         }
         c.cluster = n;
         c.b_issue = issue;
+        c.shared = shared;
         self.mainloop = c.cpp();
+        if shared == SharedOperand::A {
+            if let Some((a, _)) = self.tma.as_mut() {
+                if a.k_major {
+                    a.box_dim[1] = c.bm / n;
+                } else if c.a_split_rows() {
+                    a.box_dim[1] = c.bk / n;
+                }
+            }
+            return Ok(());
+        }
         if let Some((_, b)) = self.tma.as_mut().filter(|_| issue == BIssue::Shares) {
             if b.k_major {
                 b.box_dim[1] = c.bn / n;
@@ -615,6 +633,21 @@ pub fn cluster_swizzle_block(
     let g = (group_m / cluster).max(1);
     let (cm, cn) = swizzle_block(bx / cluster, by, grid_x / cluster, grid_n, g);
     (cm * cluster + bx % cluster, cn)
+}
+
+/// Mirror of `ph::gemm::cluster_n_swizzle_block`: whole clusters of `cluster` blocks along y
+/// (`by` and `grid_y` in blocks, `grid_y` a multiple of `cluster`) swizzled as units; a
+/// cluster's blocks on consecutive N tiles of one M tile.
+pub fn cluster_n_swizzle_block(
+    bx: u32,
+    by: u32,
+    grid_m: u32,
+    grid_y: u32,
+    group_m: u32,
+    cluster: u32,
+) -> (u32, u32) {
+    let (m, cn) = swizzle_block(bx, by / cluster, grid_m, grid_y / cluster, group_m);
+    (m, cn * cluster + by % cluster)
 }
 
 /// Mirror of `ph::gemm::split_k_range`: part `z` of `split_k` of [k_lo, k_hi) in whole tiles.

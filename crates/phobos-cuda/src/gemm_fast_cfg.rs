@@ -75,6 +75,21 @@ pub struct Sm90Cfg {
     pub release: Release,
     /// Under a cluster, which blocks copy the shared B (`MainLoop::B_ONE_ISSUER`).
     pub b_issue: BIssue,
+    /// Under a cluster, the operand its blocks share (`MainLoop::SHARE_A`).
+    pub shared: SharedOperand,
+}
+
+/// The operand the blocks of a cluster share through multicast copies (CLUSTER=2 and 3: B;
+/// CLUSTER=4: A).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SharedOperand {
+    /// The blocks run neighbouring M tiles of one N tile and share its B tile (without a
+    /// cluster, nothing is shared).
+    #[default]
+    B,
+    /// The blocks run neighbouring N tiles of one M tile and share its A tile, each copying
+    /// 1/CLUSTER of every A stage; the persistent schedule only (CLUSTER=4).
+    A,
 }
 
 /// Which blocks of a cluster copy its shared B tile (CLUSTER=2 or 3).
@@ -138,8 +153,17 @@ impl Sm90Cfg {
     pub fn b_split_rows(&self) -> bool {
         self.cluster > 1
             && self.b_issue == BIssue::Shares
+            && self.shared == SharedOperand::B
             && !self.b_k
             && (self.bn / (128 / self.elem_bytes)) % self.cluster != 0
+    }
+    /// Under a cluster sharing A, an M-major A too narrow to split by 64-row slabs is split by
+    /// k rows (`MainLoop::A_SPLIT_ROWS`).
+    pub fn a_split_rows(&self) -> bool {
+        self.cluster > 1
+            && self.shared == SharedOperand::A
+            && !self.a_k
+            && (self.bm / (128 / self.elem_bytes)) % self.cluster != 0
     }
     pub fn cpp(&self) -> String {
         let mut s = format!(
@@ -155,7 +179,13 @@ impl Sm90Cfg {
             b(self.b_k),
             b(self.producer_warp)
         );
-        if self.b_issue == BIssue::Rank0 {
+        if self.shared == SharedOperand::A {
+            let own = self.release == Release::OwnCompletion;
+            s.insert_str(
+                s.len() - 1,
+                &format!(", {}, {}, false, true", self.cluster, b(own)),
+            );
+        } else if self.b_issue == BIssue::Rank0 {
             let own = self.release == Release::OwnCompletion;
             s.insert_str(
                 s.len() - 1,
@@ -168,12 +198,20 @@ impl Sm90Cfg {
         }
         s
     }
-    /// Why B cannot be shared by a cluster of `n` blocks (each copies `1 / n` of it), or `None`:
-    /// the header's static_asserts.
-    pub fn cluster_blocker(&self, n: u32) -> Option<&'static str> {
+    /// Why `shared` cannot be shared by a cluster of `n` blocks (each copies `1 / n` of it), or
+    /// `None`: the header's static_asserts.
+    pub fn cluster_blocker(&self, n: u32, shared: SharedOperand) -> Option<&'static str> {
         let kb = 128 / self.elem_bytes;
         if n != 2 {
             Some("CLUSTER is 1 or 2")
+        } else if shared == SharedOperand::A {
+            if self.a_k && (self.bm / n) % 8 != 0 {
+                Some("the A tile's rows do not split into whole swizzle atoms")
+            } else if !self.a_k && (self.bm / kb) % n != 0 && (self.bk / n) % 8 != 0 {
+                Some("the A tile's 128-byte slabs and their k rows do not split evenly")
+            } else {
+                None
+            }
         } else if self.b_k && (self.bn / n) % 8 != 0 {
             Some("the B tile's rows do not split into whole swizzle atoms")
         } else if !self.b_k && (self.bn / kb) % n != 0 && (self.bk / n) % 8 != 0 {

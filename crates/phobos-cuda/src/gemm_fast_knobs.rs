@@ -20,7 +20,8 @@ use phobos_ir::Point;
 /// from 1 rather than 0/1: a two-value `@autotune` list is the range `[1, 2]`. CLUSTER: 1 (the default), or 2 to run
 /// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
 /// (sm90; see `plan`), each block copying half; 3 is 2 with rank 0 copying all of B
-/// ([`crate::BIssue::Rank0`]). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
+/// ([`crate::BIssue::Rank0`]); 4 runs neighbouring N tiles of one M tile as the cluster, sharing A
+/// ([`crate::SharedOperand::A`], the persistent schedule only). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
 /// bytes (an odd K or N) by shifted 16-byte vectors (`OperandCopy::Shifted`); 0 or absent, by
 /// element loads (`OperandCopy::RegisterStaged`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,10 +85,10 @@ impl Knobs {
         self.schedule == Some(3)
     }
 
-    /// The blocks of a cluster: CLUSTER, 1 when absent, 2 for CLUSTER=3.
+    /// The blocks of a cluster: CLUSTER, 1 when absent, 2 for CLUSTER=3 and 4.
     pub fn cluster(&self) -> u32 {
         match self.cluster {
-            Some(3) => 2,
+            Some(3 | 4) => 2,
             c => c.unwrap_or(1),
         }
     }
@@ -98,6 +99,15 @@ impl Knobs {
             crate::BIssue::Rank0
         } else {
             crate::BIssue::Shares
+        }
+    }
+
+    /// The operand a cluster's blocks share: CLUSTER=4, A; else B.
+    pub fn shared(&self) -> crate::SharedOperand {
+        if self.cluster == Some(4) {
+            crate::SharedOperand::A
+        } else {
+            crate::SharedOperand::B
         }
     }
 
@@ -155,6 +165,12 @@ mod tests {
         assert_eq!(k.b_issue(), crate::BIssue::Shares);
         let k3 = Knobs::from_point(&point(&[("CLUSTER", 3)]));
         assert_eq!((k3.cluster(), k3.b_issue()), (2, crate::BIssue::Rank0));
+        assert_eq!(k3.shared(), crate::SharedOperand::B);
+        let k4 = Knobs::from_point(&point(&[("CLUSTER", 4)]));
+        assert_eq!(
+            (k4.cluster(), k4.b_issue(), k4.shared()),
+            (2, crate::BIssue::Shares, crate::SharedOperand::A)
+        );
         assert!(!k.split_workspace());
         assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());
         assert!(!Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_pairs());

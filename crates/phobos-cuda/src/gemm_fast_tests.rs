@@ -345,6 +345,7 @@ fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
         cluster: 1,
         release: Release::AfterNext,
         b_issue: BIssue::Shares,
+        shared: SharedOperand::B,
     };
     let s80 = |dt, es, bm, bn, bk, wm, wn, st, a_k, b_k, v| Sm80Cfg {
         dt,
@@ -524,6 +525,25 @@ proptest! {
                 prop_assert_eq!((m0 % 2, m1), (0, m0 + 1));
                 for (pm, pn) in [(m0, n0), (m1, n1)] {
                     prop_assert!(pm < grid_x && pn < grid_n);
+                    prop_assert!(seen.insert((pm, pn)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cluster_n_swizzle_is_a_bijection_and_pairs_share_a(grid_m in 1u32..40, clusters in 1u32..20, group_m in 1u32..12) {
+        let grid_y = 2 * clusters;
+        let mut seen = HashSet::new();
+        for by in (0..grid_y).step_by(2) {
+            for bx in 0..grid_m {
+                let (m0, n0) = cluster_n_swizzle_block(bx, by, grid_m, grid_y, group_m, 2);
+                let (m1, n1) = cluster_n_swizzle_block(bx, by + 1, grid_m, grid_y, group_m, 2);
+                // The two blocks of a cluster: one M tile (one A tile), neighbouring N tiles.
+                prop_assert_eq!(m0, m1);
+                prop_assert_eq!((n0 % 2, n1), (0, n0 + 1));
+                for (pm, pn) in [(m0, n0), (m1, n1)] {
+                    prop_assert!(pm < grid_m && pn < grid_y);
                     prop_assert!(seen.insert((pm, pn)));
                 }
             }

@@ -33,7 +33,7 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
-pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release};
+pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release, SharedOperand};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{

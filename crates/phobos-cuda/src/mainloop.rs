@@ -8,7 +8,7 @@
 
 use crate::gemm_fast::{
     self, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Release,
-    Strategy,
+    SharedOperand, Strategy,
 };
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::gemm_split::SplitRecord;
@@ -69,6 +69,9 @@ pub struct GemmRecord {
     /// The wgmma loop: which blocks of a cluster copy B (CLUSTER=3: [`BIssue::Rank0`]); `None`
     /// on the other loops.
     pub b_issue: Option<BIssue>,
+    /// The wgmma loop: the operand a cluster's blocks share (CLUSTER=4: [`SharedOperand::A`]);
+    /// `None` on the other loops.
+    pub shared: Option<SharedOperand>,
 }
 
 /// The FFMA strategy's parameters.
@@ -364,6 +367,7 @@ impl MainLoop {
                 split: None,
                 release: None,
                 b_issue: None,
+                shared: None,
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
@@ -372,6 +376,7 @@ impl MainLoop {
                 split: None,
                 release: f.plan.sm90.as_ref().map(|c| c.release),
                 b_issue: f.plan.sm90.as_ref().map(|c| c.b_issue),
+                shared: f.plan.sm90.as_ref().map(|c| c.shared),
             },
         }
     }

@@ -48,6 +48,7 @@ pub fn fast_variants() -> Vec<(String, Emitted)> {
         ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 CLUSTER=2", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3], CLUSTER in [2]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, true>::run_persistent("),
         ("sm90 f16 128x192x64 s4 persistent CLUSTER=3 (rank 0 copies B)", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [2], CLUSTER in [3]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, false, true>::run_persistent("),
         ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 CLUSTER=3", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3], CLUSTER in [3]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, true, true>::run_persistent("),
+        ("sm90 f16 128x192x64 s4 persistent SCHEDULE=3 CLUSTER=4 (A shared)", plain(&at(128, 192, 64, 4, ", GROUP_M in [8], SCHEDULE in [3], CLUSTER in [4]"), "@launch(288)"), "TA=f16,TB=f16,TC=f16", ", 4, true, false, true, 2, true, false, true>::run_persistent("),
         ("ffma f32 128x128x8", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [8])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 8, 2, 4, 8, 8"),
         ("ffma f32 128x128x16 SPLIT_K=2 GROUP_M=4", plain("@autotune(TILE_M in [128], TILE_N in [128], TILE_K in [16], GROUP_M in [4], SPLIT_K in [2])", "@launch(256)"), "TA=f32,TB=f32,TC=f32", "ffma::MainLoop<128, 128, 16"),
     ];

@@ -6,8 +6,8 @@ mod common;
 
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy};
 use phobos_cuda::{
-    emit, BIssue, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SplitRecord,
-    SplitReduce,
+    emit, BIssue, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SharedOperand,
+    SplitRecord, SplitReduce,
 };
 
 const SMALL: &str = "examples/gemm_small.ph";
@@ -55,6 +55,7 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
             }),
             release: Some(Release::AfterNext),
             b_issue: Some(BIssue::Shares),
+            shared: Some(SharedOperand::B),
         }]
     );
     assert_eq!(e.threads, 160);

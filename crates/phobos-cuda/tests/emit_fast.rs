@@ -8,7 +8,8 @@ use common::fast::{aligned_dims, gemm_text, kernel_of};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy, TmaOperand};
 use phobos_cuda::{
     emit, emit_for_target, BIssue, Blocker, CopyIssuer, EmitOptions, Emitted, GemmPolicy,
-    GemmRecord, Pipeline, Release, Schedule, SplitRecord, SplitReduce, SplitWorkspace, Target,
+    GemmRecord, Pipeline, Release, Schedule, SharedOperand, SplitRecord, SplitReduce,
+    SplitWorkspace, Target,
 };
 use phobos_ir::{DType, Dim};
 
@@ -132,7 +133,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             }),
             split: None,
             release: Some(Release::AfterNext),
-            b_issue: Some(BIssue::Shares)
+            b_issue: Some(BIssue::Shares),
+            shared: Some(SharedOperand::B)
         }]
     );
     // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
@@ -159,7 +161,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             }),
             split: None,
             release: None,
-            b_issue: None
+            b_issue: None,
+            shared: None
         }]
     );
     let notes = e.notes.join("\n");
@@ -213,7 +216,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             pipeline: None,
             split: None,
             release: None,
-            b_issue: None
+            b_issue: None,
+            shared: None
         }]
     );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.

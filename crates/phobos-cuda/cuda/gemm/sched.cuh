@@ -40,6 +40,18 @@ PH_GEMM_HD inline void cluster_swizzle_block(int bx, int by, int grid_x, int gri
   *pn = cn;
 }
 
+/// `swizzle_block` for clusters of `cluster` blocks along N (SHARE_A): `by` counts blocks
+/// along y in whole clusters (`grid_y` a multiple of `cluster`); the clusters are swizzled as
+/// units (`grid_y / cluster` of them along N, GROUP_M counted in M tiles), and the blocks of a
+/// cluster take consecutive N tiles of the same M tile, so they share their A tile. A
+/// bijection on the grid.
+PH_GEMM_HD inline void cluster_n_swizzle_block(int bx, int by, int grid_m, int grid_y,
+                                               int group_m, int cluster, int* pm, int* pn) {
+  int cn;
+  swizzle_block(bx, by / cluster, grid_m, grid_y / cluster, group_m, pm, &cn);
+  *pn = cn * cluster + by % cluster;
+}
+
 /// The k range block `z` of `split_k` covers when [k_lo, k_hi) is split into whole `tile_k`
 /// steps as evenly as possible: every part starts on a tile boundary of the unsplit loop, so the
 /// parts' iterations together are exactly the unsplit loop's. An empty part has kb == ke.

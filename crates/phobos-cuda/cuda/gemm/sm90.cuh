@@ -3,7 +3,8 @@
 // complete on mbarriers, STAGES deep. One to four consumer warpgroups; the copies are issued
 // either by thread 0 between its own MMAs or by a dedicated producer warp (PRODUCER_WARP).
 // With CLUSTER = 2, two blocks of a thread block cluster on neighbouring M tiles share their
-// B tile: each copies half of it from global memory, multicast into both blocks.
+// B tile: each copies half of it from global memory, multicast into both blocks (or, SHARE_A,
+// on neighbouring N tiles of one M tile sharing A).
 // Ragged M/N/K edges are the tensor maps' zero fill; the epilogue masks the store of C.
 #pragma once
 #include "gemm/ptx.cuh"
@@ -93,9 +94,14 @@ PH_GEMM_DEV u64 desc_sw128(u32 addr, u32 lbo, u32 sbo) {
 ///   B_ONE_ISSUER  under CLUSTER: rank 0's producer copies the whole B box of every stage,
 ///                 multicast to all blocks, and the others copy none of B (each still copies
 ///                 its own A and expects the whole stage); the B box is CLUSTER=1's.
+///   SHARE_A       under CLUSTER, the persistent schedule only: the blocks of a cluster run
+///                 neighbouring N tiles of one M tile and share A instead of B: each copies
+///                 1 / CLUSTER of every A stage multicast into all blocks (K-major A: BM /
+///                 CLUSTER rows; M-major A: its 64-row slabs, or their k rows) and its own B.
+///                 A block past the last N tile copies no B (its stage expects A's bytes alone).
 template <int DT, int BM, int BN, int BK, int WG_M, int WG_N, int STAGES, bool A_KMAJOR,
           bool B_KMAJOR, bool PRODUCER_WARP, int CLUSTER = 1, bool RELEASE_OWN = false,
-          bool B_ONE_ISSUER = false>
+          bool B_ONE_ISSUER = false, bool SHARE_A = false>
 struct MainLoop {
   static constexpr int TILE_M = BM, TILE_N = BN, TILE_K = BK;
   static constexpr int CONSUMERS = WG_M * WG_N * 128;
@@ -134,8 +140,19 @@ struct MainLoop {
   // producer warp.
   static_assert(CLUSTER == 1 || PRODUCER_WARP, "CLUSTER needs the producer warp");
   static_assert(!B_ONE_ISSUER || CLUSTER > 1, "B_ONE_ISSUER needs a cluster");
-  /// Blocks B is split among: 1 when one block issues it whole.
-  static constexpr int B_PARTS = B_ONE_ISSUER ? 1 : CLUSTER;
+  static_assert(!SHARE_A || (CLUSTER > 1 && !B_ONE_ISSUER), "SHARE_A: a cluster that shares A");
+  /// Blocks B is split among: 1 when one block issues it whole, or A is the shared operand.
+  static constexpr int B_PARTS = B_ONE_ISSUER || SHARE_A ? 1 : CLUSTER;
+  /// Blocks A is split among (SHARE_A), else 1.
+  static constexpr int A_PARTS = SHARE_A ? CLUSTER : 1;
+  static_assert(!A_KMAJOR || (BM / A_PARTS) % 8 == 0,
+                "a K-major A box of BM / CLUSTER rows is whole 8-row swizzle atoms");
+  /// An M-major A whose 64-row slabs do not split evenly among the cluster's blocks: each
+  /// block copies BK / CLUSTER of every slab's k rows instead (as B_SPLIT_ROWS).
+  static constexpr bool A_SPLIT_ROWS = A_PARTS > 1 && !A_KMAJOR && (BM / KB) % CLUSTER != 0;
+  static_assert(!A_SPLIT_ROWS || (BK / CLUSTER) % 8 == 0,
+                "the M-major A slabs split evenly among the cluster's blocks, or their k rows "
+                "into whole 8-row swizzle atoms");
   static_assert(!B_KMAJOR || (BN / B_PARTS) % 8 == 0,
                 "a K-major B box of BN / CLUSTER rows is whole 8-row swizzle atoms");
   /// An N-major B whose 64-column slabs do not split evenly among the cluster's blocks (a
@@ -147,12 +164,16 @@ struct MainLoop {
 
   // Box shapes (elements, innermost first) the host must encode, per operand.
   static constexpr int A_BOX0 = KB;
-  static constexpr int A_BOX1 = A_KMAJOR ? BM : BK;
+  static constexpr int A_BOX1 = A_KMAJOR ? BM / A_PARTS : A_SPLIT_ROWS ? BK / CLUSTER : BK;
   static constexpr int B_BOX0 = KB;
   static constexpr int B_BOX1 = B_KMAJOR ? BN / B_PARTS : B_SPLIT_ROWS ? BK / CLUSTER : BK;
 
   PH_GEMM_DEV static void produce(u32 stage, u32 bar, const void* tmA, const void* tmB, int m0,
-                                  int n0, int k) {
+                                  int n0, int k, bool b_live = true) {
+    if (SHARE_A) {
+      produce_shared_a(stage, bar, tmA, tmB, m0, n0, k, b_live);
+      return;
+    }
     mbar_arrive_expect_tx(bar, TX_BYTES);
     if (A_KMAJOR) {
 #pragma unroll
@@ -197,6 +218,43 @@ struct MainLoop {
             tma_load_2d_multicast(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar, all);
       }
     } else if (B_KMAJOR) {
+#pragma unroll
+      for (int s = 0; s < BK / KB; ++s) tma_load_2d(sb + s * (BN * 128), tmB, k + s * KB, n0, bar);
+    } else {
+#pragma unroll
+      for (int s = 0; s < BN / KB; ++s) tma_load_2d(sb + s * (BK * 128), tmB, n0 + s * KB, k, bar);
+    }
+  }
+
+  /// SHARE_A's copies of one stage: this block's share of A into every block of the cluster,
+  /// its own B unless `b_live` is false (a tile past the last N tile: the stage then expects
+  /// A's bytes alone, and the MMAs read a stale B whose results the masked C store drops).
+  PH_GEMM_DEV static void produce_shared_a(u32 stage, u32 bar, const void* tmA, const void* tmB,
+                                           int m0, int n0, int k, bool b_live) {
+    mbar_arrive_expect_tx(bar, b_live ? TX_BYTES : (unsigned)A_BYTES);
+    const int rank = (int)cluster_rank();
+    const unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
+    if (A_KMAJOR) {
+      constexpr int ROWS = BM / CLUSTER;
+#pragma unroll
+      for (int s = 0; s < BK / KB; ++s)
+        tma_load_2d_multicast(stage + s * (BM * 128) + rank * (ROWS * 128), tmA, k + s * KB,
+                              m0 + rank * ROWS, bar, all);
+    } else if (A_SPLIT_ROWS) {
+      constexpr int ROWS = BK / CLUSTER;
+#pragma unroll
+      for (int s = 0; s < BM / KB; ++s)
+        tma_load_2d_multicast(stage + s * (BK * 128) + rank * (ROWS * 128), tmA, m0 + s * KB,
+                              k + rank * ROWS, bar, all);
+    } else {
+#pragma unroll
+      for (int s = 0; s < BM / KB; ++s)
+        if (s % CLUSTER == rank)
+          tma_load_2d_multicast(stage + s * (BK * 128), tmA, m0 + s * KB, k, bar, all);
+    }
+    if (!b_live) return;
+    const u32 sb = stage + A_BYTES;
+    if (B_KMAJOR) {
 #pragma unroll
       for (int s = 0; s < BK / KB; ++s) tma_load_2d(sb + s * (BN * 128), tmB, k + s * KB, n0, bar);
     } else {
@@ -271,6 +329,7 @@ struct MainLoop {
   template <class Acc, class OA, class OB>
   PH_GEMM_DEV static void run(Acc& acc, const OA& A, const OB& B, const TmaDesc* tmA,
                               const TmaDesc* tmB, int k0, int k1, unsigned char* smem) {
+    static_assert(!SHARE_A, "SHARE_A's pairs walk the tiles of the persistent schedule");
     if (!A.ok || !B.ok) return;  // uniform (under CLUSTER: literal true, see the code generator)
     // A cluster's block past the last M tile (the grid is rounded up to whole clusters) still
     // shares the copies and barriers of B; it reads a real A tile and its C store is masked.
@@ -517,6 +576,8 @@ struct MainLoop {
     if (KT == 0) return;  // uniform (under CLUSTER: the same k range in both blocks)
     // A cluster's block past the last M tile reads a real A tile; its C store is masked.
     const int m0 = CLUSTER > 1 && A.mn0 >= A.mn_dim ? 0 : A.mn0;
+    // SHARE_A: a block past the last N tile copies no B (the C store is masked).
+    const bool b_live = !SHARE_A || B.mn0 < B.mn_dim;
     const int tid = threadIdx.x;
     const u32 base = (smem_u32(smem) + 1023u) & ~1023u;
     const u32 full0 = base + STAGES * STAGE_BYTES;
@@ -531,7 +592,7 @@ struct MainLoop {
           const int s = (int)(n % STAGES);
           // Wait until the consumers released use n - STAGES of this slot.
           if (n >= (unsigned)STAGES) mbar_wait(empty0 + 8 * s, ((n / STAGES) - 1) & 1);
-          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, m0, B.mn0, k0 + t * BK);
+          produce(base + s * STAGE_BYTES, full0 + 8 * s, tmA, tmB, m0, B.mn0, k0 + t * BK, b_live);
         }
       }
       __syncwarp();

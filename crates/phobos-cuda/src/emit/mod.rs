@@ -199,6 +199,22 @@ fn emit_with(
         k
     };
     let mut plan = plan(k, policy, target, extra_warp);
+    if plan.persistent && !allow_persistent && plan.cluster_shares == crate::SharedOperand::A {
+        // CLUSTER=4's pairs of N tiles exist only in the persistent tile loop: planned again
+        // without the cluster (the kernel's point otherwise unchanged).
+        let mut alone = k.clone();
+        for (name, v) in alone.point.0.iter_mut() {
+            if name == phobos_ir::knobs::Knob::Cluster.name() {
+                *v = 1;
+            }
+        }
+        plan = crate::plan::plan(&alone, policy, target, extra_warp);
+        plan.notes.push(
+            "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent \
+             schedule, which the code around the main loop rules out"
+                .to_string(),
+        );
+    }
     let persist = (plan.loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
     let persist_q = (plan.loops.iter()).find_map(|r| match &r.overlap {
         Ok(o) => o.persist.ok().and_then(|p| p.q),
@@ -352,7 +368,21 @@ impl<'k> Emitter<'k> {
             "{mainloop}::persistent_begin(ph_smem, &{ta}, &{tb});"
         ));
         let c = self.plan.cluster;
-        if c > 1 {
+        if c > 1 && self.plan.cluster_shares == crate::SharedOperand::A {
+            // CLUSTER=4: the cluster walks the tiles in units of `c` neighbouring N tiles of one
+            // M tile (the logical grid's y rounded up to whole clusters), its blocks in lock
+            // step; whole clusters are GROUP_M-swizzled. A block past the last N tile still
+            // runs (it shares A's copies); its C store is masked.
+            self.line(format!("const int ph_cy = ({GY} + {}) / {c};", c - 1));
+            self.line(format!(
+                "for (int {TILE} = (int)blockIdx.x / {c}; {TILE} < {GX} * ph_cy; {TILE} += (int)gridDim.x / {c}) {{"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "int {BX}, {BY}; ph::gemm::cluster_n_swizzle_block({TILE} % {GX}, {TILE} / {GX} * {c} + (int)blockIdx.x % {c}, {GX}, ph_cy * {c}, {}, {c}, &{BX}, &{BY});",
+                self.plan.group_m
+            ));
+        } else if c > 1 {
             // CLUSTER: the cluster walks the tiles in units of `c` neighbouring M tiles of one N
             // tile (the logical grid's x rounded up to whole clusters), its blocks in lock step;
             // whole clusters are GROUP_M-swizzled. A block past the last M tile still runs

@@ -1,7 +1,7 @@
 //! The tile IR with layouts: a layout for every tile local, the strategy of every recognized
 //! GEMM loop, and where each local is declared. Kept in side tables over the IR.
 
-use crate::gemm_fast::{BIssue, Knobs, Strategy};
+use crate::gemm_fast::{BIssue, Knobs, SharedOperand, Strategy};
 use crate::gemm_match::{find_gemms, GemmMatch};
 use crate::gemm_split::{plan_split, reads_block_xy, split_cluster_blocker, SplitK, SplitReduce};
 use crate::launch::TmaParam;
@@ -76,6 +76,9 @@ pub struct Plan {
     /// CLUSTER=2 applies: the kernel runs in thread block clusters of this many blocks along x
     /// whose GEMMs share B (see [`cluster_blocker`]); 1 otherwise.
     pub cluster: u32,
+    /// Under a cluster, the operand its blocks share: [`SharedOperand::A`] (CLUSTER=4) pairs
+    /// neighbouring N tiles of one M tile in the persistent tile loop.
+    pub cluster_shares: SharedOperand,
     /// The epilogue store that goes through shared memory and TMA (see [`tma_store::plan_tma_store`]).
     pub tma_store: Option<TmaStore>,
     /// Locals declared at their first assignment (or `for`), by that statement's path (as
@@ -216,15 +219,17 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         }
     }
     let mut cluster = 1;
+    let mut cluster_shares = SharedOperand::B;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
-        // The knob's value: 3 is clusters of two with one block copying B.
+        // The knob's value: 3 is clusters of two with one block copying B, 4 of two sharing A.
         let kv = knobs.cluster.unwrap_or(n);
-        let why = cluster_blocker(k, &gemms).or_else(|| {
+        let shared = knobs.shared();
+        let why = cluster_blocker(k, &gemms, shared, persistent).or_else(|| {
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
-                    let why = f.plan.apply_cluster(n, knobs.b_issue()).err();
+                    let why = f.plan.apply_cluster(n, knobs.b_issue(), shared).err();
                     // The GEMM's note names the main loop it now calls.
                     for note in notes.iter_mut() {
                         *note = note.replace(&before, &f.plan.mainloop);
@@ -235,6 +240,17 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
             }
         });
         match why {
+            None if shared == SharedOperand::A => {
+                cluster = n;
+                cluster_shares = shared;
+                notes.push(format!(
+                    "CLUSTER={kv}: thread block clusters of {n} blocks on neighbouring N tiles of \
+                     one M tile (__cluster_dims__({n}, 1, 1); ph::gemm::cluster_n_swizzle_block, \
+                     the persistent tile loop stepping in whole clusters over the N tiles \
+                     rounded up) share each A stage: every block copies 1/{n} of it, multicast \
+                     to all, and its own B (none past the last N tile)"
+                ));
+            }
             None => {
                 cluster = n;
                 let share = match knobs.b_issue() {
@@ -360,6 +376,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         schedule,
         schedule_note,
         cluster,
+        cluster_shares,
         tma_store,
         decl_inline,
         notes,
@@ -386,7 +403,15 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
 /// clusters, its blocks in lock step. SPLIT_K combines: the cluster's blocks share
 /// `blockIdx.z`, so they run the same part of the k range; a padding block past M stores no
 /// partial tile (its C region is empty) and still takes its ticket on its own counter.
-pub fn cluster_blocker(k: &Kernel, gemms: &[(GemmMatch, MainLoop)]) -> Option<&'static str> {
+/// Sharing A (`shared`, CLUSTER=4): the blocks differ in `ctx.block.y` instead (A's start and
+/// the k range independent of it), and only the persistent schedule's tile loop (`persistent`)
+/// pairs them.
+pub fn cluster_blocker(
+    k: &Kernel,
+    gemms: &[(GemmMatch, MainLoop)],
+    shared: SharedOperand,
+    persistent: bool,
+) -> Option<&'static str> {
     // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
     // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
     let m = match one_gemm_with_producer_warp(gemms) {
@@ -405,12 +430,27 @@ pub fn cluster_blocker(k: &Kernel, gemms: &[(GemmMatch, MainLoop)]) -> Option<&'
     if reads_grid_x {
         return Some("the kernel reads ctx.grid.x");
     }
-    let by_x = block_x_locals(&k.body);
-    if [&m.b.mn_start, &m.k_start, &m.k_end]
+    let (axis, start, why) = match shared {
+        SharedOperand::B => (
+            0,
+            &m.b.mn_start,
+            "B's tile or the k range depends on ctx.block.x",
+        ),
+        SharedOperand::A => (
+            1,
+            &m.a.mn_start,
+            "A's tile or the k range depends on ctx.block.y",
+        ),
+    };
+    if shared == SharedOperand::A && !persistent {
+        return Some("sharing A needs the persistent schedule (SCHEDULE=2 or 3)");
+    }
+    let by_block = block_axis_locals(&k.body, axis);
+    if [start, &m.k_start, &m.k_end]
         .into_iter()
-        .any(|e| reads_block_x(e, &by_x))
+        .any(|e| reads_block_axis(e, &by_block, axis))
     {
-        return Some("B's tile or the k range depends on ctx.block.x");
+        return Some(why);
     }
     None
 }
@@ -436,21 +476,23 @@ fn one_gemm_with_producer_warp(
 }
 
 /// True when `e` reads `ctx.block.x` or one of the locals in `by_x`.
-fn reads_block_x(e: &Expr, by_x: &BTreeSet<LocalId>) -> bool {
+fn reads_block_axis(e: &Expr, by_block: &BTreeSet<LocalId>, axis: u8) -> bool {
     crate::visit::any_expr(e, &mut |x| match &x.kind {
-        ExprKind::Ctx(phobos_ir::Ctx::Block(0)) => true,
-        ExprKind::Local(l) => by_x.contains(l),
+        ExprKind::Ctx(phobos_ir::Ctx::Block(a)) => *a == axis,
+        ExprKind::Local(l) => by_block.contains(l),
         _ => false,
     })
 }
 
 /// The locals whose value may depend on `ctx.block.x`: assigned from an expression that reads
 /// it or such a local, or assigned under a condition or loop bound that does (to a fixpoint).
-fn block_x_locals(body: &[Stmt]) -> BTreeSet<LocalId> {
-    fn walk(stmts: &[Stmt], under: bool, set: &mut BTreeSet<LocalId>) -> bool {
+fn block_axis_locals(body: &[Stmt], axis: u8) -> BTreeSet<LocalId> {
+    fn walk(stmts: &[Stmt], under: bool, set: &mut BTreeSet<LocalId>, axis: u8) -> bool {
         let mut grew = false;
         for s in stmts {
-            let own = stmt_exprs(s).into_iter().any(|e| reads_block_x(e, set));
+            let own = stmt_exprs(s)
+                .into_iter()
+                .any(|e| reads_block_axis(e, set, axis));
             // An atomic's old value may come from any block.
             let atomic = matches!(s.kind, StmtKind::Atomic { .. });
             let target = match &s.kind {
@@ -465,13 +507,13 @@ fn block_x_locals(body: &[Stmt]) -> BTreeSet<LocalId> {
                 }
             }
             for b in bodies(s) {
-                grew |= walk(b, under || own, set);
+                grew |= walk(b, under || own, set, axis);
             }
         }
         grew
     }
     let mut set = BTreeSet::new();
-    while walk(body, false, &mut set) {}
+    while walk(body, false, &mut set, axis) {}
     set
 }
 
