@@ -10,6 +10,7 @@ pub mod fast_cases;
 pub mod gpu_run;
 pub mod mma_cases;
 pub mod randk;
+pub mod rowwise_cases;
 pub mod whole_rows;
 
 use phobos_ir::Kernel;
