@@ -449,6 +449,18 @@ pub fn example_case(
     types: Option<&str>,
     dims: &[(&str, i64)],
 ) -> Result<Case, String> {
+    example_case_with(file, pins, types, dims, &|_, _| {})
+}
+
+/// As `example_case`, each input tensor then given to `inputs` with its parameter's name (see
+/// `build_with`).
+pub fn example_case_with(
+    file: &str,
+    pins: &str,
+    types: Option<&str>,
+    dims: &[(&str, i64)],
+    inputs: &dyn Fn(&str, &mut HostTensor),
+) -> Result<Case, String> {
     let dims_text: Vec<String> = dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let types_text = types.map_or(String::new(), |t| format!(" {t}"));
     let label = format!("{file} {pins}{types_text} at {}", dims_text.join(","));
@@ -462,7 +474,7 @@ pub fn example_case(
         phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
     let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     phobos_cuda::specialize_alignment(&mut k, &dims);
-    build(label, k, src, &dims, 6, false)
+    build_with(label, k, src, &dims, 6, false, inputs)
 }
 
 /// Atomics whose results do not depend on the order of the updates: split sums of small
