@@ -58,6 +58,9 @@ use phobos_syntax::{SourceFile, Span};
 pub const PRELUDE_HEADER: &str = "phobos_prelude.cuh";
 /// Eviction hints on global loads and stores; the prelude includes it by name.
 pub const EVICT_HEADER: &str = "phobos_evict.cuh";
+/// Tiles between registers and memory (global loads and stores, element accesses, tiles
+/// through shared memory): the prelude's second half, which it includes by name.
+pub const MEMORY_HEADER: &str = "phobos_memory.cuh";
 /// Reductions, transpose and tile element reads.
 pub const REDUCE_HEADER: &str = "phobos_reduce.cuh";
 /// FFMA dot products and the FFMA GEMM main loop.
@@ -88,6 +91,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
     match name {
         PRELUDE_HEADER => Some(include_str!("../cuda/phobos_prelude.cuh")),
         EVICT_HEADER => Some(include_str!("../cuda/phobos_evict.cuh")),
+        MEMORY_HEADER => Some(include_str!("../cuda/phobos_memory.cuh")),
         REDUCE_HEADER => Some(include_str!("../cuda/phobos_reduce.cuh")),
         DOT_HEADER => Some(include_str!("../cuda/phobos_dot.cuh")),
         MMA_HEADER => Some(include_str!("../cuda/phobos_mma.cuh")),

@@ -269,28 +269,12 @@ fn deep_ring_points_compile_without_spills() {
             Some(CopyIssuer::ProducerWarp)
         );
     }
-    let jobs: Vec<_> = emitted
-        .iter()
-        .map(|e| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let labels: Vec<String> = (points.iter()).map(|(p, t)| format!("{p} {t}")).collect();
+    let Some(compiled) = common::assert_no_spills(&emitted, &labels) else {
         return;
     };
-    for (((p, types), e), r) in points.iter().zip(&emitted).zip(&results) {
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{p} {types}: {}\n{}", err.summary(), err.log));
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-        assert_eq!(
-            (res.spill_store_bytes, res.spill_load_bytes),
-            (0, 0),
-            "{p} {types}"
-        );
+    for (label, (_, res)) in labels.iter().zip(&compiled) {
         // One warpgroup of 64 or 128 f32 accumulators, no second warpgroup's share.
-        assert!(
-            res.registers <= 168,
-            "{p} {types}: {} registers",
-            res.registers
-        );
+        assert!(res.registers <= 168, "{label}: {} registers", res.registers);
     }
 }

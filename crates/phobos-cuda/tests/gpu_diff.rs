@@ -22,12 +22,11 @@
 
 mod common;
 
-use common::cases::{
-    atomic_cases, example_cases, extra_cases, random_cases, rowwise_cases, Case, Value,
-};
+use common::cases::{atomic_cases, example_cases, extra_cases, random_cases, Case, Value};
 use common::fast_cases::fast_cases;
 use common::gpu_run::{run_capped, run_on_gpu};
 use common::mma_cases::mma_cases;
+use common::rowwise_cases::rowwise_cases;
 use common::whole_rows::{whole_row_cases, ROWS_AHEAD_CAP};
 use phobos::backend::cuda::launch_facts;
 use phobos_gpu::{bind_args, plan_launch, Arg, Gpu, TensorRef};

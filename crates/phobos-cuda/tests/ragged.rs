@@ -164,20 +164,6 @@ fn ragged_1_points_compile_without_spills() {
     let emitted: Vec<_> = (points.iter())
         .map(|(p, t)| common::example_sm90(FA, &format!("{FORM} {p} CAUSAL=1 RAGGED=1"), t))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|e| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
-        return;
-    };
-    for (((p, types), e), r) in points.iter().zip(&emitted).zip(&results) {
-        let c = (r.as_ref())
-            .unwrap_or_else(|err| panic!("{p} {types}: {}\n{}", err.summary(), err.log));
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-        assert_eq!(
-            (res.spill_store_bytes, res.spill_load_bytes),
-            (0, 0),
-            "{p} {types}"
-        );
-    }
+    let labels: Vec<String> = (points.iter()).map(|(p, t)| format!("{p} {t}")).collect();
+    common::assert_no_spills(&emitted, &labels);
 }

@@ -162,30 +162,18 @@ fn cluster_split_points_compile_without_spills() {
             Some(SplitReduce::Cluster)
         );
     }
-    let jobs: Vec<_> = emitted
-        .iter()
-        .map(|e| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let labels: Vec<String> = (points.iter()).map(|(p, t)| format!("{p} {t}")).collect();
+    let Some(compiled) = common::assert_no_spills(&emitted, &labels) else {
         return;
     };
-    for (((p, types), e), r) in points.iter().zip(&emitted).zip(&results) {
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{p} {types}: {}\n{}", err.summary(), err.log));
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-        assert_eq!(
-            (res.spill_store_bytes, res.spill_load_bytes),
-            (0, 0),
-            "{p} {types}"
-        );
+    for (label, (_, res)) in labels.iter().zip(&compiled) {
         // No workspace addresses, no counter: fewer registers than the workspace's 92 at
         // 64x64 (bench/NOTES.md v12) and the paired workspace's 102 at 64x128.
-        let cap = if p.contains("TILE_N=64 ") { 80 } else { 110 };
-        assert!(
-            res.registers <= cap,
-            "{p} {types}: {} registers",
-            res.registers
-        );
+        let cap = if label.contains("TILE_N=64 ") {
+            80
+        } else {
+            110
+        };
+        assert!(res.registers <= cap, "{label}: {} registers", res.registers);
     }
 }

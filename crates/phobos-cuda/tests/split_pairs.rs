@@ -118,26 +118,14 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
     ];
     let emitted: Vec<Emitted> = points.iter().map(|(p, t)| small_at(p, t, &P512)).collect();
     assert!(!emitted[3].source.contains("_pairs("));
-    let jobs: Vec<_> = emitted
-        .iter()
-        .map(|e| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let labels: Vec<String> = (points.iter()).map(|(p, t)| format!("{p} {t}")).collect();
+    let Some(compiled) = common::assert_no_spills(&emitted, &labels) else {
         return;
     };
-    for (((p, types), e), r) in points.iter().zip(&emitted).zip(&results) {
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{p} {types}: {}\n{}", err.summary(), err.log));
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-        assert_eq!(
-            (res.spill_store_bytes, res.spill_load_bytes),
-            (0, 0),
-            "{p} {types}"
-        );
-        let pairs = p.contains("SPLIT_REDUCE=3");
-        assert_eq!(c.ptx.contains("st.global.cg.v2.f32"), pairs, "{p} {types}");
-        assert_eq!(c.ptx.contains("ld.global.cg.v2.f32"), pairs, "{p} {types}");
+    for (label, (c, _)) in labels.iter().zip(&compiled) {
+        let pairs = label.contains("SPLIT_REDUCE=3");
+        assert_eq!(c.ptx.contains("st.global.cg.v2.f32"), pairs, "{label}");
+        assert_eq!(c.ptx.contains("ld.global.cg.v2.f32"), pairs, "{label}");
     }
 }
 

@@ -215,10 +215,13 @@ impl Emitter<'_> {
                 )
             })
             .collect();
-        // The prelude includes the eviction hints' header by name: register it beside it.
+        // The prelude includes the eviction hints' header and its second half by name: register
+        // them beside it.
         if self.headers.contains(crate::PRELUDE_HEADER) {
-            let text = crate::header_text(crate::EVICT_HEADER).unwrap_or_default();
-            headers.push((crate::EVICT_HEADER.to_string(), text.to_string()));
+            for name in [crate::EVICT_HEADER, crate::MEMORY_HEADER] {
+                let text = crate::header_text(name).unwrap_or_default();
+                headers.push((name.to_string(), text.to_string()));
+            }
         }
         // The shifted loads' header includes the GEMM wrappers' (their shift, shared with the
         // mma.sync loop's shifted copies) by name.

@@ -13,6 +13,7 @@ use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
 use crate::GemmPolicy;
 use crate::Target;
 
+mod cluster;
 mod dots;
 pub use dots::{
     a_from_registers, dot_instr, dot_layout, dot_mma, scaled_dot, DotRecord, MmaInstr, NoMma,
@@ -34,6 +35,8 @@ mod rows_ahead;
 mod schedule;
 mod streamed;
 mod tma_store;
+pub use cluster::cluster_blocker;
+use cluster::one_gemm_with_producer_warp;
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
@@ -391,130 +394,6 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         row_smem,
         rows_ahead,
     }
-}
-
-/// Why the kernel cannot run in clusters whose blocks share the GEMM's B tile, or `None`. Both
-/// blocks of a cluster must run the main loop, on the same B tile and k range: exactly one
-/// recognized GEMM, at the kernel's top level (under no branch or loop), unbatched, with B's
-/// start, the k range and everything they are computed from independent of `ctx.block.x`
-/// (which tells the cluster's blocks apart); a producer warp (the waits on the other block stay
-/// out of the consumers' way); and no read of `ctx.grid.x` (the launch rounds the grid's x up to
-/// whole clusters). The persistent schedule combines: the cluster walks the tiles in whole
-/// clusters, its blocks in lock step. SPLIT_K combines: the cluster's blocks share
-/// `blockIdx.z`, so they run the same part of the k range; a padding block past M stores no
-/// partial tile (its C region is empty) and still takes its ticket on its own counter.
-/// Sharing A (`shared`, CLUSTER=4): the blocks differ in `ctx.block.y` instead (A's start and
-/// the k range independent of it), and only the persistent schedule's tile loop (`persistent`)
-/// pairs them.
-pub fn cluster_blocker(
-    k: &Kernel,
-    gemms: &[(GemmMatch, MainLoop)],
-    shared: SharedOperand,
-    persistent: bool,
-) -> Option<&'static str> {
-    // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
-    // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
-    let m = match one_gemm_with_producer_warp(gemms) {
-        Ok(m) => m,
-        Err(why) => return Some(why),
-    };
-    if m.path.len() != 1 {
-        return Some("the GEMM loop is under a branch or loop, which both blocks must take");
-    }
-    if !m.a.batch.is_empty() || !m.b.batch.is_empty() {
-        return Some("batched operands");
-    }
-    let reads_grid_x = crate::visit::any_in_stmts(&k.body, &mut |e| {
-        matches!(e.kind, ExprKind::Ctx(phobos_ir::Ctx::Grid(0)))
-    });
-    if reads_grid_x {
-        return Some("the kernel reads ctx.grid.x");
-    }
-    let (axis, start, why) = match shared {
-        SharedOperand::B => (
-            0,
-            &m.b.mn_start,
-            "B's tile or the k range depends on ctx.block.x",
-        ),
-        SharedOperand::A => (
-            1,
-            &m.a.mn_start,
-            "A's tile or the k range depends on ctx.block.y",
-        ),
-    };
-    if shared == SharedOperand::A && !persistent {
-        return Some("sharing A needs the persistent schedule (SCHEDULE=2 or 3)");
-    }
-    let by_block = block_axis_locals(&k.body, axis);
-    if [start, &m.k_start, &m.k_end]
-        .into_iter()
-        .any(|e| reads_block_axis(e, &by_block, axis))
-    {
-        return Some(why);
-    }
-    None
-}
-
-/// The one recognized GEMM of the kernel when it runs on the wgmma main loop with a producer
-/// warp (what both the persistent schedule and clusters build on), else why not.
-fn one_gemm_with_producer_warp(
-    gemms: &[(GemmMatch, MainLoop)],
-) -> Result<&GemmMatch, &'static str> {
-    let [(m, ml)] = gemms else {
-        return Err("it needs exactly one recognized GEMM loop");
-    };
-    let MainLoop::Fast(f) = ml else {
-        return Err("it needs the wgmma main loop");
-    };
-    if f.plan.strategy != Strategy::Sm90 {
-        return Err("it needs the wgmma main loop (sm_90a, aligned operands)");
-    }
-    if f.plan.threads % 128 != 32 {
-        return Err("it needs a producer warp: @launch(128 * warpgroups + 32)");
-    }
-    Ok(m)
-}
-
-/// True when `e` reads `ctx.block.x` or one of the locals in `by_x`.
-fn reads_block_axis(e: &Expr, by_block: &BTreeSet<LocalId>, axis: u8) -> bool {
-    crate::visit::any_expr(e, &mut |x| match &x.kind {
-        ExprKind::Ctx(phobos_ir::Ctx::Block(a)) => *a == axis,
-        ExprKind::Local(l) => by_block.contains(l),
-        _ => false,
-    })
-}
-
-/// The locals whose value may depend on `ctx.block.x`: assigned from an expression that reads
-/// it or such a local, or assigned under a condition or loop bound that does (to a fixpoint).
-fn block_axis_locals(body: &[Stmt], axis: u8) -> BTreeSet<LocalId> {
-    fn walk(stmts: &[Stmt], under: bool, set: &mut BTreeSet<LocalId>, axis: u8) -> bool {
-        let mut grew = false;
-        for s in stmts {
-            let own = stmt_exprs(s)
-                .into_iter()
-                .any(|e| reads_block_axis(e, set, axis));
-            // An atomic's old value may come from any block.
-            let atomic = matches!(s.kind, StmtKind::Atomic { .. });
-            let target = match &s.kind {
-                StmtKind::Assign { local, .. } => Some(*local),
-                StmtKind::For { var, .. } => Some(*var),
-                StmtKind::Atomic { old, .. } => *old,
-                _ => None,
-            };
-            if let Some(l) = target {
-                if (under || own || atomic) && set.insert(l) {
-                    grew = true;
-                }
-            }
-            for b in bodies(s) {
-                grew |= walk(b, under || own, set, axis);
-            }
-        }
-        grew
-    }
-    let mut set = BTreeSet::new();
-    while walk(body, false, &mut set, axis) {}
-    set
 }
 
 /// The tensor-map parameters of the wgmma + TMA main loops: two per such GEMM (A, B), named

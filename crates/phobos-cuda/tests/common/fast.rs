@@ -1,6 +1,8 @@
 //! gemm_typed at chosen points and problems, as the hosts compile it: instantiated with bound
-//! element types and specialized on the problem's alignment.
+//! element types and specialized on the problem's alignment; and the emitted code and notes the
+//! fast-GEMM emit tests read.
 
+use phobos_cuda::{emit, EmitOptions, Emitted};
 use phobos_ir::Kernel;
 use phobos_syntax::SourceFile;
 
@@ -59,4 +61,38 @@ pub fn kernel_of(text: &str, types: &str, dims: &[(&str, i64)]) -> (Kernel, Sour
     let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     phobos_cuda::specialize_alignment(&mut k, &dims);
     (k, src)
+}
+
+/// The emitted text with its launch facts on top.
+pub fn render(e: &Emitted) -> String {
+    let mut out = format!(
+        "// entry {}, {} threads, {} bytes of dynamic shared memory, grid z {}, zero {:?}\n",
+        e.entry, e.threads, e.dynamic_smem_bytes, e.grid_z, e.zero_before_launch
+    );
+    for t in &e.tma {
+        out.push_str(&format!(
+            "// tensor map {}: tensor #{} {}, globalDim {:?}, line stride {:?}, {}\n",
+            t.name, t.tensor, t.dtype, t.global_dim, t.line_stride, t.spec
+        ));
+    }
+    out.push_str(&e.source);
+    out
+}
+
+pub fn emitted(autotune: &str, types: &str, dims: &[(&str, i64)]) -> Emitted {
+    let (k, src) = kernel_of(&gemm_text(autotune, "@launch(256)"), types, dims);
+    emit(&k, &EmitOptions { source: Some(src) }).unwrap()
+}
+
+/// A kernel text emitted for the aligned problem.
+pub fn emit_text(text: &str, types: &str) -> Emitted {
+    let (k, src) = kernel_of(text, types, &aligned_dims());
+    emit(&k, &EmitOptions { source: Some(src) }).unwrap()
+}
+
+/// A note of `e` that starts with `prefix` and gives `why`.
+pub fn has_note(e: &Emitted, prefix: &str, why: &str) -> bool {
+    e.notes
+        .iter()
+        .any(|n| n.starts_with(prefix) && n.contains(why))
 }

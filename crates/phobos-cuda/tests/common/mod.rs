@@ -10,6 +10,7 @@ pub mod fast_cases;
 pub mod gpu_run;
 pub mod mma_cases;
 pub mod randk;
+pub mod rowwise_cases;
 pub mod whole_rows;
 
 use phobos_ir::Kernel;
@@ -115,6 +116,35 @@ pub fn compile_or_skip(
         }
     }
     Some(results)
+}
+
+/// Compiles each emitted kernel (NVRTC, two at once) and asserts that ptxas spilled nothing,
+/// each labelled by its `labels` entry; returns each one's compile and resource report for the
+/// caller's own checks, or `None` when NVRTC is not found (as [`compile_or_skip`]).
+pub fn assert_no_spills(
+    emitted: &[phobos_cuda::Emitted],
+    labels: &[String],
+) -> Option<Vec<(phobos_gpu::Compiled, phobos_gpu::resources::Resources)>> {
+    assert_eq!(emitted.len(), labels.len());
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), compile_options(e)))
+        .collect();
+    let results = compile_or_skip(&jobs, 2)?;
+    let checked = results.into_iter().zip(emitted).zip(labels);
+    Some(
+        checked
+            .map(|((r, e), label)| {
+                let c = r.unwrap_or_else(|err| panic!("{label}: {}\n{}", err.summary(), err.log));
+                let res = phobos_gpu::resources::of_compiled(&c, &e.entry).expect("ptxas report");
+                assert_eq!(
+                    (res.spill_store_bytes, res.spill_load_bytes),
+                    (0, 0),
+                    "{label}: spills"
+                );
+                (c, res)
+            })
+            .collect(),
+    )
 }
 
 /// NVRTC options for an emitted kernel: its named headers and register cap.

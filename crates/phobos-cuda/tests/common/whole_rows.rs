@@ -7,7 +7,7 @@
 //! ROWS_AHEAD=1 (bench/NOTES.md r18, softmax_row.ph too) the blocks are persistent, the next row
 //! copied into a second buffer: row counts that leave blocks different numbers of rows.
 
-use super::cases::{build_with, Case};
+use super::cases::{example_case_with, Case};
 use phobos_ir::HostTensor;
 
 /// Row r's target: its first column (the head: before the row's first 16-byte boundary unless the
@@ -321,27 +321,13 @@ pub fn whole_row_cases() -> Vec<Result<Case, String>> {
     let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
     let row = (ROW_AHEAD_POINTS.iter()).map(|p| ("softmax_row.ph", "N", p));
     for (file, width, &(pins, types, m, v)) in points.chain(online).chain(row) {
-        let src = super::source(&format!("examples/{file}"));
-        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-        let info = &module.kernels[0];
-        let label = format!("{file} {pins} {types} at M={m},{width}={v}");
-        let variant = match info.variant(Some(pins), Some(types), None) {
-            Ok(v) => v,
-            Err(e) => {
-                cases.push(Err(format!("{label}: {e}")));
-                continue;
-            }
-        };
-        let mut k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-        let dims = [("M".to_string(), m), (width.to_string(), v)];
-        phobos_cuda::specialize_alignment(&mut k, &dims);
         let targets = |name: &str, t: &mut HostTensor| {
             if name == "Target" {
                 set_targets(t, v);
             }
         };
-        cases.push(build_with(label, k, src.clone(), &dims, 6, false, &targets));
+        let dims = [("M", m), (width, v)];
+        cases.push(example_case_with(file, pins, Some(types), &dims, &targets));
     }
     cases
 }
