@@ -502,7 +502,7 @@ def main():
                 fn = drv.load(ptx, kname, smem)
                 grid = grid_of(c, pins, dims)
                 if "ph_gx" in params:
-                    # ROWS_AHEAD=1 (bench/NOTES.md r18): the logical grid as two parameters, the
+                    # ROWS_AHEAD=1 and 2 (bench/NOTES.md r18, r21): the logical grid as two parameters, the
                     # launch's blocks clamped to those resident at once (as phobos-gpu's
                     # `launch_prepared` and bench/attention.py's PERSIST do).
                     tensors["ph_gx"], tensors["ph_gy"] = grid[0], grid[1]

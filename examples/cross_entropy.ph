@@ -26,14 +26,19 @@
 // bench/NOTES.md r18) the blocks are persistent, each looping over the rows `ctx.block.x`,
 // `+ gridDim.x`, .., the row in two buffers: the next row's copy is in flight while this one is
 // computed (one block a multiprocessor at BLOCK=57344).
-@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1})
+// ROWS_AHEAD=2 (a knob, with the row in registers: ROW_SMEM=0; bench/NOTES.md r21) keeps the
+// persistent blocks but lands the next row in ONE shared buffer while this row is computed from
+// registers: the row's `let` reads its elements out of the buffer, then the next row's copy is
+// issued into it (two rows a multiprocessor, one in the register file, one in shared memory).
+@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2})
 @where(WHOLE == 1 || BLOCK <= 8192 && THREADS <= 512 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
 @where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)))
 @where(WHOLE == 0 || V <= BLOCK)
-@where(ROWS_AHEAD == 0 || WHOLE == 1 && ROW_SMEM >= 1)
+@where(ROWS_AHEAD != 1 || WHOLE == 1 && ROW_SMEM >= 1)
+@where(ROWS_AHEAD != 2 || WHOLE == 1 && ROW_SMEM == 0)
 @launch(THREADS)
 @bytes(sizeof(T) * M * V + 8 * M)
 kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: tensor<f32>[M]) {

@@ -18,13 +18,15 @@
 // slot, each looping over the logical blocks below, the producer's ring running on across them;
 // PERSIST=2: the producer loads q by TMA too. WALK=1 (with PERSIST): the logical blocks walked
 // x slowest in a snake, which balances causal's unequal row blocks over the persistent blocks.
+// WALK=2: the row blocks in pairs (x with gx - 1 - x of one head, one after the other), so that
+// every pair carries the same causal work and the blocks in flight span few heads.
 // BR=192 (THREADS=512, PRODUCER=2 only): FA3's hdim-64 tile, three consumer warpgroups of 64 rows
 // beside the producer warpgroup, setmaxnreg giving the consumers 160 registers and the producer 24.
 // 192 rows do not divide N = 4096: the last row block of each head is ragged (masked rows).
 // RAGGED=1 (CAUSAL=1 BR=192): the row blocks aligned to N's end, so that the ragged one is the
 // first (the shortest under causal; clamped to row 0, it overlaps the second) instead of the last.
 @autotune(D in [64], BR in [32, 64, 128, 192], BC in [32, 128], CAUSAL in [0], THREADS in {128, 256, 160, 288, 384, 512},
-          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1}, RAGGED in {0, 1})
+          MIN_BLOCKS in {1, 3}, OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1, 2}, RAGGED in {0, 1})
 @where(THREADS * MIN_BLOCKS <= 384 || (THREADS == 512 && MIN_BLOCKS == 1))
 @where(THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&
        (THREADS - 32 * PRODUCER * PRODUCER <= 256 || (PRODUCER == 2 && BR == 192)))

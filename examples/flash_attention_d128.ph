@@ -16,8 +16,10 @@
 // slot, each looping over the logical blocks below, the producer's ring running on across them;
 // PERSIST=2: the producer loads q by TMA too. WALK=1 (with PERSIST): the logical blocks walked
 // x slowest in a snake, which balances causal's unequal row blocks over the persistent blocks.
+// WALK=2: the row blocks in pairs (x with gx - 1 - x of one head, one after the other), so that
+// every pair carries the same causal work and the blocks in flight span few heads.
 @autotune(D in [128], BR in [64, 128], BC in [64, 128], CAUSAL in [0], THREADS in {128, 256, 160, 288, 384},
-          OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1})
+          OVERLAP in {1, 0, 2}, PINGPONG in {0, 1}, PRODUCER in {0, 1, 2}, RING in {0, 1}, PERSIST in {0, 1, 2}, WALK in {0, 1, 2})
 @where(THREADS % 128 == 32 * PRODUCER * PRODUCER % 128 && THREADS - 32 * PRODUCER * PRODUCER >= 128 &&
        THREADS - 32 * PRODUCER * PRODUCER <= 256)
 @where(PINGPONG == 0 || (THREADS - 32 * PRODUCER * PRODUCER == 256 && BR == 128 && OVERLAP != 0))

@@ -26,11 +26,19 @@
 // bench/NOTES.md r18): 1 makes the blocks persistent, each looping over the rows `ctx.block.x`,
 // `+ gridDim.x`, .., the row in two buffers: the next row's copy in flight while this one is
 // computed and stored (one block a multiprocessor at BLOCK=57344).
-@autotune(BLOCK in {8192, 16384, 32768, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1})
+// ROWS_AHEAD=2 (a knob, with the row in registers: ROW_SMEM=0 and PACK=4; bench/NOTES.md r21) keeps the
+// persistent blocks but lands the next row in ONE shared buffer while this row is computed from
+// registers: the row's `let` reads its elements out of the buffer, then the next row's copy is
+// issued into it (two rows a multiprocessor, one in the register file, one in shared memory).
+// BLOCK=51200 (4-byte T only) holds a row of up to 51200 in 50 registers a thread at 1024 threads,
+// where 57344 takes 56 (and spills).
+@autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2})
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) && BLOCK >= 8 * THREADS)
 @where(ROW_SMEM == 0 || PACK == 4 && sizeof(T) == 2)
-@where(ROWS_AHEAD == 0 || ROW_SMEM == 1)
+@where(ROWS_AHEAD != 1 || ROW_SMEM == 1)
+@where(ROWS_AHEAD != 2 || ROW_SMEM == 0 && PACK == 4)
+@where(BLOCK != 51200 || sizeof(T) == 4)
 @launch(THREADS)
 @bytes(2 * sizeof(T) * M * N)
 kernel softmax_row<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {

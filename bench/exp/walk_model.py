@@ -11,6 +11,9 @@ row block's work is rb + 1 key tiles (BC = BR); non-causal, gx tiles each.
   - WALK=0 (round robin, x fastest): block j takes t = j, j + G, ..; bx = t % gx, by = t / gx.
   - WALK=1 (snake, x slowest): round r = 0, 1, .. < cdiv(gx * gy, G), block j takes
     t = r * G + (r odd ? G - 1 - j : j), skipping t >= gx * gy; bx = t / gy, by = t % gy.
+  - WALK=2 (pairs, bench/NOTES.md a18): units u = j, j + G, .. < cdiv(gx, 2) * gy, each the
+    logical blocks x = p and gx - 1 - p of y (p = u % cdiv(gx, 2), y = u / cdiv(gx, 2)), one
+    after the other; the middle x of an odd gx once.
 
 Balance: the makespan is the heaviest block's work; the bound is max(mean, the longest row
 block). L2: a step-by-step replay in which every block advances one key tile a step (the blocks
@@ -36,6 +39,15 @@ def walk(gx, gy, g, kind):
     """Each block's logical blocks (bx, by), in its walk's order."""
     n = gx * gy
     out = [[] for _ in range(g)]
+    if kind == 2:
+        half = cdiv(gx, 2)
+        for j in range(g):
+            for u in range(j, half * gy, g):
+                y, p = divmod(u, half)
+                out[j].append((p, y))
+                if gx - 1 - p != p:
+                    out[j].append((gx - 1 - p, y))
+        return out
     if kind == 0:
         for j in range(g):
             for t in range(j, n, g):
@@ -99,9 +111,9 @@ def l2_bytes(gx, gy, g, kind, causal, d, br, l2_mb=50.0):
 def main():
     ok = True
     for gx, gy, g in [(32, 64, 132), (32, 32, 132), (64, 64, 132), (5, 3, 2), (8, 2, 2), (9, 1, 4)]:
-        seen = [sorted(b for blocks in walk(gx, gy, g, k) for b in blocks) for k in (0, 1)]
+        seen = [sorted(b for blocks in walk(gx, gy, g, k) for b in blocks) for k in (0, 1, 2)]
         full = sorted((x, y) for x in range(gx) for y in range(gy))
-        if seen[0] != full or seen[1] != full:
+        if any(s != full for s in seen):
             print(f"FAIL: a walk is not a permutation at gx={gx} gy={gy} G={g}")
             ok = False
     print("balance (the heaviest block's key tiles, the mean, the fraction of the balanced bound)")
@@ -109,7 +121,7 @@ def main():
         gx = cdiv(n, br)
         for causal in (1, 0):
             row = []
-            for kind in (0, 1):
+            for kind in (0, 1, 2):
                 mx, mean, frac = balance(gx, bh, 132, kind, causal)
                 row.append(f"WALK={kind}: max {mx} mean {mean:.1f} -> {frac:.3f}")
             print(f"  N={n} BH={bh} gx={gx} causal={causal}: " + "; ".join(row))
@@ -117,15 +129,18 @@ def main():
                 if balance(gx, bh, 132, 1, 1)[2] < 0.99:
                     print("FAIL: the snake misses 0.99 of the bound")
                     ok = False
+                if balance(gx, bh, 132, 2, 1)[2] < 0.96:
+                    print("FAIL: the pairs miss 0.96 of the bound")
+                    ok = False
     print("L2 model (LRU 50 MB, lock step): HBM bytes, MB")
-    for n, bh, d, br, bc in [(4096, 64, 64, 128, 128), (4096, 32, 64, 128, 128), (4096, 32, 128, 128, 128)]:
+    for n, bh, d, br, bc in [(4096, 64, 64, 128, 128), (4096, 32, 64, 128, 128), (4096, 32, 128, 128, 128), (4096, 64, 128, 128, 128)]:
         gx = cdiv(n, br)
         for causal in (1, 0):
             kv = 2 * bh * n * d * 2 / 2**20
-            got = [l2_bytes(gx, bh, 132, kind, causal, d, bc) / 2**20 for kind in (0, 1)]
+            got = [l2_bytes(gx, bh, 132, kind, causal, d, bc) / 2**20 for kind in (0, 1, 2)]
             print(
                 f"  BH={bh} N={n} D={d} causal={causal} (K+V {kv:.0f} MB):"
-                f" WALK=0 {got[0]:.0f}, WALK=1 {got[1]:.0f}"
+                f" WALK=0 {got[0]:.0f}, WALK=1 {got[1]:.0f}, WALK=2 {got[2]:.0f}"
             )
     if not ok:
         sys.exit(1)

@@ -60,12 +60,12 @@ const LARGEST: &[(&str, &str, &str)] = &[
     // BR=192 (three consumer warpgroups): PINGPONG at its default, 0 (two warpgroups only).
     (
         "flash_attention.ph",
-        "BR=192 BC=128 THREADS=512 OVERLAP=2 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
+        "BR=192 BC=128 THREADS=512 OVERLAP=2 PRODUCER=2 RING=1 PERSIST=2 WALK=2",
         "BH=3,N=45",
     ),
     (
         "flash_attention_d128.ph",
-        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2 WALK=1",
+        "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 PRODUCER=2 RING=1 PERSIST=2 WALK=2",
         "BH=2,N=45",
     ),
     (

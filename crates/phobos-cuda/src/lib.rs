@@ -37,11 +37,11 @@ pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release, SharedOperand};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    reg_split, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord, MaskRecord,
-    MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing, NoRowSmem,
-    NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer, QByProducer, RegSplit, Ring,
-    RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand, WgmmaForm,
-    PINGPONG_BARRIER,
+    reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
+    MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing,
+    NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer, QByProducer, RegSplit,
+    Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand,
+    WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;
@@ -85,6 +85,9 @@ pub const ROWPACK_HEADER: &str = "phobos_rowpack.cuh";
 /// Row tiles of 2-byte floats staged in shared memory by bulk copies (`ph::load_row_smem_fill`,
 /// `ROW_SMEM=1`).
 pub const ROWSMEM_HEADER: &str = "phobos_rowsmem.cuh";
+/// Row tiles landed in shared memory a row ahead and read into registers
+/// (`ph::load_row_landed`, `ROWS_AHEAD=2`).
+pub const ROWLAND_HEADER: &str = "phobos_rowland.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -103,6 +106,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         SHIFTED_HEADER => Some(include_str!("../cuda/phobos_shifted.cuh")),
         ROWPACK_HEADER => Some(include_str!("../cuda/phobos_rowpack.cuh")),
         ROWSMEM_HEADER => Some(include_str!("../cuda/phobos_rowsmem.cuh")),
+        ROWLAND_HEADER => Some(include_str!("../cuda/phobos_rowland.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)

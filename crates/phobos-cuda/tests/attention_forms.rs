@@ -193,9 +193,9 @@ const RAGGED_SHIFT: &str = "r0 = ph::max(0, ph::sub(r0, ph::sub(ph::mul(";
 #[test]
 fn form_cases_build_offline() {
     let cases = form_cases();
-    assert_eq!(cases.len(), 62);
+    assert_eq!(cases.len(), 66);
     let persistent: Vec<_> = cases.iter().filter(|c| c.emitted.persistent).collect();
-    assert_eq!(persistent.len(), 24);
+    assert_eq!(persistent.len(), 28);
     for c in &persistent {
         persistent_plan(c).unwrap_or_else(|e| panic!("{}: {e}", c.label));
     }
@@ -223,6 +223,21 @@ fn form_cases_build_offline() {
         [true, true],
         "causal and not, a case skips in an odd round"
     );
+    // The paired walk's cases (WALK=2, bench/NOTES.md a18): the record says so, and some have
+    // an odd count of row blocks a head (the middle one a unit of one, its second skipped).
+    let paired: Vec<_> = (persistent.iter())
+        .filter(|c| c.label.contains("WALK=2"))
+        .collect();
+    assert_eq!(paired.len(), 4);
+    for c in &paired {
+        let walk = c.emitted.loops[0]
+            .overlap
+            .as_ref()
+            .map(|o| o.persist.map(|p| p.walk));
+        assert_eq!(walk, Ok(Ok(phobos_cuda::Walk::Paired)), "{}", c.label);
+    }
+    assert!(paired.iter().any(|c| c.grid[0] % 2 == 1));
+    assert!(paired.iter().any(|c| c.grid[0] % 2 == 0));
     // RAGGED=1's cases (bench/NOTES.md a17) shift their row blocks: the clamp is live code.
     let ragged: Vec<_> = (cases.iter())
         .filter(|c| c.label.contains("RAGGED=1"))

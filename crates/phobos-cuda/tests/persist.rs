@@ -490,7 +490,7 @@ fn the_snake_deals_every_logical_block_once_and_balances_causal() {
 /// place.
 fn without_walk(path: &str) -> String {
     let text = common::source(path).text;
-    let decl = ", WALK in {0, 1}";
+    let decl = ", WALK in {0, 1, 2}";
     assert!(text.contains(decl), "{path} declares WALK");
     text.replace(decl, "")
         .replace("@where(WALK == 0 || PERSIST != 0)", "//")
@@ -509,4 +509,100 @@ fn walk_0_emits_the_code_before_the_knob() {
             }
         }
     }
+}
+
+/// The paired walk (`WALK=2`, `Walk::Paired`) as emitted: units of two logical blocks round
+/// robin, the second of an odd gx's middle unit skipped, x and gx - 1 - x of one y.
+const PAIRED: [&str; 8] = [
+    "for (int ph_round = 0; ; ++ph_round) {",
+    "const int ph_unit = (int)blockIdx.x + (ph_round >> 1) * (int)gridDim.x;",
+    "const int ph_half = (ph_gx + 1) >> 1;",
+    "if (ph_unit >= ph_half * ph_gy) break;",
+    "const int ph_p = ph_unit % ph_half;",
+    "if ((ph_round & 1) && 2 * ph_p + 1 == ph_gx) continue;  // the middle x of an odd gx, once",
+    "const int ph_bx = (ph_round & 1) ? ph_gx - 1 - ph_p : ph_p;",
+    "const int ph_by = ph_unit / ph_half;",
+];
+
+#[test]
+fn walk_2_has_both_loops_take_the_pairs() {
+    for (path, pins, types, _) in POINTS {
+        let pins = &format!("{} WALK=2", pins.replace("PERSIST=1", "PERSIST=2"));
+        let e = common::example_sm90(path, pins, types);
+        let p = persist(&e).unwrap_or_else(|w| panic!("{pins}: {w}"));
+        assert_eq!(p.walk, Walk::Paired, "{pins}");
+        assert!(e.loops[0]
+            .to_string()
+            .ends_with("; the logical blocks walked in pairs of x and gx - 1 - x: WALK=2)"));
+        let src = &e.source;
+        assert!(!src.contains(TILE_LOOP), "{pins}");
+        let walks: Vec<usize> = src.match_indices(PAIRED[0]).map(|(i, _)| i).collect();
+        assert_eq!(walks.len(), 2, "{pins}\n{src}");
+        for &w in &walks {
+            let walk = common::block_at(src, w);
+            let lines: Vec<&str> = walk.lines().map(str::trim).collect();
+            assert!(lines[0].starts_with(PAIRED[0]), "{pins}: {}", lines[0]);
+            assert_eq!(lines[1..8], PAIRED[1..], "{pins}\n{walk}");
+        }
+        // Otherwise the kernel is WALK=0's: only the walks' opening lines differ.
+        let plain = common::example_sm90(path, &pins.replace("WALK=2", "WALK=0"), types);
+        let code = |s: &str, drop: &[&str]| -> Vec<String> {
+            s.lines()
+                .filter(|l| !l.starts_with("// ") && !drop.iter().any(|d| l.contains(d)))
+                .map(str::to_string)
+                .collect()
+        };
+        let theirs = code(
+            &plain.source,
+            &[
+                TILE_LOOP,
+                "const int ph_bx = ph_tile % ph_gx;",
+                "const int ph_by = ph_tile / ph_gx;",
+            ],
+        );
+        assert_eq!(code(src, &PAIRED), theirs, "{pins}");
+    }
+}
+
+/// The logical blocks block `j` of `g` takes in the emitted paired walk (`PAIRED`'s lines).
+fn paired(gx: i64, gy: i64, g: i64, j: i64) -> Vec<(i64, i64)> {
+    let half = (gx + 1) >> 1;
+    let mut out = Vec::new();
+    for round in 0.. {
+        let unit = j + (round >> 1) * g;
+        if unit >= half * gy {
+            break;
+        }
+        let p = unit % half;
+        if round & 1 == 1 && 2 * p + 1 == gx {
+            continue;
+        }
+        let bx = if round & 1 == 1 { gx - 1 - p } else { p };
+        out.push((bx, unit / half));
+    }
+    out
+}
+
+#[test]
+fn the_pairs_deal_every_logical_block_once_and_balance_causal() {
+    for (gx, gy, g) in [
+        (5, 3, 2),
+        (8, 2, 2),
+        (5, 1, 2),
+        (9, 1, 4),
+        (32, 64, 132),
+        (1, 3, 2),
+    ] {
+        let mut all: Vec<(i64, i64)> = (0..g).flat_map(|j| paired(gx, gy, g, j)).collect();
+        all.sort_unstable();
+        let grid: Vec<(i64, i64)> = (0..gx).flat_map(|x| (0..gy).map(move |y| (x, y))).collect();
+        assert_eq!(all, grid, "{gx} x {gy} over {g}");
+    }
+    // Causal's work per logical block is gx - bx key tiles: every pair carries gx + 1, so at
+    // gx = 32, BH = 64 (1024 pairs) on 132 blocks the heaviest block takes 8 pairs (264 key
+    // tiles) where the mean is 256 and round robin's heaviest 288 (bench/NOTES.md a18).
+    let (gx, gy, g) = (32, 64, 132);
+    let load = |blocks: Vec<(i64, i64)>| blocks.iter().map(|(x, _)| gx - x).sum::<i64>();
+    let most = (0..g).map(|j| load(paired(gx, gy, g, j))).max().unwrap();
+    assert_eq!(most, 264);
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use phobos_cuda::{emit, EmitOptions, Emitted};
+use phobos_cuda::{emit, AheadForm, EmitOptions, Emitted};
 
 /// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
 fn row(pins: &str, types: &str, n: i64) -> Emitted {
@@ -394,13 +394,17 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
         if c.label.contains("ROW_SMEM=1") {
             assert!(c.emitted.row_smem[0].staged.is_ok(), "{}", c.label);
         }
-        // ROWS_AHEAD=1 applies to every such case: persistent, the next row issued ahead.
-        let ahead = c.label.contains("ROWS_AHEAD=1");
+        // ROWS_AHEAD=1 and 2 apply to every such case: persistent, the next row issued ahead.
+        let ahead = c.label.contains("ROWS_AHEAD=1") || c.label.contains("ROWS_AHEAD=2");
         assert!(
             !row || ahead,
-            "softmax_row.ph's cases are ROWS_AHEAD=1: {}",
+            "softmax_row.ph's cases are ROWS_AHEAD=1 or 2: {}",
             c.label
         );
+        if c.label.contains("ROWS_AHEAD=2") {
+            let form = c.emitted.rows_ahead.as_ref().and_then(|r| r.ahead.ok());
+            assert_eq!(form.map(|a| a.form), Some(AheadForm::Landed), "{}", c.label);
+        }
         assert_eq!(
             (c.emitted.rows_ahead.as_ref()).is_some_and(|r| r.ahead.is_ok()),
             ahead,

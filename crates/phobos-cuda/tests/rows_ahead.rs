@@ -7,7 +7,7 @@
 
 mod common;
 
-use phobos_cuda::{emit, AheadRow, EmitOptions, Emitted, NoRowsAhead};
+use phobos_cuda::{emit, AheadForm, AheadRow, EmitOptions, Emitted, NoRowsAhead};
 
 /// `examples/FILE` at `pins` with `types`, specialized on `dims` (M and the row width).
 fn example(file: &str, pins: &str, types: &str, dims: [(&str, i64); 2]) -> Emitted {
@@ -287,5 +287,198 @@ fn rows_ahead_compiles_to_bulk_copies_waited_by_parity() {
         let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
         assert!(res.registers <= *regs, "{file} {pins}: {res:?}");
         assert!(res.spill_store_bytes <= *spill, "{file} {pins}: {res:?}");
+    }
+}
+
+/// ROWS_AHEAD=2 (bench/NOTES.md r21): the next row lands in one buffer while this one, read out
+/// of it into registers at its `let`, is computed; the loads are the landed row's, the stores
+/// the register forms ROW_SMEM=0 has.
+#[test]
+fn rows_ahead_2_lands_the_next_row_for_registers() {
+    // f32: a Tile of one-element groups (the rows are 4 bytes off 16), 50 a thread.
+    let e = example(
+        "softmax_online.ph",
+        "BLOCK=51200 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        [("M", 2048), ("N", 50257)],
+    );
+    let a = ahead(&e).unwrap_or_else(|why| panic!("{why}\n{:?}", e.notes));
+    assert_eq!(a.form, AheadForm::Landed);
+    // The barrier, the 51200 columns of f32, 16 bytes past them.
+    assert_eq!(a.bytes, 16 + 51200 * 4 + 16);
+    assert!(e.persistent && phobos::backend::cuda::launch_facts(&e).persistent);
+    assert_eq!(e.dynamic_smem_bytes, a.bytes + 128);
+    for s in [
+        // One block a multiprocessor, 64 registers a thread: no second argument.
+        "__launch_bounds__(1024) softmax_online(",
+        "ph::row_land_init(ph_resident + 0);",
+        "ph::row_land_issue<Blk1x51200>(ph::Region<const float>{X + (long long)ph_nbx * N",
+        "const auto ph_next_row = [&] {",
+        "ph::Tile<float, Blk1x51200> x = ph::load_row_landed<ph::Tile<float, Blk1x51200>, Blk1x51200, ph::EVICT_NORMAL>(",
+        ", ph_resident + 0, ph_row_n, ph_next_row, ph_tile + (int)gridDim.x < ph_gx * ph_gy);",
+        "ph::store_tile(ph::Region<float>{Y + (long long)r * N",
+    ] {
+        assert!(e.source.contains(s), "{s}\n{}", e.source);
+    }
+    assert!(!e.source.contains("smem_row_ahead"), "{}", e.source);
+    let record = e.rows_ahead.as_ref().expect("a record").to_string();
+    assert!(record.starts_with("ROWS_AHEAD=2: "), "{record}");
+    assert!(e.notes.contains(&record));
+    // bf16 cross-entropy: the packed row (PACK=4), one buffer of the 57344 columns.
+    let e = xent("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2");
+    let a = ahead(&e).unwrap_or_else(|why| panic!("{why}\n{:?}", e.notes));
+    assert_eq!((a.form, a.bytes), (AheadForm::Landed, 16 + 57344 * 2 + 16));
+    assert!(e.source.contains(
+        "ph::Packed<ph::bf16, Blk1x57344> x = ph::load_row_landed<ph::Packed<ph::bf16, Blk1x57344>, Blk1x57344, ph::EVICT_NORMAL>("
+    ));
+    assert!(e
+        .source
+        .contains("ph::reduce_all_packed<ph::Max>(x, ph_scratch)"));
+}
+
+#[test]
+fn softmax_online_rows_ahead_2_snapshot() {
+    let e = example(
+        "softmax_online.ph",
+        "BLOCK=51200 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        [("M", 2048), ("N", 50257)],
+    );
+    insta::assert_snapshot!(e.source.split_once('\n').unwrap().1);
+}
+
+/// ROWS_AHEAD=2's reasons, typed: a staged row, no masked row load, several, and the checks it
+/// shares with ROWS_AHEAD=1 (the address).
+#[test]
+fn rows_ahead_2_records_why_not() {
+    let text = |body: &str| {
+        format!(
+            "@autotune(PACK in {{4}}, ROW_SMEM in {{0, 1}}, ROWS_AHEAD in {{0, 2}})\n@launch(256)\n\
+             kernel k<T = f32>(X: tensor<T>[M, N], S: tensor<f32>[M], I: tensor<i32>[M]) {{\n  \
+             let r = ctx.block.x\n{body}}}\n"
+        )
+    };
+    let row = "where(arange(4096) < N, X[r, 0 :+ 4096], 0.0)";
+    let tail = "  let a = sum(f32(x))\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n";
+    let cases: Vec<(String, &str, &str, Result<(), NoRowsAhead>)> = vec![
+        (format!("  let x = {row}\n{tail}"), "T=bf16", "ROW_SMEM=0", Ok(())),
+        (format!("  let x = {row}\n{tail}"), "T=f32", "ROW_SMEM=0", Ok(())),
+        (format!("  let x = {row}\n{tail}"), "T=bf16", "ROW_SMEM=1", Err(NoRowsAhead::RowSmem)),
+        // An unmasked load: not the `where` form.
+        (
+            format!("  let x = X[r, 0 :+ 4096]\n{tail}"),
+            "T=f32",
+            "ROW_SMEM=0",
+            Err(NoRowsAhead::NoRow),
+        ),
+        (
+            format!("  let x = {row}\n  let y = {row}\n  let a = sum(f32(x)) + sum(f32(y))\n  if ctx.thread == 0 {{\n    S[r] = a\n  }}\n"),
+            "T=f32",
+            "ROW_SMEM=0",
+            Err(NoRowsAhead::Several(2)),
+        ),
+        (
+            format!("  let q = I[r]\n  let x = where(arange(4096) < N, X[q, 0 :+ 4096], 0.0)\n{tail}"),
+            "T=f32",
+            "ROW_SMEM=0",
+            Err(NoRowsAhead::Address),
+        ),
+    ];
+    for (body, types, smem, want) in cases {
+        let src = phobos_syntax::SourceFile::new("k.ph", text(&body));
+        let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{body}: {d:?}"));
+        let info = &module.kernels[0];
+        let pins = format!("{smem} ROWS_AHEAD=2");
+        let variant = info.variant(Some(&pins), Some(types), None).expect(&body);
+        let k = phobos_check::instantiate(&module, info, &variant).expect(&body);
+        let e = emit(&k, &EmitOptions { source: Some(src) }).expect(&body);
+        assert_eq!(ahead(&e).map(|_| ()), want, "{types} {body}");
+        assert_eq!(e.persistent, want.is_ok(), "{body}");
+        assert_eq!(
+            e.source.contains("ph::load_row_landed"),
+            want.is_ok(),
+            "{body}"
+        );
+        let record = e.rows_ahead.as_ref().expect("a record").to_string();
+        assert!(record.starts_with("ROWS_AHEAD=2"), "{record}");
+    }
+}
+
+/// Offline: the ROWS_AHEAD=2 points compile for sm_90a to bulk copies waited on by parity, one
+/// barrier, at 64 registers a thread; the spills (bytes stored) as ptxas reports them: the f32
+/// rows of 50 a thread save a few loop-carried scalars around the row's reads, once a row
+/// (bench/NOTES.md r21), the aligned f32 row and cross-entropy none.
+#[test]
+fn rows_ahead_2_compiles_to_one_buffer_waited_by_parity() {
+    let points = [
+        (
+            "cross_entropy.ph",
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+            "T=bf16",
+            "V",
+            50257,
+            0,
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+            "T=bf16",
+            "N",
+            50257,
+            32,
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=51200 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+            "T=f32",
+            "N",
+            50257,
+            60,
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=51200 THREADS=1024 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+            "T=f32",
+            "N",
+            50257,
+            60,
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+            "T=f32",
+            "N",
+            32000,
+            0,
+        ),
+    ];
+    let emitted: Vec<_> = (points.iter())
+        .map(|(f, p, t, w, n, _)| example(f, p, t, [("M", 2048), (w, *n)]))
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
+    for (p, (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
+        let (file, pins, types, _, _, spill) = p;
+        let c = r
+            .as_ref()
+            .unwrap_or_else(|err| panic!("{file} {pins}: {}", err.log));
+        assert!(
+            c.ptx
+                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            "{pins}: no bulk copy"
+        );
+        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+        assert!(c.ptx.contains("fence.proxy.async.shared::cta"), "{pins}");
+        assert_eq!(c.ptx.matches("mbarrier.init.shared").count(), 1, "{pins}");
+        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+        assert!(res.registers <= 64, "{file} {pins} {types}: {res:?}");
+        assert!(
+            res.spill_store_bytes <= *spill,
+            "{file} {pins} {types}: {res:?}"
+        );
     }
 }

@@ -133,7 +133,7 @@ impl Knob {
                 "1: with PRODUCER=2, persistent blocks loop over the logical grid, the ring's tile counter carried across them; 2: and the producer loads q by TMA; 0: one block each"
             }
             Knob::Walk => {
-                "with PERSIST: 0, each block takes every gridDim.x-th logical block, x fastest; 1, rounds of gridDim.x dealt in a snake, x slowest (causal's longest row blocks first across heads)"
+                "with PERSIST: 0, each block takes every gridDim.x-th logical block, x fastest; 1, rounds of gridDim.x dealt in a snake, x slowest (causal's longest row blocks first across heads); 2, pairs of x and grid.x − 1 − x of one y, every gridDim.x-th pair"
             }
             Knob::Shift => {
                 "shifted row loads: 0, each group's shift; 1, the row's, once; 2, and whole tiles unguarded"
@@ -146,7 +146,7 @@ impl Knob {
                 "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 2: and masked in place, not realigned, where its uses are whole-row max, min or sum; 0: in registers"
             }
             Knob::RowsAhead => {
-                "1: with ROW_SMEM, persistent blocks over the logical grid, the next logical block's row copied into a second buffer while this one's is computed; 0: one block a row"
+                "1: with ROW_SMEM, persistent blocks over the logical grid, the next logical block's row copied into a second buffer while this one's is computed; 2: without ROW_SMEM, persistent blocks, the next row landing in one buffer while this one is computed from registers; 0: one block a row"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

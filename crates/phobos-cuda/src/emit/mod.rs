@@ -137,6 +137,8 @@ pub(crate) struct Emitter<'k> {
     /// Packed locals staged in shared memory (`ph::SmemRow`, ROW_SMEM=1): each one's offset in
     /// the resident region.
     staged_rows: std::collections::BTreeMap<phobos_ir::LocalId, u32>,
+    /// ROWS_AHEAD=2: the landed row and its buffer's offset in the resident region, reserved.
+    landed: Option<(phobos_ir::LocalId, u32)>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -290,6 +292,7 @@ fn emit_with(
         group_loads: Default::default(),
         packed: Default::default(),
         staged_rows: Default::default(),
+        landed: None,
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),

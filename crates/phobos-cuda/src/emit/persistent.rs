@@ -112,6 +112,29 @@ impl Emitter<'_> {
             self.line(format!("const int {BY} = {TILE} % {GY};"));
             return;
         }
+        if self.walk == crate::plan::Walk::Paired {
+            // Units of two logical blocks (x and gx - 1 - x of one y) round robin; the second of
+            // the middle unit of an odd gx skips (the same in every loop of the kernel, so the
+            // producer's and the consumers' counters stay paired).
+            self.line(format!(
+                "for (int {ROUND} = 0; ; ++{ROUND}) {{  // {who}, a logical block at a time, x paired with gx - 1 - x"
+            ));
+            self.indent += 1;
+            self.line(format!(
+                "const int ph_unit = (int)blockIdx.x + ({ROUND} >> 1) * (int)gridDim.x;"
+            ));
+            self.line(format!("const int ph_half = ({GX} + 1) >> 1;"));
+            self.line(format!("if (ph_unit >= ph_half * {GY}) break;"));
+            self.line("const int ph_p = ph_unit % ph_half;");
+            self.line(format!(
+                "if (({ROUND} & 1) && 2 * ph_p + 1 == {GX}) continue;  // the middle x of an odd gx, once"
+            ));
+            self.line(format!(
+                "const int {BX} = ({ROUND} & 1) ? {GX} - 1 - ph_p : ph_p;"
+            ));
+            self.line(format!("const int {BY} = ph_unit / ph_half;"));
+            return;
+        }
         self.line(format!(
             "for (int {TILE} = (int)blockIdx.x; {TILE} < {GX} * {GY}; {TILE} += (int)gridDim.x) {{  // {who}, a logical block at a time"
         ));

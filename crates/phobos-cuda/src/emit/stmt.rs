@@ -200,6 +200,12 @@ impl<'k> Emitter<'k> {
             Ty::Tile(_, _) if self.plan.resident.contains(&l) => self.load_resident(l, value),
             Ty::Tile(t, _) => {
                 let lay = self.plan.layouts[&l].clone();
+                let landed = self
+                    .rows_ahead
+                    .is_some_and(|a| a.form == crate::plan::AheadForm::Landed && a.local == l);
+                if declare && landed {
+                    return self.landed_load(l, &lay, value, *t);
+                }
                 let mask = (self.plan.masks.iter()).find(|m| m.path == self.path);
                 // PACK=4: a row loaded with its mask (`where(arange(n) < e, load, fill)`) is held
                 // packed, the fill in its registers, not assigned through the masked load.

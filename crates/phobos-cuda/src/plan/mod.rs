@@ -49,7 +49,7 @@ pub use ring::{NoRing, Ring};
 pub(crate) use row_smem::{elementwise_in, filled_parts};
 pub use row_smem::{NoRowSmem, RowSmemRecord, StagedRow};
 pub(crate) use rows_ahead::block_index;
-pub use rows_ahead::{AheadRow, NoRowsAhead, RowsAheadRecord};
+pub use rows_ahead::{AheadForm, AheadRow, NoRowsAhead, RowsAheadRecord};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 pub(crate) use streamed::streamed_loads;
@@ -359,7 +359,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         || split.is_some()
         || extra_warp.is_some()
         || (loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
-    let rows_ahead = rows_ahead::rows_ahead(k, &row_smem, remapped);
+    let rows_ahead = rows_ahead::rows_ahead(k, target, &layouts, &row_smem, remapped);
     notes.extend(rows_ahead.iter().map(RowsAheadRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {

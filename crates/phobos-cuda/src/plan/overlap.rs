@@ -215,6 +215,9 @@ impl std::fmt::Display for LoopRecord {
                     Ok(Persist { walk: Walk::Snake, .. }) => {
                         "; the logical blocks walked in a snake, x slowest: WALK=1"
                     }
+                    Ok(Persist { walk: Walk::Paired, .. }) => {
+                        "; the logical blocks walked in pairs of x and gx - 1 - x: WALK=2"
+                    }
                     _ => "",
                 },
                 match o.kept {

@@ -39,6 +39,14 @@ pub enum Walk {
     /// heaviest go first in every y and the snake pairs each round's heavy with the next
     /// round's light (bench/NOTES.md a15).
     Snake,
+    /// `WALK=2`: the row blocks in pairs (x and gx − 1 − x of one y, x < gx − 1 − x; the middle
+    /// x of an odd gx alone), units u = j, j + G, .. of block j, each unit's two logical blocks
+    /// one after the other, x = p first (`p = u % cdiv(gx, 2)`, `y = u / cdiv(gx, 2)`): when
+    /// work rises or falls linearly in x (causal attention's row blocks), every unit carries
+    /// the same work, so round robin over units balances to the rounding of the units'
+    /// count, while the blocks in flight still span a few y (the K/V of a few heads live in L2,
+    /// as at WALK=0; bench/NOTES.md a18).
+    Paired,
 }
 
 /// The one shared-memory resident dot operand (attention's q, `Plan::resident`) loaded by the
@@ -109,6 +117,7 @@ pub(super) fn persist(
     };
     let walk = match Knob::Walk.get(&k.point) {
         Some(1) => Walk::Snake,
+        Some(2) => Walk::Paired,
         _ => Walk::RoundRobin,
     };
     Ok(Persist { stages, q, walk })

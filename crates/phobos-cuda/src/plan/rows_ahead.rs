@@ -6,11 +6,21 @@
 //! block index alone: the staged load's indices may read the block index, parameters,
 //! dimensions and constants, and locals bound once to such values (substituted by their
 //! definitions, [`block_index`]).
+//!
+//! `ROWS_AHEAD=2` (bench/NOTES.md r21) keeps the persistent blocks but lands the next row in ONE
+//! buffer while this row is computed from registers (`ph::load_row_landed`,
+//! cuda/phobos_rowland.cuh): the row's `let` (held in registers, ROW_SMEM=0) reads its elements
+//! out of the buffer, and once every thread has, the next logical block's copy is issued into
+//! it. A register file that holds one row and shared memory another: two rows a multiprocessor
+//! where a row fills the registers (f32 rows of 50k) or computing out of shared memory costs more
+//! than the row's bytes (ROWS_AHEAD=1, r18).
 
 use super::row_smem::SMEM_LIMIT;
 use super::RowSmemRecord;
+use crate::layout::Layout;
+use crate::Target;
 use phobos_ir::knobs::Knob;
-use phobos_ir::{Ctx, Expr, ExprKind, Index, Kernel, Lit, LocalId, Stmt, StmtKind};
+use phobos_ir::{Ctx, Expr, ExprKind, Index, Kernel, Lit, LocalId, ParamKind, Stmt, StmtKind};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -18,14 +28,28 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq)]
 pub struct RowsAheadRecord {
     pub ahead: Result<AheadRow, NoRowsAhead>,
+    /// The knob's value: 1 or 2.
+    pub knob: i64,
 }
 
-/// The staged row read a row ahead.
+/// The row read a row ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AheadRow {
     pub local: LocalId,
-    /// Bytes of one buffer (`StagedRow::bytes`); the kernel reserves two.
+    /// Bytes of one buffer (`StagedRow::bytes`, or `ph::row_land_bytes`).
     pub bytes: u32,
+    pub form: AheadForm,
+}
+
+/// Where the row read ahead lives while it is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AheadForm {
+    /// ROWS_AHEAD=1: staged by ROW_SMEM, computed out of shared memory, two buffers (this row's
+    /// and the next one's).
+    Staged,
+    /// ROWS_AHEAD=2: one buffer the next row lands in; this row is read out of it into registers
+    /// at its `let` and computed there.
+    Landed,
 }
 
 /// Why each logical block stages its own row.
@@ -48,6 +72,16 @@ pub enum NoRowsAhead {
     Remapped,
     /// Two buffers of this many bytes exceed a block's shared memory.
     TooLarge(u32),
+    /// ROWS_AHEAD=2: no `let` of a masked row load `where(arange(n) < e, X[.., c :+ n], fill)`
+    /// of a 2- or 4-byte type in a blocked row layout over whole warps (16-byte groups, or
+    /// groups of one 2- or 4-byte word).
+    NoRow,
+    /// ROWS_AHEAD=2: ROW_SMEM stages the row in shared memory; landing reads it into registers.
+    RowSmem,
+    /// ROWS_AHEAD=2: bulk copies need sm_90.
+    Target,
+    /// ROWS_AHEAD=2: the one buffer of this many bytes exceeds a block's shared memory.
+    Buffer(u32),
 }
 
 impl fmt::Display for NoRowsAhead {
@@ -68,6 +102,18 @@ impl fmt::Display for NoRowsAhead {
             NoRowsAhead::TooLarge(b) => {
                 write!(f, "two buffers of {b} bytes exceed a block's shared memory")
             }
+            NoRowsAhead::NoRow => write!(
+                f,
+                "no `let` of a masked row load of a 2- or 4-byte type in a blocked row layout of whole warps"
+            ),
+            NoRowsAhead::RowSmem => write!(
+                f,
+                "ROW_SMEM stages the row in shared memory; ROWS_AHEAD=2 lands a row held in registers"
+            ),
+            NoRowsAhead::Target => write!(f, "bulk copies need sm_90"),
+            NoRowsAhead::Buffer(b) => {
+                write!(f, "its buffer of {b} bytes exceeds a block's shared memory")
+            }
         }
     }
 }
@@ -75,12 +121,21 @@ impl fmt::Display for NoRowsAhead {
 impl fmt::Display for RowsAheadRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.ahead {
+            Ok(a) if a.form == AheadForm::Landed => write!(
+                f,
+                "ROWS_AHEAD=2: persistent blocks over the logical grid, the next logical block's row landing in one buffer of {} bytes while this one is computed from registers (read out of the buffer at its `let`)",
+                a.bytes
+            ),
             Ok(a) => write!(
                 f,
                 "ROWS_AHEAD=1: persistent blocks over the logical grid, the staged row in two buffers of {} bytes, the next logical block's row copied while this one's is computed",
                 a.bytes
             ),
-            Err(why) => write!(f, "ROWS_AHEAD=1 not applied (one block a row): {why}"),
+            Err(why) => write!(
+                f,
+                "ROWS_AHEAD={} not applied (one block a row): {why}",
+                self.knob
+            ),
         }
     }
 }
@@ -89,15 +144,110 @@ impl fmt::Display for RowsAheadRecord {
 /// blocks (GROUP_M, CLUSTER, the persistent GEMM schedule, PERSIST, a producer warp).
 pub(super) fn rows_ahead(
     k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
     row_smem: &BTreeMap<LocalId, RowSmemRecord>,
     remapped: bool,
 ) -> Option<RowsAheadRecord> {
-    if Knob::RowsAhead.get(&k.point) != Some(1) {
+    let knob = Knob::RowsAhead.get(&k.point)?;
+    let ahead = match knob {
+        1 => ahead(k, row_smem, remapped),
+        2 => landed(k, target, layouts, row_smem, remapped),
+        _ => return None,
+    };
+    Some(RowsAheadRecord { ahead, knob })
+}
+
+/// ROWS_AHEAD=2: the one masked row load `let` held in registers, landed a row ahead.
+fn landed(
+    k: &Kernel,
+    target: &Target,
+    layouts: &BTreeMap<LocalId, Layout>,
+    row_smem: &BTreeMap<LocalId, RowSmemRecord>,
+    remapped: bool,
+) -> Result<AheadRow, NoRowsAhead> {
+    if row_smem.values().any(|r| r.staged.is_ok()) {
+        return Err(NoRowsAhead::RowSmem);
+    }
+    let mut rows = Vec::new();
+    phobos_ir::walk::stmts(&k.body, &mut |s| {
+        if let StmtKind::Assign { local, value } = &s.kind {
+            if !k.locals[*local].mutable {
+                if let Some(bytes) = land_bytes(k, layouts.get(local), value) {
+                    rows.push((*local, bytes));
+                }
+            }
+        }
+    });
+    let (local, bytes) = match rows[..] {
+        [] => return Err(NoRowsAhead::NoRow),
+        [one] => one,
+        _ => return Err(NoRowsAhead::Several(rows.len())),
+    };
+    if target.cc() < 90 {
+        return Err(NoRowsAhead::Target);
+    }
+    check_address(k, local, remapped)?;
+    if bytes > SMEM_LIMIT {
+        return Err(NoRowsAhead::Buffer(bytes));
+    }
+    Ok(AheadRow {
+        local,
+        bytes,
+        form: AheadForm::Landed,
+    })
+}
+
+/// The buffer's bytes (`ph::row_land_bytes`) when `value` is a masked row load of a 2- or
+/// 4-byte type in `lay`, a blocked row layout over whole warps whose groups are 16 bytes or
+/// one 2- or 4-byte word.
+fn land_bytes(k: &Kernel, lay: Option<&Layout>, value: &Expr) -> Option<u32> {
+    let (_, load, _) = super::filled_parts(value)?;
+    let ExprKind::Load { tensor, .. } = &load.kind else {
+        return None;
+    };
+    let ParamKind::Tensor { dtype, .. } = &k.params[*tensor].kind else {
+        return None;
+    };
+    let size = dtype.size_bytes() as i64;
+    let Some(&Layout::Blocked {
+        r: 1,
+        c,
+        threads,
+        vec,
+    }) = lay
+    else {
+        return None;
+    };
+    let groups_ok = vec * size == 16 || vec * size <= 4;
+    if !matches!(size, 2 | 4) || threads % 32 != 0 || !groups_ok {
         return None;
     }
-    Some(RowsAheadRecord {
-        ahead: ahead(k, row_smem, remapped),
-    })
+    let bytes = 16 + (c * size + 15) / 16 * 16 + 16;
+    Some(u32::try_from(bytes).unwrap_or(u32::MAX))
+}
+
+/// The row's `let` runs once a logical block, its address known from the block index, in a
+/// kernel whose blocks the plan does not already remap and whose grid has no z axis.
+fn check_address(k: &Kernel, local: LocalId, remapped: bool) -> Result<(), NoRowsAhead> {
+    if remapped {
+        return Err(NoRowsAhead::Remapped);
+    }
+    let reads_z = crate::visit::any_in_stmts(&k.body, &mut |e| {
+        matches!(e.kind, ExprKind::Ctx(Ctx::Block(2) | Ctx::Grid(2)))
+    });
+    if reads_z || !matches!(k.grid[2].kind, ExprKind::Lit(Lit::Int(1))) {
+        return Err(NoRowsAhead::Grid);
+    }
+    let value = once(&k.body, local).ok_or(NoRowsAhead::NotOnce)?;
+    let (_, load, _) = super::filled_parts(value).expect("a row read ahead is a masked row load");
+    let ExprKind::Load { index, .. } = &load.kind else {
+        unreachable!("filled_parts returns a load")
+    };
+    if block_index(k, index).is_none() {
+        return Err(NoRowsAhead::Address);
+    }
+    Ok(())
 }
 
 fn ahead(
@@ -113,27 +263,15 @@ fn ahead(
         [one] => one,
         _ => return Err(NoRowsAhead::Several(staged.len())),
     };
-    if remapped {
-        return Err(NoRowsAhead::Remapped);
-    }
-    let reads_z = crate::visit::any_in_stmts(&k.body, &mut |e| {
-        matches!(e.kind, ExprKind::Ctx(Ctx::Block(2) | Ctx::Grid(2)))
-    });
-    if reads_z || !matches!(k.grid[2].kind, ExprKind::Lit(Lit::Int(1))) {
-        return Err(NoRowsAhead::Grid);
-    }
-    let value = once(&k.body, local).ok_or(NoRowsAhead::NotOnce)?;
-    let (_, load, _) = super::filled_parts(value).expect("a staged row is a masked row load");
-    let ExprKind::Load { index, .. } = &load.kind else {
-        unreachable!("filled_parts returns a load")
-    };
-    if block_index(k, index).is_none() {
-        return Err(NoRowsAhead::Address);
-    }
+    check_address(k, local, remapped)?;
     if 2 * u64::from(bytes) > u64::from(SMEM_LIMIT) {
         return Err(NoRowsAhead::TooLarge(bytes));
     }
-    Ok(AheadRow { local, bytes })
+    Ok(AheadRow {
+        local,
+        bytes,
+        form: AheadForm::Staged,
+    })
 }
 
 /// The value of `l`'s one assignment, when it runs once per run of `stmts`: reached through

@@ -325,6 +325,43 @@ pub fn form_cases() -> Vec<Case> {
         ],
         68,
     ));
+    // WALK=2: the row blocks in pairs, x with gx - 1 - x (bench/NOTES.md a18). N=577 at BR=128
+    // is 5 row blocks a head: the middle one (x = 2) is a unit of one, its second skipped; N=1000
+    // at BR=128 is 8 (four whole pairs); BR=64 at N=577 is 10. At the capped grid of 2 blocks
+    // each block walks many units, causal and not.
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=bf16"),
+        &[
+            (
+                "BR=128 BC=128 THREADS=384 OVERLAP=2 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 WALK=2 CAUSAL=1",
+                &[("BH", 3), ("N", 577)],
+            ),
+            (
+                "BR=128 BC=64 THREADS=384 OVERLAP=2 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 WALK=2",
+                &[("BH", 3), ("N", 1000)],
+            ),
+        ],
+        70,
+    ));
+    out.extend(typed_cases_of(
+        &d128,
+        Some("T=f16"),
+        &[(
+            "BR=64 BC=64 THREADS=256 OVERLAP=1 RING=1 PRODUCER=2 PERSIST=1 WALK=2 CAUSAL=1",
+            &[("BH", 2), ("N", 577)],
+        )],
+        71,
+    ));
+    out.extend(typed_cases_of(
+        &fa,
+        Some("T=f16"),
+        &[(
+            "BR=128 BC=128 THREADS=384 MIN_BLOCKS=1 OVERLAP=1 PINGPONG=1 RING=1 PRODUCER=2 PERSIST=2 WALK=2 CAUSAL=1",
+            &[("BH", 3), ("N", 1000)],
+        )],
+        72,
+    ));
     // BR=192: three consumer warpgroups beside the producer warpgroup (setmaxnreg 24 / 160).
     // 192 rows divide neither 1000 nor 4096: each head's last row block has rows past N (the q
     // box's rows read as zeros, the O store masked), and causal's reversed row blocks put it

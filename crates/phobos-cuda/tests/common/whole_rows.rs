@@ -29,7 +29,7 @@ pub fn set_targets(t: &mut HostTensor, v: i64) {
 }
 
 /// (pins, types, M, V) of every case.
-pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 27] = [
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 32] = [
     // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
@@ -197,10 +197,43 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 27] = [
     // f32: the whole row in registers (ROW_SMEM is for 2-byte types).
     ("BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 32000),
     ("BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4", "T=f32", 3, 50257),
+    // ROWS_AHEAD=2 (bench/NOTES.md r21): persistent blocks, the next row landing in one buffer,
+    // this one read out of it into registers (packed at 2 bytes, a Tile at f32); every shift,
+    // aligned rows (the f32 16-byte groups), rows shorter than a 16-byte chunk (no copy).
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=f16",
+        9,
+        32000,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        7,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=bf16",
+        7,
+        5,
+    ),
+    (
+        "BLOCK=4096 THREADS=256 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        133,
+        3001,
+    ),
 ];
 
 /// (pins, types, M, N) of every online-softmax case.
-pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 15] = [
+pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 20] = [
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
         "T=bf16",
@@ -287,10 +320,41 @@ pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 15] = [
         7,
         5,
     ),
+    // ROWS_AHEAD=2: the store from registers after the next row is issued.
+    (
+        "BLOCK=51200 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        9,
+        32000,
+    ),
+    (
+        "BLOCK=1024 THREADS=128 WHOLE=1 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=bf16",
+        7,
+        5,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROWS_AHEAD=2",
+        "T=f32",
+        133,
+        1001,
+    ),
 ];
 
-/// (pins, types, M, N) of examples/softmax_row.ph's ROWS_AHEAD=1 cases.
-pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 3] = [
+/// (pins, types, M, N) of examples/softmax_row.ph's ROWS_AHEAD cases.
+pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 6] = [
     (
         "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
         "T=bf16",
@@ -306,6 +370,24 @@ pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 3] = [
     (
         "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
         "T=bf16",
+        133,
+        3001,
+    ),
+    (
+        "BLOCK=51200 THREADS=1024 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=f32",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=bf16",
+        7,
+        50257,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=0 ROWS_AHEAD=2",
+        "T=f16",
         133,
         3001,
     ),
