@@ -235,7 +235,7 @@ pub fn emit(kernel: &Kernel, opts: &EmitOptions) -> Result<Emitted, EmitError> {
     emit::emit_kernel(kernel, opts, GemmPolicy::Fastest, &Target::default())
 }
 
-/// [`emit`] with a choice of GEMM main loops.
+/// [`emit()`] with a choice of GEMM main loops.
 pub fn emit_with_policy(
     kernel: &Kernel,
     opts: &EmitOptions,
@@ -244,7 +244,7 @@ pub fn emit_with_policy(
     emit::emit_kernel(kernel, opts, policy, &Target::default())
 }
 
-/// [`emit`] for a target: the Hopper main loop and wgmma only where [`Target::wgmma`] holds,
+/// [`emit()`] for a target: the Hopper main loop and wgmma only where [`Target::wgmma`] holds,
 /// mma.sync only where [`Target::mma_sync`] does.
 pub fn emit_for_target(
     kernel: &Kernel,

@@ -357,7 +357,7 @@ pub fn dot_ld(mn: i64) -> i64 {
 }
 
 impl MainLoop {
-    /// The typed record of the choice (`split` is the plan's: [`crate::plan::Plan::split`]).
+    /// The typed record of the choice (`split` is the plan's: `Plan::split`).
     pub fn record(&self) -> GemmRecord {
         match self {
             MainLoop::Ffma(_) => GemmRecord {

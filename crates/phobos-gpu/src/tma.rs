@@ -387,7 +387,7 @@ pub struct LaunchPlan {
     pub workspace: Option<WorkspacePlan>,
 }
 
-/// The pure part of [`Gpu::prepare_launch`]: the encode arguments of every map, the ranges to
+/// The pure part of [`crate::Gpu::prepare_launch`]: the encode arguments of every map, the ranges to
 /// zero and the grid, for arguments `args` bound as `bound`.
 pub fn plan_launch(
     facts: &LaunchFacts,

@@ -23,7 +23,7 @@ pub struct DotRecord {
     /// The tensor-core accumulator, or why the dot runs on FFMA.
     pub lowering: Result<MmaAcc, NoMma>,
     /// The instruction, on tensor cores: wgmma, or mma.sync and why not wgmma (direct dots:
-    /// [`dot_instr`]; K-major staged ones: [`super::staged_instr`]).
+    /// `dot_instr`; K-major staged ones: `staged_instr`).
     pub instr: Option<MmaInstr>,
     /// The operand type, on tensor cores (which mma.sync: m16n8k16, k8 or k32).
     pub operands: Option<MmaType>,

@@ -228,7 +228,7 @@ pub struct WgmmaForm {
 
 impl WgmmaForm {
     /// The form of a K-major staged dot: A staged too (`ph::wg_dot_k`) or from registers
-    /// (`ph::wg_dot_k_ra`, see [`staged_a_from_registers`]).
+    /// (`ph::wg_dot_k_ra`, see `staged_a_from_registers`).
     pub fn k_major(t: &TensorDot, a_in_registers: bool) -> WgmmaForm {
         WgmmaForm {
             ty: t.ty,

@@ -61,7 +61,7 @@ pub struct Overlap {
     /// accumulator.
     pub behind: usize,
     pub acc: LocalId,
-    /// Buffers of the streamed operands ([`OVERLAP_BUFFERS`]) and the shared memory they and
+    /// Buffers of the streamed operands (`OVERLAP_BUFFERS`) and the shared memory they and
     /// the residents take.
     pub buffers: u32,
     pub smem: u32,
