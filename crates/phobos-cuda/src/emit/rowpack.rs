@@ -191,12 +191,7 @@ impl<'k> Emitter<'k> {
                 self.headers.insert(crate::REDUCE_HEADER);
                 self.headers.insert(crate::ROWPACK_HEADER);
                 let region = self.region(*tensor, index, false)?;
-                let ev = self.load_eviction_arg(*tensor, self.hint(*cache));
-                let ev = if ev.is_empty() {
-                    ", ph::EVICT_NORMAL".to_string()
-                } else {
-                    ev
-                };
+                let ev = self.written_eviction_arg(*tensor, *cache);
                 if let Some(at) = self.staged_row(l) {
                     // ROW_SMEM=1: the row in shared memory (plan::row_smem); at 2, masked in
                     // place where its uses allow.

@@ -38,16 +38,9 @@ impl Emitter<'_> {
         self.line(format!(
             "ph::smem_row_ahead_init<{alias}>(ph_resident + {at});"
         ));
-        self.line("{  // the first logical block's row, before the loop");
-        self.indent += 1;
-        self.line(format!("const int {NBX} = (int)blockIdx.x % {GX};"));
-        self.line(format!("const int {NBY} = (int)blockIdx.x / {GX};"));
-        let first = self.next_region(tensor, &index)?;
-        self.line(format!(
-            "ph::smem_row_ahead_issue<{alias}>({first}, (int)blockIdx.x < {GX} * {GY}, ph_resident + {at}, -1);"
-        ));
-        self.indent -= 1;
-        self.line("}");
+        self.first_row(tensor, &index, |first| {
+            format!("ph::smem_row_ahead_issue<{alias}>({first}, (int)blockIdx.x < {GX} * {GY}, ph_resident + {at}, -1);")
+        })?;
         self.logical_blocks_begin("a row ahead");
         // Recomputed from the tile, not carried: one register fewer across the body.
         self.line(format!(
@@ -79,16 +72,9 @@ impl Emitter<'_> {
         let at = self.landed_row(a);
         let (tensor, index, alias) = self.staged_load(a.local);
         self.line(format!("ph::row_land_init(ph_resident + {at});"));
-        self.line("{  // the first logical block's row, before the loop");
-        self.indent += 1;
-        self.line(format!("const int {NBX} = (int)blockIdx.x % {GX};"));
-        self.line(format!("const int {NBY} = (int)blockIdx.x / {GX};"));
-        let first = self.next_region(tensor, &index)?;
-        self.line(format!(
-            "ph::row_land_issue<{alias}>({first}, (int)blockIdx.x < {GX} * {GY}, ph_resident + {at});"
-        ));
-        self.indent -= 1;
-        self.line("}");
+        self.first_row(tensor, &index, |first| {
+            format!("ph::row_land_issue<{alias}>({first}, (int)blockIdx.x < {GX} * {GY}, ph_resident + {at});")
+        })?;
         self.logical_blocks_begin("a row landing ahead");
         self.line(format!(
             "const int {ROW_N} = ({TILE} - (int)blockIdx.x) / (int)gridDim.x;  // logical blocks before this one: the buffer's phase"
@@ -158,12 +144,7 @@ impl Emitter<'_> {
             unreachable!("filled_parts returns a load")
         };
         let region = self.region(*tensor, index, false)?;
-        let ev = self.load_eviction_arg(*tensor, self.hint(*cache));
-        let ev = if ev.is_empty() {
-            ", ph::EVICT_NORMAL".to_string()
-        } else {
-            ev
-        };
+        let ev = self.written_eviction_arg(*tensor, *cache);
         let e = self.scalar(e)?;
         let fill = self.scalar(fill)?;
         self.note_layout(l, lay);
@@ -184,6 +165,25 @@ impl Emitter<'_> {
             e.full(),
             fill.full()
         ));
+        Ok(())
+    }
+
+    /// Before the loop: the first logical block's row issued, `issue` the call given its region
+    /// (read at the block's first logical block, [`NBX`], [`NBY`]).
+    fn first_row(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        issue: impl FnOnce(&str) -> String,
+    ) -> Result<()> {
+        self.line("{  // the first logical block's row, before the loop");
+        self.indent += 1;
+        self.line(format!("const int {NBX} = (int)blockIdx.x % {GX};"));
+        self.line(format!("const int {NBY} = (int)blockIdx.x / {GX};"));
+        let first = self.next_region(tensor, index)?;
+        self.line(issue(&first));
+        self.indent -= 1;
+        self.line("}");
         Ok(())
     }
 

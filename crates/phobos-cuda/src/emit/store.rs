@@ -293,4 +293,16 @@ impl Emitter<'_> {
             format!(", {} + ph::READ_ONLY", eviction_const(cache))
         }
     }
+
+    /// [`Self::load_eviction_arg`] of a load of `tensor` with `cache` (after the knob `EVICT`),
+    /// always written out: `ph::EVICT_NORMAL` where no hint applies (the row loads' templates
+    /// take further arguments after it).
+    pub(crate) fn written_eviction_arg(&self, tensor: ParamId, cache: Eviction) -> String {
+        let ev = self.load_eviction_arg(tensor, self.hint(cache));
+        if ev.is_empty() {
+            ", ph::EVICT_NORMAL".to_string()
+        } else {
+            ev
+        }
+    }
 }
