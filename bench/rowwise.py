@@ -501,6 +501,11 @@ def main():
                 ptx, kname, params, threads, smem = emit(c, pins, log)
                 fn = drv.load(ptx, kname, smem)
                 grid = grid_of(c, pins, dims)
+                split = re.search(r"\.reqnctapercluster\s+(\d+)", ptx)
+                if split:
+                    # ROW_SPLIT (bench/NOTES.md r22): each row on a cluster of blocks along x, as
+                    # phobos-gpu's `plan_launch` multiplies the grid.
+                    grid = (grid[0] * int(split.group(1)), grid[1], grid[2])
                 if "ph_gx" in params:
                     # ROWS_AHEAD=1 and 2 (bench/NOTES.md r18, r21): the logical grid as two parameters, the
                     # launch's blocks clamped to those resident at once (as phobos-gpu's

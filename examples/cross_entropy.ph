@@ -30,12 +30,16 @@
 // persistent blocks but lands the next row in ONE shared buffer while this row is computed from
 // registers: the row's `let` reads its elements out of the buffer, then the next row's copy is
 // issued into it (two rows a multiprocessor, one in the register file, one in shared memory).
-@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2})
+// ROW_SPLIT (a knob, with WHOLE=1 and the row in registers; bench/NOTES.md r22): each row on a
+// cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the reductions
+// combined across the cluster: a multiprocessor holds parts of two rows where it held one.
+@autotune(BLOCK in {2048, 4096, 8192, 16384, 32768, 57344}, THREADS in {256, 512, 1024}, SHIFT in {0, 1, 2}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
 @where(WHOLE == 1 || BLOCK <= 8192 && THREADS <= 512 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(PARTIALS == 0 || BLOCK <= 8 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
-@where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)))
+@where(WHOLE == 0 || BLOCK >= 8 * THREADS * ROW_SPLIT && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)) * ROW_SPLIT)
+@where(ROW_SPLIT == 1 || WHOLE == 1 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)
 @where(WHOLE == 0 || V <= BLOCK)
 @where(ROWS_AHEAD != 1 || WHOLE == 1 && ROW_SMEM >= 1)
 @where(ROWS_AHEAD != 2 || WHOLE == 1 && ROW_SMEM == 0)

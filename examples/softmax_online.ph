@@ -40,11 +40,15 @@
 // issued into it (two rows a multiprocessor, one in the register file, one in shared memory).
 // BLOCK=51200 (4-byte T only) holds a row of up to 51200 in 50 registers a thread at 1024 threads,
 // where 57344 takes 56 (and spills).
-@autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 51200, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2})
+// ROW_SPLIT (a knob, with WHOLE=1 and the row in registers; bench/NOTES.md r22): each row on a
+// cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the reductions
+// combined across the cluster: a multiprocessor holds parts of two rows where it held one.
+@autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 51200, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
 @where(WHOLE == 1 || BLOCK <= 16384 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && EVICT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
-@where(WHOLE == 0 || BLOCK >= 8 * THREADS && BLOCK <= 64 * THREADS * (1 + ROW_SMEM))
+@where(WHOLE == 0 || BLOCK >= 8 * THREADS * ROW_SPLIT && BLOCK <= 64 * THREADS * (1 + ROW_SMEM) * ROW_SPLIT)
+@where(ROW_SPLIT == 1 || WHOLE == 1 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)
 @where(WHOLE == 0 || N <= BLOCK)
 @where(ROWS_AHEAD != 1 || WHOLE == 1 && ROW_SMEM == 1)
 @where(ROWS_AHEAD != 2 || WHOLE == 1 && ROW_SMEM == 0)

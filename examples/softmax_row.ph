@@ -32,9 +32,13 @@
 // issued into it (two rows a multiprocessor, one in the register file, one in shared memory).
 // BLOCK=51200 (4-byte T only) holds a row of up to 51200 in 50 registers a thread at 1024 threads,
 // where 57344 takes 56 (and spills).
-@autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2})
+// ROW_SPLIT (a knob, with the row in registers at PACK=4; bench/NOTES.md r22): each row on a
+// cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the max and the sum
+// combined across the cluster: a multiprocessor holds parts of two rows where it held one.
+@autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
 @where(N <= BLOCK)
-@where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) && BLOCK >= 8 * THREADS)
+@where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) * ROW_SPLIT && BLOCK >= 8 * THREADS * ROW_SPLIT)
+@where(ROW_SPLIT == 1 || PACK == 4 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)
 @where(ROW_SMEM == 0 || PACK == 4 && sizeof(T) == 2)
 @where(ROWS_AHEAD != 1 || ROW_SMEM == 1)
 @where(ROWS_AHEAD != 2 || ROW_SMEM == 0 && PACK == 4)

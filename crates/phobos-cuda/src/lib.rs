@@ -33,6 +33,7 @@ pub mod layout;
 pub mod mainloop;
 pub mod names;
 mod plan;
+pub mod row_split;
 pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release, SharedOperand};
 pub use gemm_split::{SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
@@ -88,6 +89,8 @@ pub const ROWSMEM_HEADER: &str = "phobos_rowsmem.cuh";
 /// Row tiles landed in shared memory a row ahead and read into registers
 /// (`ph::load_row_landed`, `ROWS_AHEAD=2`).
 pub const ROWLAND_HEADER: &str = "phobos_rowland.cuh";
+/// The blocks of a cluster combining whole-tile reductions (`ph::cluster_all`, `ROW_SPLIT`).
+pub const CLUSTER_HEADER: &str = "phobos_cluster.cuh";
 
 /// The text of a header the generated code may include, by its include name.
 pub fn header_text(name: &str) -> Option<&'static str> {
@@ -107,6 +110,7 @@ pub fn header_text(name: &str) -> Option<&'static str> {
         ROWPACK_HEADER => Some(include_str!("../cuda/phobos_rowpack.cuh")),
         ROWSMEM_HEADER => Some(include_str!("../cuda/phobos_rowsmem.cuh")),
         ROWLAND_HEADER => Some(include_str!("../cuda/phobos_rowland.cuh")),
+        CLUSTER_HEADER => Some(include_str!("../cuda/phobos_cluster.cuh")),
         _ => gemm_fast::headers()
             .into_iter()
             .find(|(n, _)| *n == name)
@@ -197,6 +201,20 @@ pub struct Emitted {
     /// store nothing). 1: no cluster along x (a split reduced in a cluster is one along z, of
     /// `grid_z` blocks).
     pub cluster: u32,
+    /// ROW_SPLIT: applied (each instance on a cluster of `blocks` blocks along x, compiled with
+    /// `__cluster_dims__(blocks, 1, 1)`; the host launches `blocks` times the kernel's x grid), or
+    /// why not (typed; `notes` renders it). `None`: not declared above 1.
+    pub row_split: Option<row_split::RowSplitRecord>,
+}
+
+impl Emitted {
+    /// Blocks an instance runs on along x: ROW_SPLIT's clusters, applied; else 1.
+    pub fn row_split_blocks(&self) -> u32 {
+        match &self.row_split {
+            Some(r) if r.split.is_ok() => r.blocks,
+            _ => 1,
+        }
+    }
 }
 
 /// The f32 workspace of a split k loop whose C is not f32: `parts` slices of C's elements (at

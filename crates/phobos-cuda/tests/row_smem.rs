@@ -360,7 +360,8 @@ fn cross_entropy_whole_row_snapshot() {
 #[test]
 fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
     use common::whole_rows::{
-        target_of, whole_row_cases, ONLINE_WHOLE_POINTS, ROW_AHEAD_POINTS, WHOLE_ROW_POINTS,
+        target_of, whole_row_cases, ONLINE_WHOLE_POINTS, ROW_AHEAD_POINTS, ROW_SPLIT_POINTS,
+        WHOLE_ROW_POINTS,
     };
     let (m, v) = (9usize, 50257i64);
     let mut seen = [0; 3];
@@ -385,12 +386,19 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
     let cases = whole_row_cases();
     assert_eq!(
         cases.len(),
-        WHOLE_ROW_POINTS.len() + ONLINE_WHOLE_POINTS.len() + ROW_AHEAD_POINTS.len()
+        WHOLE_ROW_POINTS.len()
+            + ONLINE_WHOLE_POINTS.len()
+            + ROW_AHEAD_POINTS.len()
+            + ROW_SPLIT_POINTS.len()
     );
     for c in cases {
         let c = c.unwrap_or_else(|e| panic!("{e}"));
+        // ROW_SPLIT applies to every such case: clusters of 2 or 4 (tests/row_split.rs).
+        let split = c.label.contains("ROW_SPLIT=");
+        assert_eq!(c.emitted.row_split_blocks() > 1, split, "{}", c.label);
         let row = c.label.starts_with("softmax_row.ph");
         assert!(row || c.emitted.source.contains("WHOLE=1"), "{}", c.label);
+        let row = row && !split;
         if c.label.contains("ROW_SMEM=1") {
             assert!(c.emitted.row_smem[0].staged.is_ok(), "{}", c.label);
         }

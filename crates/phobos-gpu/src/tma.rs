@@ -319,7 +319,10 @@ pub fn encode_args(
 /// persistent kernel's launch: a multiple of it, its clusters walking the tiles in whole
 /// clusters, `cluster_x` neighbouring M tiles of the logical grid rounded up).
 /// `split_workspace`: the kernel takes one more parameter, a `float*` to a workspace the
-/// prepared launch owns ([`SplitWorkspace`]), after everything above.
+/// prepared launch owns ([`SplitWorkspace`]), after everything above. `row_split` above 1: each
+/// block of the kernel's grid runs as a cluster of that many blocks along x (ROW_SPLIT; the
+/// kernel is compiled with `__cluster_dims__(row_split, 1, 1)`), so the launch's x grid is the
+/// kernel's times it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchFacts {
     pub tensor_maps: Vec<TensorMapParam>,
@@ -331,6 +334,8 @@ pub struct LaunchFacts {
     pub cluster_x: u32,
     #[serde(default)]
     pub split_workspace: Option<SplitWorkspace>,
+    #[serde(default)]
+    pub row_split: u32,
 }
 
 /// The f32 workspace of a split-K GEMM whose C is not f32 (`phobos_cuda::SplitWorkspace`):
@@ -460,6 +465,19 @@ pub fn plan_launch(
             });
         }
         grid[2] = facts.grid_z;
+    }
+    if facts.row_split > 1 {
+        let x = grid[0] as u64 * facts.row_split as u64;
+        if x > i32::MAX as u64 || facts.persistent || facts.cluster_x > 1 {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: format!(
+                    "x = {} blocks of {} (ROW_SPLIT) exceeds 2^31 - 1 or meets another cluster",
+                    grid[0], facts.row_split
+                ),
+            });
+        }
+        grid[0] = x as u32;
     }
     let mut logical = None;
     if facts.cluster_x > 1 {

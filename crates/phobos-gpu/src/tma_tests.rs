@@ -232,6 +232,7 @@ fn plan_appends_maps_zeroes_outputs_and_sets_grid_z() {
         persistent: false,
         cluster_x: 1,
         split_workspace: None,
+        row_split: 1,
     };
     let LaunchPlan {
         maps,
@@ -349,6 +350,32 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     assert_eq!((p.grid, p.logical), ([12, 1, 1], Some([5, 2])));
     let p = plan_launch(&both, &k, &bound, &args).unwrap();
     assert_eq!((p.grid, p.logical), ([8, 1, 1], Some([4, 2])));
+    // ROW_SPLIT: each block of the kernel's grid a cluster of 4 along x (5 instances: 20
+    // blocks), y and z untouched; never with another cluster or a persistent walk, nor past
+    // 2^31 - 1 blocks.
+    let split = LaunchFacts {
+        row_split: 4,
+        ..facts.clone()
+    };
+    assert_eq!(
+        plan_launch(&split, &k, &b5, &args).unwrap().grid,
+        [20, 2, 1]
+    );
+    for bad in [
+        LaunchFacts {
+            cluster_x: 2,
+            ..split.clone()
+        },
+        LaunchFacts {
+            persistent: true,
+            ..split.clone()
+        },
+    ] {
+        assert!(plan_launch(&bad, &k, &b5, &args).is_err());
+    }
+    let mut huge = bound.clone();
+    huge.grid[0] = 1 << 30;
+    assert!(plan_launch(&split, &k, &huge, &args).is_err());
     // ... and only over a 2-D grid.
     let mut b3 = bound.clone();
     b3.grid[2] = 2;

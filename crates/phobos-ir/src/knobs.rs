@@ -34,13 +34,14 @@ pub enum Knob {
     Pack,
     RowSmem,
     RowsAhead,
+    RowSplit,
     WgmmaK,
     VecCopy,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 26] = [
+    pub const ALL: [Knob; 27] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -65,6 +66,7 @@ impl Knob {
         Knob::Pack,
         Knob::RowSmem,
         Knob::RowsAhead,
+        Knob::RowSplit,
         Knob::WgmmaK,
         Knob::VecCopy,
     ];
@@ -96,6 +98,7 @@ impl Knob {
             Knob::Pack => "PACK",
             Knob::RowSmem => "ROW_SMEM",
             Knob::RowsAhead => "ROWS_AHEAD",
+            Knob::RowSplit => "ROW_SPLIT",
             Knob::WgmmaK => "WGMMA_K",
             Knob::VecCopy => "VEC_COPY",
         }
@@ -147,6 +150,9 @@ impl Knob {
             }
             Knob::RowsAhead => {
                 "1: with ROW_SMEM, persistent blocks over the logical grid, the next logical block's row copied into a second buffer while this one's is computed; 2: without ROW_SMEM, persistent blocks, the next row landing in one buffer while this one is computed from registers; 0: one block a row"
+            }
+            Knob::RowSplit => {
+                "k (2, 4 or 8): each program instance on a cluster of k blocks, every row tile split into k column parts, whole-tile reductions combined across the cluster; 1: one block"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

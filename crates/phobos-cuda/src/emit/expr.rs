@@ -107,9 +107,8 @@ impl<'k> Emitter<'k> {
             let bytes = (self.k.launch.threads / 32 * 4).div_ceil(16) * 16;
             let s = self.scratch(bytes);
             let v = self.fresh("all");
-            self.line(format!(
-                "const float {v} = ph::reduce_all_packed<{op}>({x}, {s});"
-            ));
+            let value = self.cluster_step(&op, format!("ph::reduce_all_packed<{op}>({x}, {s})"));
+            self.line(format!("const float {v} = {value};"));
             self.headers.insert(crate::REDUCE_HEADER);
             self.headers.insert(crate::ROWPACK_HEADER);
             return Ok(Code::atom(v));
@@ -146,6 +145,7 @@ impl<'k> Emitter<'k> {
             };
             format!("ph::{f}<{}>({name}, {s})", reduce_op(op))
         };
+        value = self.cluster_step(reduce_op(op), value);
         if op == ReduceOp::Sum {
             if let Some(r) = ctype::rounder(t) {
                 value = format!("{r}({value})");
@@ -154,6 +154,22 @@ impl<'k> Emitter<'k> {
         self.line(format!("const {} {v} = {value};", ctype::register(t)));
         self.headers.insert(crate::REDUCE_HEADER);
         Ok(Code::atom(v))
+    }
+
+    /// ROW_SPLIT: a whole-tile reduction's block partial `value` combined across the cluster
+    /// (`ph::cluster_all`); else `value` itself.
+    fn cluster_step(&mut self, op: &str, value: String) -> String {
+        match self.split_blocks() {
+            Some(n) => {
+                self.headers.insert(crate::CLUSTER_HEADER);
+                format!(
+                    "ph::cluster_all<{op}, {n}>({value}, {}, {})",
+                    super::CLUSTER_SLOTS,
+                    super::CLUSTER_N
+                )
+            }
+            None => value,
+        }
     }
 
     /// The extents of a tensor as C++ expressions (literals or dim names).

@@ -42,11 +42,26 @@ impl Emitter<'_> {
         if (self.plan.split.as_ref()).is_some_and(|s| s.reduce == SplitReduce::Workspace) {
             params.push(format!("float* __restrict__ {SPLIT_WS}"));
         }
-        let bounds = match (k.launch.min_blocks_per_sm, self.staged_row_blocks(smem)) {
-            (Some(m), _) | (None, Some(m)) => format!("{}, {m}", self.launch_threads()),
-            (None, None) => self.launch_threads().to_string(),
+        // ROW_SPLIT: two blocks a multiprocessor (the registers budgeted for them), parts of two
+        // rows where an unsplit row had one, unless the kernel says otherwise.
+        let split = self.split_blocks().map(|_| 2);
+        let bounds = match (
+            k.launch.min_blocks_per_sm,
+            self.staged_row_blocks(smem),
+            split,
+        ) {
+            (Some(m), _, _) | (None, Some(m), _) | (None, None, Some(m)) => {
+                format!("{}, {m}", self.launch_threads())
+            }
+            (None, None, None) => self.launch_threads().to_string(),
         };
         let cluster = match (self.plan.cluster, self.plan.split.as_ref()) {
+            _ if self.split_blocks().is_some() => {
+                format!(
+                    "__cluster_dims__({}, 1, 1) ",
+                    self.split_blocks().unwrap_or(1)
+                )
+            }
             (n, _) if n > 1 => format!("__cluster_dims__({n}, 1, 1) "),
             (_, Some(s)) if s.reduce == SplitReduce::Cluster => {
                 format!("__cluster_dims__(1, 1, {}) ", s.parts)
@@ -107,7 +122,9 @@ impl Emitter<'_> {
         };
         let pipe_region = resident_region + self.resident_smem;
         let gemm_region = pipe_region + self.pipe_buffers * self.pipe_stage;
-        let smem = gemm_region + scratch;
+        // ROW_SPLIT: the slots the blocks of the cluster write their partials into, last.
+        let slots = self.split_blocks().map_or(0, |n| 2 * n * 8);
+        let smem = gemm_region + scratch + slots;
         let mut out = Vec::new();
         out.push(format!(
             "// Phobos kernel `{}` at {}{}, {} threads",
@@ -186,6 +203,13 @@ impl Emitter<'_> {
         if scratch > 0 {
             out.push(format!(
                 "  ph::Scratch<{scratch}> ph_scratch{{ph_smem + {gemm_region}}};  // conversions, broadcasts, reductions"
+            ));
+        }
+        if slots > 0 {
+            out.push(format!(
+                "  unsigned char* {} = ph_smem + {};  // the cluster's partials",
+                super::CLUSTER_SLOTS,
+                gemm_region + scratch
             ));
         }
         for (i, p) in k.params.iter().enumerate() {
@@ -279,6 +303,7 @@ impl Emitter<'_> {
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
             persistent: self.plan.persistent || self.logical_grid(),
             cluster: self.plan.cluster,
+            row_split: self.row_split.clone(),
         })
     }
 }

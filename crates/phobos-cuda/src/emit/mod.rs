@@ -143,6 +143,8 @@ pub(crate) struct Emitter<'k> {
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
     last_line: Option<usize>,
+    /// ROW_SPLIT's record (the kernel already rewritten where applied).
+    row_split: Option<crate::row_split::RowSplitRecord>,
 }
 
 pub(crate) fn emit_kernel(
@@ -151,11 +153,17 @@ pub(crate) fn emit_kernel(
     policy: crate::GemmPolicy,
     target: &Target,
 ) -> Result<Emitted> {
-    let (e, syncs) = emit_with(k, opts, policy, target, true)?;
+    // ROW_SPLIT: the kernel rewritten for the blocks of a cluster, planned and emitted as any.
+    let (split, rewritten) = match crate::row_split::split_rows(k) {
+        Some((record, rewritten)) => (Some(record), rewritten),
+        None => (None, None),
+    };
+    let k = rewritten.as_ref().unwrap_or(k);
+    let (e, syncs) = emit_with(k, opts, policy, target, true, split.clone())?;
     if e.persistent && syncs {
         // The producer warp runs ahead into the next tile and would wait for the consumers
         // while they wait for it at a block barrier: one block per tile after all.
-        return emit_with(k, opts, policy, target, false).map(|(e, _)| e);
+        return emit_with(k, opts, policy, target, false, split).map(|(e, _)| e);
     }
     Ok(e)
 }
@@ -175,6 +183,10 @@ pub(crate) const RING_T: &str = "ph_ring_t";
 /// The logical blocks so far of a persistent block whose producer loads q (`PERSIST=2`): the
 /// q barriers' phases.
 pub(crate) const Q_N: &str = "ph_q_n";
+/// ROW_SPLIT: the cluster steps of whole-tile reductions so far (their slots alternate).
+pub(crate) const CLUSTER_N: &str = "ph_cluster_n";
+/// ROW_SPLIT: the shared slots the blocks of a cluster write their partials into.
+pub(crate) const CLUSTER_SLOTS: &str = "ph_cluster_slots";
 
 /// Emits the kernel; the flag says whether the code around the main loops synchronizes the
 /// block or uses the shared scratch (which the persistent schedule cannot have).
@@ -184,6 +196,7 @@ fn emit_with(
     policy: crate::GemmPolicy,
     target: &Target,
     allow_persistent: bool,
+    row_split: Option<crate::row_split::RowSplitRecord>,
 ) -> Result<(Emitted, bool)> {
     // PRODUCER=1: planned and emitted at the consumer warpgroups' threads; the launch keeps the
     // producer warp (`Emitter::launch_threads`).
@@ -299,9 +312,22 @@ fn emit_with(
         notes: Vec::new(),
         path: Vec::new(),
         last_line: None,
+        row_split,
     };
     em.headers.insert(crate::PRELUDE_HEADER);
     em.notes = em.plan.notes.clone();
+    em.notes.extend(em.row_split.iter().map(|r| r.to_string()));
+    if let Some(n) = em.split_blocks() {
+        // The blocks of a cluster must all have started before one writes into another's
+        // shared memory (the reductions' cluster step).
+        em.headers.insert(crate::CLUSTER_HEADER);
+        em.line(format!(
+            "ph::cluster_sync();  // ROW_SPLIT: {n} blocks an instance, all started"
+        ));
+        em.line(format!(
+            "unsigned {CLUSTER_N} = 0;  // the cluster steps so far"
+        ));
+    }
     if em.plan.persistent {
         return em.persistent_body();
     }
@@ -347,6 +373,14 @@ fn emit_with(
 }
 
 impl<'k> Emitter<'k> {
+    /// ROW_SPLIT applied: the blocks of an instance's cluster.
+    pub(crate) fn split_blocks(&self) -> Option<u32> {
+        self.row_split
+            .as_ref()
+            .filter(|r| r.split.is_ok())
+            .map(|r| r.blocks)
+    }
+
     /// Whether the emitted code (outside the main loops' own functions) has a block barrier or
     /// uses the shared scratch area.
     fn synchronizes(&self) -> bool {

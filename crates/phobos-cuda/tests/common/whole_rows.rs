@@ -393,6 +393,77 @@ pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 6] = [
     ),
 ];
 
+/// (file, width dim, pins, types, M, width) of the ROW_SPLIT cases (bench/NOTES.md r22): each row
+/// on a cluster of 2 or 4 blocks. Every shift of a bf16 row, f32 rows of one-element groups and
+/// aligned ones, the target's logit in any block's part, and rows narrower than one block's part
+/// (the blocks past them hold only masked columns).
+pub const ROW_SPLIT_POINTS: [(&str, &str, &str, &str, i64, i64); 8] = [
+    (
+        "cross_entropy.ph",
+        "V",
+        "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SPLIT=2",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "cross_entropy.ph",
+        "V",
+        "BLOCK=32768 THREADS=256 WHOLE=1 PACK=4 ROW_SPLIT=4",
+        "T=f32",
+        5,
+        32000,
+    ),
+    (
+        "softmax_online.ph",
+        "N",
+        "BLOCK=51200 THREADS=512 WHOLE=1 PACK=4 ROW_SPLIT=2",
+        "T=f32",
+        13,
+        50257,
+    ),
+    (
+        "softmax_online.ph",
+        "N",
+        "BLOCK=16384 THREADS=256 WHOLE=1 PACK=4 ROW_SPLIT=4",
+        "T=bf16",
+        7,
+        1001,
+    ),
+    (
+        "softmax_online.ph",
+        "N",
+        "BLOCK=32768 THREADS=1024 WHOLE=1 PACK=4 ROW_SPLIT=2",
+        "T=f16",
+        9,
+        32000,
+    ),
+    (
+        "softmax_row.ph",
+        "N",
+        "BLOCK=51200 THREADS=512 PACK=4 ROW_SPLIT=2",
+        "T=f32",
+        13,
+        50257,
+    ),
+    (
+        "softmax_row.ph",
+        "N",
+        "BLOCK=57344 THREADS=512 PACK=4 ROW_SPLIT=2",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "softmax_row.ph",
+        "N",
+        "BLOCK=65536 THREADS=1024 PACK=4 ROW_SPLIT=4",
+        "T=f16",
+        9,
+        50257,
+    ),
+];
+
 /// The grid gpu_diff also runs the ROWS_AHEAD=1 cases on (`PreparedLaunch::max_blocks`).
 pub const ROWS_AHEAD_CAP: u32 = 2;
 
@@ -402,7 +473,9 @@ pub fn whole_row_cases() -> Vec<Result<Case, String>> {
     let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
     let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
     let row = (ROW_AHEAD_POINTS.iter()).map(|p| ("softmax_row.ph", "N", p));
-    for (file, width, &(pins, types, m, v)) in points.chain(online).chain(row) {
+    let split = (ROW_SPLIT_POINTS.iter()).map(|&(f, w, p, t, m, v)| (f, w, (p, t, m, v)));
+    let points = points.chain(online).chain(row).map(|(f, w, &p)| (f, w, p));
+    for (file, width, (pins, types, m, v)) in points.chain(split) {
         let targets = |name: &str, t: &mut HostTensor| {
             if name == "Target" {
                 set_targets(t, v);

@@ -139,11 +139,14 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     )),
                     _ => None,
                 };
-                let kept = sample_key.as_deref().and_then(|k| state.sampled.take(k));
-                // With a kept sample the variant runs on a copy of its inputs, and the reference
-                // arguments are its outputs (below): no other copy is made.
-                let (args, mut out) = match &kept {
-                    Some(r) => (Vec::new(), r.inputs.clone()),
+                let mut kept = sample_key.as_deref().and_then(|k| state.sampled.take(k));
+                // With a kept sample the variant runs on a copy of the tensors it writes and on
+                // the kept inputs themselves, lent and given back after the comparison (no copy
+                // of 100M input elements a variant, bench/NOTES.md t6); the reference arguments
+                // are its outputs (below).
+                let stored = phobos_ir::walk::stored(&kernel.body);
+                let (args, mut out) = match &mut kept {
+                    Some(r) => (Vec::new(), lend_inputs(&mut r.inputs, &stored)),
                     None => {
                         let args = make_args(&kernel, problem, *seed, true).map_err(bad_args)?;
                         let out = args.clone();
@@ -278,6 +281,7 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     }),
                 };
                 if let Some(mut kept) = keep {
+                    give_back_inputs(&mut kept.inputs, &mut out, &stored);
                     kept.outputs = reference_args;
                     kept.written = masks.unwrap_or_default();
                     state.sampled = SampledReferences(Some(kept));
@@ -359,6 +363,43 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
         Request::Setup(_) | Request::Quit => Reply::Log {
             message: "unexpected request ignored".into(),
         },
+    }
+}
+
+/// The arguments of a variant's run on kept inputs: a copy of each tensor the kernel writes
+/// (`stored`, parameter indices), each other tensor moved out of `inputs` (left empty there
+/// until [`give_back_inputs`]): the run leaves the tensors a kernel cannot write as they were.
+fn lend_inputs(
+    inputs: &mut [ArgValue],
+    stored: &std::collections::BTreeSet<usize>,
+) -> Vec<ArgValue> {
+    (inputs.iter_mut().enumerate())
+        .map(|(i, a)| match a {
+            ArgValue::Tensor(t) if !stored.contains(&i) => {
+                let empty = phobos_ir::HostTensor {
+                    dtype: t.dtype,
+                    shape: Vec::new(),
+                    data: Vec::new(),
+                };
+                ArgValue::Tensor(std::mem::replace(t, empty))
+            }
+            a => a.clone(),
+        })
+        .collect()
+}
+
+/// Moves the tensors [`lend_inputs`] lent out of `args` back into `inputs`.
+fn give_back_inputs(
+    inputs: &mut [ArgValue],
+    args: &mut [ArgValue],
+    stored: &std::collections::BTreeSet<usize>,
+) {
+    for (i, (k, a)) in inputs.iter_mut().zip(args.iter_mut()).enumerate() {
+        if let (ArgValue::Tensor(k), ArgValue::Tensor(a)) = (k, a) {
+            if !stored.contains(&i) {
+                std::mem::swap(k, a);
+            }
+        }
     }
 }
 
@@ -515,5 +556,22 @@ mod tests {
         // Other text (a library's chatter on stdin, an empty line) is not answered.
         assert_eq!(unreadable_request("hello"), None);
         assert_eq!(unreadable_request(""), None);
+    }
+
+    #[test]
+    fn kept_inputs_are_lent_and_given_back_whole() {
+        use phobos_ir::{DType, HostTensor};
+        let t = |v: f64| ArgValue::Tensor(HostTensor::from_f64(DType::F32, &[2], &[v, v + 1.0]));
+        let mut inputs = vec![t(1.0), t(5.0), ArgValue::Scalar(3.0)];
+        let stored = std::collections::BTreeSet::from([1]);
+        let mut args = lend_inputs(&mut inputs, &stored);
+        // The input moved out (left empty), the written tensor copied, the scalar kept.
+        assert_eq!(args, vec![t(1.0), t(5.0), ArgValue::Scalar(3.0)]);
+        assert_eq!(inputs[0].tensor().map(|h| h.data.len()), Some(0));
+        assert_eq!(inputs[1], t(5.0));
+        // The run writes its output; the kept output stays the reference's starting point.
+        args[1] = t(9.0);
+        give_back_inputs(&mut inputs, &mut args, &stored);
+        assert_eq!(inputs, vec![t(1.0), t(5.0), ArgValue::Scalar(3.0)]);
     }
 }

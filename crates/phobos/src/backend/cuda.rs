@@ -79,6 +79,7 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
         grid_z: e.grid_z,
         persistent: e.persistent,
         cluster_x: e.cluster,
+        row_split: e.row_split_blocks(),
         split_workspace: e.split_workspace.map(|w| phobos_gpu::SplitWorkspace {
             c: w.c,
             parts: w.parts,

@@ -334,7 +334,7 @@ impl CudaLoaded {
         &self.function
     }
 
-    /// One launch on host tensors (uploaded, and downloaded after it), GPU buffers (used in
+    /// One launch on host tensors (uploaded, and those the kernel writes downloaded after it), GPU buffers (used in
     /// place, after the work queued on them) and scalars, in parameter order.
     pub fn run_args(&mut self, args: &mut [crate::Arg<'_>]) -> Result<(), VariantError> {
         use crate::Arg as A;
@@ -369,9 +369,15 @@ impl CudaLoaded {
         self.gpu
             .launch_prepared(&self.function, &prepared, self.smem)?;
         self.gpu.synchronize()?;
-        for (t, a) in owned.iter().zip(args.iter_mut()) {
+        // Only the tensors the kernel writes come back: the others hold what was uploaded (a
+        // sampled check of attention at real size uploads 100M input elements a variant, and
+        // reading them back cost more than the launch; bench/NOTES.md t6).
+        let stored = phobos_ir::walk::stored(&self.kernel.body);
+        for (i, (t, a)) in owned.iter().zip(args.iter_mut()).enumerate() {
             if let (Some(t), A::Host(h)) = (t, a) {
-                **h = t.download()?;
+                if stored.contains(&i) {
+                    **h = t.download()?;
+                }
             }
         }
         Ok(())
