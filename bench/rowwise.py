@@ -298,7 +298,8 @@ def emit(case, pins, log):
     src = run(base, log).stdout
     ptx = run(base + ["--ptx"], log).stdout
     m = re.search(r"// launch: (\d+) threads, (\d+) bytes of dynamic shared memory", src)
-    sig = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(([^)]*)\)', src)
+    # Attributes before the name: `__cluster_dims__(..)` (ROW_SPLIT), `__launch_bounds__(..)`.
+    sig = re.search(r'extern "C" __global__ void (?:__\w+__\([^)]*\) )*(\w+)\(([^)]*)\)', src)
     if not (m and sig and ".entry" in ptx):
         raise RuntimeError(f"phobos emit gave no kernel for {case['name']} at {pins}")
     params = [p.strip().split()[-1] for p in sig.group(2).split(",")]

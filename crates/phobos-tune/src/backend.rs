@@ -189,6 +189,14 @@ pub struct SampledRun {
 pub trait Loaded {
     /// Runs once on these arguments and leaves the results in them.
     fn run(&mut self, args: &mut [ArgValue]) -> Result<(), RunError>;
+    /// [`Loaded::run`] for checks whose inputs are the same whenever `key` is (a sampled
+    /// check's kept inputs): a device may keep the tensors the kernel only reads resident
+    /// across jobs, uploading from `args` only the first time and the tensors the kernel
+    /// writes every time.
+    fn run_kept(&mut self, key: &str, args: &mut [ArgValue]) -> Result<(), RunError> {
+        let _ = key;
+        self.run(args)
+    }
     /// Makes these arguments resident for repeated timed launches.
     fn prepare(&mut self, args: &[ArgValue]) -> Result<(), RunError>;
     /// [`Loaded::prepare`] for timing inputs that are the same whenever `key` is (a problem's,

@@ -194,48 +194,37 @@ pub fn compared_elements(kernel: &Kernel, out: &[ArgValue], masks: Masks<'_>) ->
         .sum()
 }
 
-/// Compares every tensor the kernel writes (only the elements `masks` selects, when given);
-/// the first one over its tolerance is the mismatch.
+/// The comparison of every tensor the kernel writes against the reference, in one pass over
+/// each (over the elements `masks` selects, when given): the first tensor whose norm-wise
+/// relative error is not within its tolerance (a NaN error fails too), and the largest error
+/// over all of them (`None` when nothing was compared; NaN or a shape mismatch counts as
+/// infinite).
 pub fn compare(
     kernel: &Kernel,
     out: &[ArgValue],
     reference: &[ArgValue],
     reference_name: &str,
     masks: Masks<'_>,
-) -> Option<Mismatch> {
+) -> (Option<Mismatch>, Option<f64>) {
+    let mut mismatch = None;
+    let mut worst: Option<f64> = None;
     for (id, o, r, m) in compared(kernel, out, reference, masks) {
         let tol = tolerance(kernel, o.dtype);
         let error = masked_error(o, r, m);
-        // A NaN error fails too: only a comparable error within the tolerance passes.
+        // Only a comparable error within the tolerance passes.
         let within = error.partial_cmp(&tol).is_some_and(|o| o.is_le());
-        if !within {
-            return Some(Mismatch {
+        if !within && mismatch.is_none() {
+            mismatch = Some(Mismatch {
                 tensor: kernel.params[id].name.clone(),
                 error,
                 tolerance: tol,
                 reference: reference_name.to_string(),
             });
         }
-    }
-    None
-}
-
-/// The largest norm-wise relative error over every tensor the kernel writes (over the
-/// elements `masks` selects, when given; `None` when nothing was compared); NaN or a shape
-/// mismatch counts as infinite.
-pub fn max_error(
-    kernel: &Kernel,
-    out: &[ArgValue],
-    reference: &[ArgValue],
-    masks: Masks<'_>,
-) -> Option<f64> {
-    let mut worst: Option<f64> = None;
-    for (_, o, r, m) in compared(kernel, out, reference, masks) {
-        let e = masked_error(o, r, m);
-        let e = if e.is_nan() { f64::INFINITY } else { e };
+        let e = if error.is_nan() { f64::INFINITY } else { error };
         worst = Some(worst.map_or(e, |w| w.max(e)));
     }
-    worst
+    (mismatch, worst)
 }
 
 #[cfg(test)]
@@ -271,20 +260,26 @@ mod tests {
         let out = [x.clone(), t(&[1.0, 2.0, 9.0, f64::NAN])];
         let reference = [x, t(&[1.0, 2.0, 3.0, 4.0])];
         // The whole of O differs.
-        let m = compare(&k, &out, &reference, "ref", None).unwrap();
-        assert_eq!(m.tensor, "O");
+        let (m, worst) = compare(&k, &out, &reference, "ref", None);
+        assert_eq!(m.unwrap().tensor, "O");
+        // NaN counts as infinite.
+        assert_eq!(worst, Some(f64::INFINITY));
         assert_eq!(compared_elements(&k, &out, None), 4);
         // Only the first two elements of O were written by the sampled blocks: they agree.
         let masks = vec![None, Some(vec![true, true, false, false])];
-        assert_eq!(compare(&k, &out, &reference, "ref", Some(&masks)), None);
-        assert_eq!(max_error(&k, &out, &reference, Some(&masks)), Some(0.0));
+        assert_eq!(
+            compare(&k, &out, &reference, "ref", Some(&masks)),
+            (None, Some(0.0))
+        );
         assert_eq!(compared_elements(&k, &out, Some(&masks)), 2);
         // The third is a wrong value, the fourth never written (poison stays NaN).
         for bad in [2, 3] {
             let mut mask = vec![true, true, false, false];
             mask[bad] = true;
             let masks = vec![None, Some(mask)];
-            assert!(compare(&k, &out, &reference, "ref", Some(&masks)).is_some());
+            assert!(compare(&k, &out, &reference, "ref", Some(&masks))
+                .0
+                .is_some());
         }
     }
 

@@ -7,7 +7,7 @@ use super::protocol::{
 use crate::backend::{ArgValue, Device, Frontend, Loaded, RunError};
 use crate::timing::{interleave, measure};
 use crate::types::{BlockCoverage, CheckReference, CheckScope, Checked, Failure, Problem};
-use crate::verify::{compare, compared_elements, make_args, max_error};
+use crate::verify::{compare, compared_elements, make_args};
 use std::io::{BufRead, Write};
 
 /// Test hook: a worker asked to run the point whose `--autotune` form (`U=4`, or
@@ -153,7 +153,11 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                         (args, out)
                     }
                 };
-                loaded.run(&mut out)?;
+                match &sample_key {
+                    // The kept inputs stay on the device across the run's variants.
+                    Some(key) if kept.is_some() => loaded.run_kept(key, &mut out)?,
+                    _ => loaded.run(&mut out)?,
+                }
                 drop(loaded);
                 if hook_matches(CORRUPT_HOOK, req) {
                     corrupt(&kernel, &mut out);
@@ -270,10 +274,11 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     Some(coverage) => CheckScope::Sampled { coverage, elements },
                     None => CheckScope::Whole { elements },
                 };
+                let (mismatch, max_error) = compare(&kernel, &out, &reference_args, &name, written);
                 let reply = Reply::Verified {
                     id: *id,
-                    mismatch: compare(&kernel, &out, &reference_args, &name, written),
-                    max_error: max_error(&kernel, &out, &reference_args, written),
+                    mismatch,
+                    max_error,
                     checked: Some(Checked {
                         dims: problem.dims.clone(),
                         reference: reference_kind,
