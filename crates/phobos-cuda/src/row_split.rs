@@ -57,6 +57,8 @@ pub enum NoRowSplit {
     Knob(Knob),
     /// The knob's value is not 2, 4 or 8.
     Blocks,
+    /// The target has no thread block clusters (before sm_90).
+    Target,
 }
 
 /// Constructs that need a whole tile in one block.
@@ -116,6 +118,7 @@ impl fmt::Display for RowSplitRecord {
                     NoRowSplit::Construct(w) => write!(f, "{w} needs the whole tile in one block"),
                     NoRowSplit::Knob(n) => write!(f, "{} is applied", n.name()),
                     NoRowSplit::Blocks => f.write_str("the clusters are of 2, 4 or 8 blocks"),
+                    NoRowSplit::Target => f.write_str("the target has no thread block clusters"),
                 }
             }
         }
@@ -134,9 +137,9 @@ const EXCLUSIVE: [Knob; 8] = [
     Knob::Schedule,
 ];
 
-/// ROW_SPLIT's record and, applied, the rewritten kernel; `None` where the kernel does not
-/// declare it above 1.
-pub fn split_rows(k: &Kernel) -> Option<(RowSplitRecord, Option<Kernel>)> {
+/// ROW_SPLIT's record and, applied, the rewritten kernel for `target`; `None` where the kernel
+/// does not declare it above 1.
+pub fn split_rows(k: &Kernel, target: &crate::Target) -> Option<(RowSplitRecord, Option<Kernel>)> {
     let blocks = Knob::RowSplit.get(&k.point).filter(|&v| v > 1)?;
     let record = |split| RowSplitRecord {
         blocks: blocks.clamp(0, u32::MAX as i64) as u32,
@@ -144,6 +147,9 @@ pub fn split_rows(k: &Kernel) -> Option<(RowSplitRecord, Option<Kernel>)> {
     };
     if ![2, 4, 8].contains(&blocks) {
         return Some((record(Err(NoRowSplit::Blocks)), None));
+    }
+    if !target.clusters() {
+        return Some((record(Err(NoRowSplit::Target)), None));
     }
     let remapping = |n: &Knob| match n {
         Knob::Producer | Knob::SplitK | Knob::GroupM | Knob::Cluster | Knob::Schedule => {

@@ -135,6 +135,17 @@ fn what_keeps_an_instance_on_one_block() {
         ),
         ("Y[r, 0] = 1.0", "ROW_SPLIT=2", NoRowSplit::NoTile),
     ];
+    // Before sm_90 there are no clusters: one block an instance.
+    let text = "@autotune(ROW_SPLIT in {1, 2})\n@launch(32)\n\
+                kernel k(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {\n\
+                let x = X[ctx.block.x, 0 :+ 64]\nY[ctx.block.x, 0 :+ 64] = x - max(x)\n}\n";
+    let module = phobos_check::load(phobos_syntax::SourceFile::new("split.ph", text)).unwrap();
+    let info = &module.kernels[0];
+    let variant = info.variant(Some("ROW_SPLIT=2"), None, None).unwrap();
+    let k = phobos_check::instantiate(&module, info, &variant).unwrap();
+    let sm80 = phobos_cuda::emit_for_arch(&k, &phobos_cuda::EmitOptions::default(), 80).unwrap();
+    assert_eq!(split(&sm80), Err(NoRowSplit::Target));
+    assert!(!sm80.source.contains("__cluster_dims__"), "{}", sm80.source);
     for (body, pins, why) in cases {
         let e = tiny(body, pins);
         assert_eq!(split(&e), Err(why.clone()), "{body} at {pins}");

@@ -154,7 +154,7 @@ pub(crate) fn emit_kernel(
     target: &Target,
 ) -> Result<Emitted> {
     // ROW_SPLIT: the kernel rewritten for the blocks of a cluster, planned and emitted as any.
-    let (split, rewritten) = match crate::row_split::split_rows(k) {
+    let (split, rewritten) = match crate::row_split::split_rows(k, target) {
         Some((record, rewritten)) => (Some(record), rewritten),
         None => (None, None),
     };
