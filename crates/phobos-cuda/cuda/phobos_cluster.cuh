@@ -25,6 +25,14 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// The kernel's start: this block's threads arrive (the cluster's first phase), not waiting;
+// the first cluster step waits for it (every block started) before writing into another
+// block's slots, so the wait overlaps whatever comes before that step (the row's load).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
+
 // Bytes of the slots of a cluster of K blocks: two sets of K 8-byte partials.
 template <int K> __host__ __device__ constexpr int cluster_slot_bytes() { return 2 * K * 8; }
 
@@ -33,6 +41,7 @@ template <int K> __host__ __device__ constexpr int cluster_slot_bytes() { return
 template <class Op, int K, class T> __device__ __forceinline__ T cluster_all(T v, unsigned char* slots, unsigned& n) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cluster_all: 4- or 8-byte partials");
   unsigned char* set = slots + (n & 1u) * (K * 8);
+  if (n == 0) cluster_wait();  // the start's phase: every block of the cluster has started
   ++n;
   if (threadIdx.x < (unsigned)K) {
     // Thread j writes this block's partial into block j's slot of this block's rank.

@@ -42,7 +42,7 @@ fn the_f32_row_splits_over_a_cluster_of_two() {
         "__cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)",
         "const int r = (int)blockIdx.x / 2;",
         "using Blk1x25600 = ph::Blocked<1, 25600, 512, 4>;",
-        "ph::cluster_sync();",
+        "ph::cluster_arrive_relaxed();",
         "ph::cluster_all<ph::Max, 2>(",
         "ph::cluster_all<ph::Sum, 2>(",
     ] {

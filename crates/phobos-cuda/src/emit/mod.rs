@@ -322,7 +322,7 @@ fn emit_with(
         // shared memory (the reductions' cluster step).
         em.headers.insert(crate::CLUSTER_HEADER);
         em.line(format!(
-            "ph::cluster_sync();  // ROW_SPLIT: {n} blocks an instance, all started"
+            "ph::cluster_arrive_relaxed();  // ROW_SPLIT: {n} blocks an instance; waited at the first cluster step"
         ));
         em.line(format!(
             "unsigned {CLUSTER_N} = 0;  // the cluster steps so far"
@@ -368,6 +368,10 @@ fn emit_with(
         return Ok((em.finish()?, false));
     }
     em.block(&k.body, 0)?;
+    if em.split_blocks().is_some() {
+        // The start's arrive is waited for where no cluster step ran.
+        em.line(format!("if ({CLUSTER_N} == 0) ph::cluster_wait();"));
+    }
     let syncs = em.synchronizes();
     Ok((em.finish()?, syncs))
 }
