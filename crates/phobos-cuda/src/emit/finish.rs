@@ -123,7 +123,7 @@ impl Emitter<'_> {
         let pipe_region = resident_region + self.resident_smem;
         let gemm_region = pipe_region + self.pipe_buffers * self.pipe_stage;
         // ROW_SPLIT: the slots the blocks of the cluster write their partials into, last.
-        let slots = self.split_blocks().map_or(0, |n| 2 * n * 8);
+        let slots = self.split_blocks().map_or(0, |n| 16 + 2 * n * 8);
         let smem = gemm_region + scratch + slots;
         let mut out = Vec::new();
         out.push(format!(

@@ -322,7 +322,7 @@ fn emit_with(
         // shared memory (the reductions' cluster step).
         em.headers.insert(crate::CLUSTER_HEADER);
         em.line(format!(
-            "ph::cluster_arrive_relaxed();  // ROW_SPLIT: {n} blocks an instance; waited at the first cluster step"
+            "ph::cluster_start<{n}>({CLUSTER_SLOTS});  // ROW_SPLIT: {n} blocks an instance; waited at the first cluster step"
         ));
         em.line(format!(
             "unsigned {CLUSTER_N} = 0;  // the cluster steps so far"
