@@ -16,15 +16,8 @@ __device__ __forceinline__ unsigned cluster_rank() {
   return r;
 }
 
-// Every thread of every block of the cluster arrives, the writes before it visible after it (at
-// the kernel's start: every block has started, so its shared memory may be written).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-// The kernel's start: this block's threads arrive (the cluster's first phase), not waiting;
-// the first cluster step waits for it (every block started) before writing into another
+// The cluster's barrier, in halves: the kernel's start arrives (the cluster's first phase), not
+// waiting; the first cluster step waits for it (every block started) before sending into another
 // block's slots, so the wait overlaps whatever comes before that step (the row's load).
 __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
