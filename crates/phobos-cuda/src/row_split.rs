@@ -332,27 +332,28 @@ impl Rewrite {
         }
     }
 
+    /// `arange(W / k)` in place of `e`, an `arange(W)`.
+    fn part_arange(&self, e: &Expr) -> Expr {
+        Expr {
+            kind: ExprKind::Arange(self.split.part),
+            ty: self.ty(&e.ty),
+            ..e.clone()
+        }
+    }
+
     /// An index tile (`arange(W)`, `c + arange(W)`, `arange(W) + c`) at the block's columns
     /// less `off`: `None` for any other expression.
     fn index_tile(&self, e: &Expr) -> Option<Expr> {
         match &e.kind {
-            ExprKind::Arange(n) if *n == self.split.width => Some(Expr {
-                kind: ExprKind::Arange(self.split.part),
-                ty: self.ty(&e.ty),
-                ..e.clone()
-            }),
-            ExprKind::Binary(BinOp::Add, a, b) if !a.ty.is_tile() => {
-                let b = self.index_tile(b)?;
+            ExprKind::Arange(n) if *n == self.split.width => Some(self.part_arange(e)),
+            ExprKind::Binary(BinOp::Add, a, b) => {
+                let (a, b) = match (a.ty.is_tile(), b.ty.is_tile()) {
+                    (false, true) => (self.expr(a), self.index_tile(b)?),
+                    (true, false) => (self.index_tile(a)?, self.expr(b)),
+                    _ => return None,
+                };
                 Some(Expr {
-                    kind: ExprKind::Binary(BinOp::Add, Box::new(self.expr(a)), Box::new(b)),
-                    ty: self.ty(&e.ty),
-                    ..e.clone()
-                })
-            }
-            ExprKind::Binary(BinOp::Add, a, b) if !b.ty.is_tile() => {
-                let a = self.index_tile(a)?;
-                Some(Expr {
-                    kind: ExprKind::Binary(BinOp::Add, Box::new(a), Box::new(self.expr(b))),
+                    kind: ExprKind::Binary(BinOp::Add, Box::new(a), Box::new(b)),
                     ty: self.ty(&e.ty),
                     ..e.clone()
                 })
@@ -372,14 +373,9 @@ impl Rewrite {
                 return bin(BinOp::Div, e.clone(), int(self.blocks, e.span));
             }
             ExprKind::Arange(n) if *n == self.split.width => {
-                let a = Expr {
-                    kind: ExprKind::Arange(self.split.part),
-                    ty: ty.clone(),
-                    ..e.clone()
-                };
-                let off = self.offset(e.span);
+                let a = self.part_arange(e);
                 return Expr {
-                    kind: ExprKind::Binary(BinOp::Add, Box::new(off), Box::new(a)),
+                    kind: ExprKind::Binary(BinOp::Add, Box::new(self.offset(e.span)), Box::new(a)),
                     ty,
                     uniform: true,
                     span: e.span,
