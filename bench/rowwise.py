@@ -2,7 +2,7 @@
 """Row-wise and memory-bound kernels: Phobos tuned, torch, Triton and a copy, in one process.
 
     python3 bench/rowwise.py [--only softmax,rms_norm] [--dtype bf16] [--shape 50257] [--quick]
-                             [--json out.json] [--profile]
+                             [--pins ROW_SPLIT=4] [--json out.json] [--profile]
 
 For every case (kernel, shape, dtype): phobos-kbench tunes the example kernel for that problem
 (its own process, the results database under $OUT), then this process loads the winner's PTX
@@ -13,6 +13,9 @@ repeat, median). Every implementation's output is first checked against a float6
 the same fresh random inputs, with the output poisoned before the launch. Bandwidth counts the
 fewest bytes the op must move (each input read once, each output written once), the same for
 every column, so the ratios compare times. The table comes last.
+
+--pins fixes knobs for every tuning run (phobos-kbench --autotune; each case's kernel must
+declare them), so a form the tuner would not pick can be timed and profiled beside the others.
 
 --profile launches each implementation once instead of timing it (for Nsight Compute, which then
 sees one launch of each: bench/rowprof.sh); the table then has no times.
@@ -275,6 +278,8 @@ def tune(case, log):
            "--budget-ms", str(case.get("budget", 60))]
     if case.get("types"):
         cmd += ["--types", case["types"]]
+    if PINS:
+        cmd += ["--autotune", PINS.replace(" ", ",")]
     for a in case.get("args", []):
         cmd += ["--arg", a]
     p = run(cmd, log)
@@ -418,6 +423,7 @@ def first(v):
 
 
 PROFILE = False
+PINS = ""
 
 
 def bench(fn):
@@ -435,10 +441,11 @@ def main():
     ap.add_argument("--dtype", default="", help="f32 or bf16: only the cases of that dtype")
     ap.add_argument("--shape", default="", help="only the cases whose dims contain this text (50257)")
     ap.add_argument("--profile", action="store_true", help="one launch each, no timing")
+    ap.add_argument("--pins", default="", help="knobs fixed for every tuning run (ROW_SPLIT=4)")
     ap.add_argument("--json", default=os.path.join(OUT, "rowwise.json"))
     a = ap.parse_args()
-    global PROFILE
-    PROFILE = a.profile
+    global PROFILE, PINS
+    PROFILE, PINS = a.profile, a.pins
     os.makedirs(OUT, exist_ok=True)
     log = os.path.join(OUT, "rowwise.log")
     cases = []

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! `PHOBOS_DIFF_ONLY=layer_norm.ph,THREADS=32` runs only the cases whose labels contain one of
-//! the comma-separated parts (every case is still built).
+//! the comma-separated parts; the others are built without their references (no interpreter
+//! run), so such a call pays for the cases it runs.
 //!
 //! Launches go through phobos-gpu as `phobos run` and the tuner do: `bind_args`, then
 //! `Gpu::prepare_launch` with the emitted launch facts (TMA maps encoded from the bound
@@ -22,7 +23,9 @@
 
 mod common;
 
-use common::cases::{atomic_cases, example_cases, extra_cases, random_cases, Case, Value};
+use common::cases::{
+    atomic_cases, diff_only, example_cases, extra_cases, random_cases, selected, Case, Value,
+};
 use common::fast_cases::fast_cases;
 use common::gpu_run::{run_capped, run_on_gpu};
 use common::mma_cases::mma_cases;
@@ -113,6 +116,10 @@ fn dry_run(c: &Case) -> Result<(), String> {
 /// NVRTC present) compiles; outputs are not vacuous.
 #[test]
 fn cases_build_offline() {
+    assert!(
+        diff_only().is_empty(),
+        "unset PHOBOS_DIFF_ONLY: the cases it leaves out are built without their references"
+    );
     let (cases, failed) = all_cases();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
     assert!(cases.len() >= 2 * RANDOM_KERNELS);
@@ -179,12 +186,6 @@ fn cases_build_offline() {
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }
 
-/// Whether a case's label names one of `PHOBOS_DIFF_ONLY`'s comma-separated parts (every case when
-/// it is unset or empty): a short GPU call can run the cases of the kernels it changed.
-fn selected(label: &str, only: &[String]) -> bool {
-    only.is_empty() || only.iter().any(|o| label.contains(o.as_str()))
-}
-
 #[test]
 fn the_case_filter_matches_label_substrings() {
     let only = vec!["layer_norm.ph".to_string(), "THREADS=32".to_string()];
@@ -201,13 +202,8 @@ fn gpu_matches_interpreter() {
     let gpu = Gpu::new(0).expect("a CUDA device");
     let (cases, failed) = all_cases();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
-    let only: Vec<String> = std::env::var("PHOBOS_DIFF_ONLY")
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    let cases: Vec<&Case> = cases.iter().filter(|c| selected(&c.label, &only)).collect();
+    let only = diff_only();
+    let cases: Vec<&Case> = cases.iter().filter(|c| selected(&c.label, only)).collect();
     assert!(
         !cases.is_empty(),
         "PHOBOS_DIFF_ONLY={only:?} selects no case"

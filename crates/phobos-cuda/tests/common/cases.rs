@@ -18,7 +18,8 @@ pub struct Case {
     /// Runtime dims in `Kernel::dims` order, and the grid.
     pub dims: Vec<i64>,
     pub grid: [i64; 3],
-    /// The interpreter's value of every stored tensor after the launch.
+    /// The interpreter's value of every stored tensor after the launch; empty for a case
+    /// `PHOBOS_DIFF_ONLY` leaves out (`diff_only`).
     pub expected: Vec<(ParamId, HostTensor)>,
 }
 
@@ -51,6 +52,26 @@ fn poison(t: &mut HostTensor) {
         t.dtype.round(-77.0)
     };
     t.data.iter_mut().for_each(|x| *x = v);
+}
+
+/// `PHOBOS_DIFF_ONLY`'s comma-separated parts, read once (empty when it is unset: every case).
+/// A case it does not select is built without its reference (`Case::expected` is empty), so a
+/// short GPU call that runs a few cases does not interpret all the others first.
+pub fn diff_only() -> &'static [String] {
+    static ONLY: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    ONLY.get_or_init(|| {
+        std::env::var("PHOBOS_DIFF_ONLY")
+            .unwrap_or_default()
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
+}
+
+/// Whether a case's label names one of `only`'s parts (every case when `only` is empty).
+pub fn selected(label: &str, only: &[String]) -> bool {
+    only.is_empty() || only.iter().any(|o| label.contains(o.as_str()))
 }
 
 /// Builds a case: inputs (seeded), interpreter run, generated code.
@@ -111,18 +132,22 @@ pub fn build_with(
     let launch = Launch::new(&kernel, iargs).map_err(|e| format!("{label}: {e}"))?;
     let dims: Vec<i64> = launch.dims().iter().map(|(_, v)| *v).collect();
     let grid = launch.grid();
-    let out = launch
-        .run(&Config::default())
-        .map_err(|e| format!("{label}: interpreter: {e}"))?;
-    let expected = outputs
-        .iter()
-        .map(|&id| {
-            (
-                id,
-                out.get(&kernel.params[id].name).expect("output").clone(),
-            )
-        })
-        .collect();
+    let expected = if selected(&label, diff_only()) {
+        let out = launch
+            .run(&Config::default())
+            .map_err(|e| format!("{label}: interpreter: {e}"))?;
+        outputs
+            .iter()
+            .map(|&id| {
+                (
+                    id,
+                    out.get(&kernel.params[id].name).expect("output").clone(),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let opts = EmitOptions {
         source: Some(source),
     };
