@@ -6,6 +6,8 @@
 //   256 wide, one block per tile or persistent (SCHEDULE = 2, or 3: each stage's slot back to the producer as soon as its own MMAs complete; in clusters of two sharing B with
 //   CLUSTER = 2, or 3: rank 0 copying all of B; 4: two N tiles of one M tile sharing A, NOTES v19). 128x192 makes 264 tiles of 3000x2000: exactly two per multiprocessor. One block per tile may split K (512x512x4096:
 //   16 tiles of 128x128 in 8 parts read A and B half as often as 64x64 tiles do).
+// - THREADS = 416: the same loop with three consumer warpgroups on 192-row tiles 128 or 192
+//   wide (3000x2000x1000: 256 tiles of 192x128, in clusters of two sharing A's boxes).
 // - THREADS = 160: one warpgroup of wgmma on a 64-row tile and a producer warp streaming A and
 //   B by TMA into a deep ring (6 to 12 stages of k 64), split like the below, alone or in
 //   clusters of two blocks sharing B (CLUSTER = 2): the shape cuBLAS runs 512x512x4096 with
@@ -34,8 +36,8 @@
 // thread block cluster that reduces through distributed shared memory, each part storing
 // 1/SPLIT_K of the tile's columns (no workspace). Element types are bound per problem
 // (`phobos-kbench gemm_small.ph --dtype-a fp16 --dtype-b fp16 --dtype-c fp32`).
-@autotune(TILE_M in [64, 128], TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
-@autotune(THREADS in [128, 160, 256, 288], STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
+@autotune(TILE_M in {64, 128, 192}, TILE_N in [64, 128, 192, 256], TILE_K in [32, 64])
+@autotune(THREADS in {128, 160, 256, 288, 416}, STAGES in [3, 4, 6, 8, 12], SPLIT_K in [1, 2, 4, 8])
 @autotune(SCHEDULE in [1, 2, 3], GROUP_M in {1, 8}, SPLIT_REDUCE in [1, 2, 3, 4], CLUSTER in [1, 2, 3, 4])
 @autotune(VEC_COPY in {1})
 // The wgmma loop with a producer warp: 128-row tiles, operands whose rows are 16-byte aligned
@@ -43,7 +45,13 @@
 // tiles (128 accumulators a thread and the split's sum spill at 168 registers); split, they
 // take the paired workspace (SPLIT_REDUCE=3: the element-wise sum of 8 parts spills).
 @where(THREADS != 288 || (TILE_M == 128 && TILE_N >= 128 && (SPLIT_K == 1 || (SCHEDULE == 1 && TILE_N <= 192 && SPLIT_REDUCE == 3))))
-@where((THREADS != 160 && THREADS != 288) || (K % 8 == 0 && N % 8 == 0))
+// 416 threads: three consumer warpgroups of 64 rows and the producer warp, 192-row tiles 128 or
+// 192 wide (192x256 needs 128 accumulators a thread, over the 168 registers the block leaves),
+// unsplit. 192x128 in clusters of two N tiles sharing A (CLUSTER = 4) reads A's 192-row boxes
+// once a pair: 3000x2000x1000 at 0.89x cuBLAS where 128x192 reached 0.84x (bench/NOTES.md v20).
+@where(THREADS != 416 || (TILE_M == 192 && TILE_N >= 128 && TILE_N <= 192 && SPLIT_K == 1))
+@where(TILE_M != 192 || THREADS == 416)
+@where((THREADS != 160 && THREADS < 288) || (K % 8 == 0 && N % 8 == 0))
 // The producer warp's ring is deep: 6, 8 or 12 stages of 64x64 (16 KiB each; two blocks a
 // multiprocessor at 6), 6 or 8 of 64x128 (24 KiB); the other loops keep 3 or 4. (Five stages
 // of unsplit 128x192 tiles, the C store staged a third at a time beside them, lost 4-5 % to
@@ -55,25 +63,25 @@
 // into both): the deep ring's points, split or not, split 128-row tiles (512x512x4096: 128x128
 // in clusters read B twice instead of four times), and persistent 128-row tiles, the cluster
 // walking the tiles in pairs (3000x2000x1000: 18 % fewer bytes through L2).
-@where(CLUSTER == 1 || THREADS == 160 || (THREADS == 288 && (SPLIT_K > 1 || SCHEDULE >= 2)))
+@where(CLUSTER == 1 || THREADS == 160 || (THREADS >= 288 && (SPLIT_K > 1 || SCHEDULE >= 2)))
 // CLUSTER = 3: the same clusters, rank 0 copying each stage's whole B box into both blocks and
 // rank 1 none of it (whether a multicast box is read from L2 once whatever its size;
 // bench/NOTES.md v18), and CLUSTER = 4 (two N tiles sharing A, v19), on the persistent points
 // only. The declared product exceeds 65536; the points inside the @where do not.
-@where(CLUSTER <= 2 || (THREADS == 288 && SPLIT_K == 1 && SCHEDULE >= 2))
+@where(CLUSTER <= 2 || (THREADS >= 288 && SPLIT_K == 1 && SCHEDULE >= 2))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))
 @where(THREADS != 256 || TILE_M == TILE_N)
 // Persistent blocks loop over the tiles: the producer warp's schedule, GROUP_M-swizzled.
-@where(SCHEDULE == 1 || (THREADS == 288 && GROUP_M == 8))
+@where(SCHEDULE == 1 || (THREADS >= 288 && GROUP_M == 8))
 // GROUP_M (1, 2, 4 or 8 declared: two values are bounds) is 1, or 8 where there are rows of
 // tiles to group.
-@where(GROUP_M == 1 || (GROUP_M == 8 && THREADS == 288))
+@where(GROUP_M == 1 || (GROUP_M == 8 && THREADS >= 288))
 @where(GROUP_M == 1 || 8 * TILE_M <= M)
 // k step 64 (one 128-byte line) with the producer warp (160 or 288 threads); 32 otherwise:
 // the mma.sync loop's 64-byte lines, which the wgmma loop widens to 64 over the whole K (the
 // same sums).
-@where(((THREADS == 160 || THREADS == 288) && TILE_K == 64) || (THREADS != 160 && THREADS != 288 && TILE_K == 32))
+@where(((THREADS == 160 || THREADS >= 288) && TILE_K == 64) || (THREADS != 160 && THREADS < 288 && TILE_K == 32))
 // How split parts combine matters only when K is split.
 @where(SPLIT_REDUCE == 1 || SPLIT_K > 1)
 // Parts reduced in a cluster through distributed shared memory (SPLIT_REDUCE=4): the deep
