@@ -32,6 +32,15 @@ pub fn run_capped(
     tolerance: &dyn Fn(&Kernel, DType) -> f64,
     max_blocks: Option<u32>,
 ) -> Result<(), String> {
+    if c.expected.is_empty() {
+        // `PHOBOS_DIFF_ONLY` left it out when it was built (`cases::diff_only`): a run would
+        // compare nothing.
+        return Err(format!(
+            "{}: built without its reference (PHOBOS_DIFF_ONLY={:?})",
+            c.label,
+            super::cases::diff_only()
+        ));
+    }
     let e = &c.emitted;
     let compiled = phobos_gpu::compile(&e.source, &super::compile_options(e))
         .map_err(|err| format!("compile: {}\n{}", err.summary(), err.log))?;
