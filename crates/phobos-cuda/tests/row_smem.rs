@@ -7,7 +7,7 @@
 
 mod common;
 
-use phobos_cuda::{emit, AheadForm, EmitOptions, Emitted};
+use phobos_cuda::{emit, AheadForm, EmitOptions, Emitted, NoRowSmem};
 
 /// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
 fn row(pins: &str, types: &str, n: i64) -> Emitted {
@@ -593,4 +593,51 @@ fn row_smem_2_masks_order_free_rows_in_place() {
         assert_eq!(staged.in_place, in_place, "{body}");
         assert_eq!(e.source.contains(", true>("), in_place, "{body}");
     }
+}
+
+/// A row whose 8-element groups do not split evenly over the threads stays in registers: a
+/// thread's groups past the tile would index the staged buffer from the row's start again and
+/// overwrite it (BLOCK=53760 at 1024 threads did not finish on the GPU, bench/NOTES.md r23b).
+#[test]
+fn row_smem_refuses_groups_that_do_not_split_evenly() {
+    let path = "examples/softmax_row.ph";
+    let text = std::fs::read_to_string(common::root().join(path))
+        .expect("softmax_row.ph")
+        .replace(
+            "BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}",
+            "BLOCK in {53760, 57344}",
+        );
+    let src = phobos_syntax::SourceFile::new(path, text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let at = |block: i64| {
+        let pins = format!("BLOCK={block} THREADS=1024 PACK=4 ROW_SMEM=1");
+        let variant = info
+            .variant(Some(&pins), Some("T=bf16"), None)
+            .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+        let mut k = phobos_check::instantiate(&module, info, &variant)
+            .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+        let dims = [("M".to_string(), 2048), ("N".to_string(), 50257)];
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+        let opts = EmitOptions {
+            source: Some(src.clone()),
+        };
+        emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    };
+    // 6720 groups over 1024 threads: 6.56 a thread.
+    let uneven = at(53760);
+    let staged: Vec<_> = uneven.row_smem.iter().map(|r| r.staged.clone()).collect();
+    assert!(!staged.is_empty(), "{:?}", uneven.notes);
+    assert!(
+        staged.iter().all(|s| *s == Err(NoRowSmem::Uneven)),
+        "{staged:?}"
+    );
+    assert!(!uneven.source.contains("SmemRow"), "{}", uneven.source);
+    // 7168 groups: 7 a thread, staged as before.
+    let even = at(57344);
+    assert!(
+        even.row_smem.iter().any(|r| r.staged.is_ok()),
+        "{:?}",
+        even.notes
+    );
 }

@@ -50,6 +50,9 @@ pub enum NoRowSmem {
     ElementType,
     /// Not a blocked row tile of 8-element groups over whole warps.
     Layout,
+    /// The row's groups do not split evenly over the threads: a thread's groups past the tile
+    /// would index the buffer from the row's start again (bench/NOTES.md r23b).
+    Uneven,
     /// Bulk copies need sm_90.
     Target,
     /// The buffer exceeds a block's shared memory.
@@ -64,6 +67,7 @@ impl NoRowSmem {
             NoRowSmem::Layout => {
                 "its layout is not a blocked row of 8-element groups over whole warps".into()
             }
+            NoRowSmem::Uneven => "its 8-element groups do not split evenly over the threads".into(),
             NoRowSmem::Target => "bulk copies need sm_90".into(),
             NoRowSmem::TooLarge(b) => {
                 format!("its buffer of {b} bytes exceeds a block's shared memory")
@@ -257,6 +261,9 @@ fn stage(k: &Kernel, target: &Target, lay: Option<&Layout>, t: DType) -> Result<
     };
     if threads % 32 != 0 {
         return Err(NoRowSmem::Layout);
+    }
+    if (c / 8) % i64::from(*threads) != 0 {
+        return Err(NoRowSmem::Uneven);
     }
     if target.cc() < 90 {
         return Err(NoRowSmem::Target);
