@@ -78,7 +78,7 @@
 // tiles to group.
 @where(GROUP_M == 1 || (GROUP_M == 8 && THREADS >= 288))
 @where(GROUP_M == 1 || 8 * TILE_M <= M)
-// k step 64 (one 128-byte line) with the producer warp (160 or 288 threads); 32 otherwise:
+// k step 64 (one 128-byte line) with the producer warp (160, 288 or 416 threads); 32 otherwise:
 // the mma.sync loop's 64-byte lines, which the wgmma loop widens to 64 over the whole K (the
 // same sums).
 @where(((THREADS == 160 || THREADS >= 288) && TILE_K == 64) || (THREADS != 160 && THREADS < 288 && TILE_K == 32))
