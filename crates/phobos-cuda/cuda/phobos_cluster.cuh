@@ -7,14 +7,9 @@
 #pragma once
 
 #include "phobos_reduce.cuh"
+#include "gemm/ptx.cuh"
 
 namespace ph {
-
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
 
 // The cluster's barrier, in halves: the kernel's start arrives (the cluster's first phase), not
 // waiting; the first cluster step waits for it (every block started) before sending into another
@@ -29,16 +24,14 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 // 2k + i, when the K partials of that step have landed in this block's set.
 template <int K> __host__ __device__ constexpr int cluster_slot_bytes() { return 16 + 2 * K * 8; }
 
-__device__ __forceinline__ unsigned cluster_smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
 // The kernel's start: thread 0 initializes the two barriers, then every thread arrives on the
 // cluster's barrier, not waiting (the first step waits for that phase: every block started and
 // its barriers initialized before any block sends into it).
 template <int K> __device__ __forceinline__ void cluster_start(unsigned char* slots) {
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(cluster_smem_u32(slots)) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(cluster_smem_u32(slots + 8)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    gemm::mbar_init(gemm::smem_u32(slots), 1);
+    gemm::mbar_init(gemm::smem_u32(slots + 8), 1);
+    gemm::fence_mbar_init();
   }
   cluster_arrive_relaxed();
 }
@@ -56,15 +49,14 @@ template <class Op, int K, class T> __device__ __forceinline__ T cluster_all(T v
   const unsigned i = n & 1u, parity = (n >> 1) & 1u;
   if (n == 0) cluster_wait();  // the start's phase: every block started, its barriers ready
   ++n;
-  const unsigned bar = cluster_smem_u32(slots + i * 8);
+  const unsigned bar = gemm::smem_u32(slots + i * 8);
   unsigned char* set = slots + 16 + i * (K * 8);
-  if (threadIdx.x == 0)
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"((unsigned)(K * sizeof(T))) : "memory");
+  if (threadIdx.x == 0) gemm::mbar_arrive_expect_tx(bar, (unsigned)(K * sizeof(T)));
   __syncwarp();
   if (threadIdx.x < (unsigned)K) {
     const unsigned j = threadIdx.x;
     unsigned dst, rbar;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(dst) : "r"(cluster_smem_u32(set + cluster_rank() * 8)), "r"(j));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(dst) : "r"(gemm::smem_u32(set + gemm::cluster_rank() * 8)), "r"(j));
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rbar) : "r"(bar), "r"(j));
     if constexpr (sizeof(T) == 4) {
       const unsigned bits = *reinterpret_cast<const unsigned*>(&v);
@@ -74,12 +66,7 @@ template <class Op, int K, class T> __device__ __forceinline__ T cluster_all(T v
       asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];\n" ::"r"(dst), "l"(bits), "r"(rbar) : "memory");
     }
   }
-  unsigned done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  }
+  gemm::mbar_wait(bar, parity);
   T acc = *reinterpret_cast<const volatile T*>(set);
 #pragma unroll
   for (int r = 1; r < K; ++r) acc = Op::op(acc, (T)*reinterpret_cast<const volatile T*>(set + r * 8));

@@ -162,6 +162,7 @@ impl<'k> Emitter<'k> {
         match self.split_blocks() {
             Some(n) => {
                 self.headers.insert(crate::CLUSTER_HEADER);
+                self.headers.insert("gemm/ptx.cuh");
                 format!(
                     "ph::cluster_all<{op}, {n}>({value}, {}, {})",
                     super::CLUSTER_SLOTS,

@@ -321,6 +321,7 @@ fn emit_with(
         // The blocks of a cluster must all have started before one writes into another's
         // shared memory (the reductions' cluster step).
         em.headers.insert(crate::CLUSTER_HEADER);
+        em.headers.insert("gemm/ptx.cuh");
         em.line(format!(
             "ph::cluster_start<{n}>({CLUSTER_SLOTS});  // ROW_SPLIT: {n} blocks an instance; waited at the first cluster step"
         ));
