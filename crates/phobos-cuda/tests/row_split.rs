@@ -161,14 +161,7 @@ fn what_keeps_an_instance_on_one_block() {
 /// `examples/FILE` at `pins` with `types`, specialized on the problem `dims` as the tuner
 /// compiles it (rows of 50257 known unaligned: element groups at f32).
 fn specialized(file: &str, pins: &str, types: &str, dims: [(&str, i64); 2]) -> Emitted {
-    let kernels = common::kernels_at(file, pins, Some(types));
-    let mut k = kernels.into_iter().next().expect("a kernel");
-    let dims: Vec<_> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    let opts = phobos_cuda::EmitOptions {
-        source: Some(common::source(file)),
-    };
-    phobos_cuda::emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    common::specialized(common::source(file), pins, types, &dims)
 }
 
 #[test]

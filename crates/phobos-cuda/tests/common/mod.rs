@@ -194,6 +194,33 @@ pub fn example_sm90(path: &str, pins: &str, types: &str) -> phobos_cuda::Emitted
     emitted_sm90(path, &source(path).text, pins, types)
 }
 
+/// The first kernel of `src` at `pins` with `types`, specialized on `dims` as `phobos run` and
+/// the tuner compile it, emitted with its source.
+pub fn specialized(
+    src: SourceFile,
+    pins: &str,
+    types: &str,
+    dims: &[(&str, i64)],
+) -> phobos_cuda::Emitted {
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some(pins), Some(types), None)
+        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    phobos_cuda::specialize_alignment(&mut k, &dims);
+    let opts = phobos_cuda::EmitOptions { source: Some(src) };
+    phobos_cuda::emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+/// The emitted text but its first line (which names the point).
+pub fn body(e: &phobos_cuda::Emitted) -> String {
+    let (_, rest) = e.source.split_once('\n').expect("a header line");
+    rest.to_string()
+}
+
 /// The emitted text from byte `from` to the line that closes the block opened on the line at
 /// `from` (the emitter indents a block's closing brace as the line that opens it).
 pub fn block_at(src: &str, from: usize) -> &str {
