@@ -49,6 +49,8 @@
 // 192 wide (192x256 needs 128 accumulators a thread, over the 168 registers the block leaves),
 // unsplit. 192x128 in clusters of two N tiles sharing A (CLUSTER = 4) reads A's 192-row boxes
 // once a pair: 3000x2000x1000 at 0.89x cuBLAS where 128x192 reached 0.84x (bench/NOTES.md v20).
+// Four N tiles sharing A (CLUSTER = 5, which the code generator takes) ran 27 % slower than the
+// pairs there (v21), so it is not declared.
 @where(THREADS != 416 || (TILE_M == 192 && TILE_N >= 128 && TILE_N <= 192 && SPLIT_K == 1))
 @where(TILE_M != 192 || THREADS == 416)
 @where((THREADS != 160 && THREADS < 288) || (K % 8 == 0 && N % 8 == 0))
@@ -67,7 +69,8 @@
 // CLUSTER = 3: the same clusters, rank 0 copying each stage's whole B box into both blocks and
 // rank 1 none of it (whether a multicast box is read from L2 once whatever its size;
 // bench/NOTES.md v18), and CLUSTER = 4 (two N tiles sharing A, v19), on the persistent points
-// only. The declared product exceeds 65536; the points inside the @where do not.
+// only. The declared product exceeds 65536; the points inside the @where do
+// not.
 @where(CLUSTER <= 2 || (THREADS >= 288 && SPLIT_K == 1 && SCHEDULE >= 2))
 // One warpgroup takes 64 rows; 256 threads take the square tiles.
 @where(THREADS != 128 || (TILE_M == 64 && TILE_N <= 128))

@@ -30,8 +30,10 @@
 // -inf past the row, its max taken on packed pairs; at ROW_SMEM=1 (a knob) it is staged in
 // shared memory by bulk copies (the whole row's bytes in flight at once, two blocks a
 // multiprocessor) and the store writes through the same buffer, for 2-byte T only (f32's
-// whole row stays in registers); the chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0. At
-// ROWS_AHEAD=1 (a knob, with ROW_SMEM=1, bench/NOTES.md r18) the blocks are persistent, each
+// whole row stays in registers); at ROW_SMEM=2 the row stays where its copy put it and each
+// group is stored from its registers (bench/NOTES.md r24); the chunked points (WHOLE=0) keep
+// PACK=0 and ROW_SMEM=0. At
+// ROWS_AHEAD=1 (a knob, with ROW_SMEM, bench/NOTES.md r18) the blocks are persistent, each
 // looping over the rows `ctx.block.x`, `+ gridDim.x`, .., the row in two buffers: the next row's
 // copy is in flight while this one is computed and stored.
 // ROWS_AHEAD=2 (a knob, with the row in registers: ROW_SMEM=0; bench/NOTES.md r21) keeps the
@@ -43,14 +45,14 @@
 // ROW_SPLIT (a knob, with WHOLE=1 and the row in registers; bench/NOTES.md r22): each row on a
 // cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the reductions
 // combined across the cluster: a multiprocessor holds parts of two rows where it held one.
-@autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 51200, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
+@autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 51200, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
 @where(WHOLE == 1 || BLOCK <= 16384 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && EVICT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))
-@where(WHOLE == 0 || BLOCK >= 8 * THREADS * ROW_SPLIT && BLOCK <= 64 * THREADS * (1 + ROW_SMEM) * ROW_SPLIT)
+@where(WHOLE == 0 || BLOCK >= 8 * THREADS * ROW_SPLIT && BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)) * ROW_SPLIT)
 @where(ROW_SPLIT == 1 || WHOLE == 1 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)
 @where(WHOLE == 0 || N <= BLOCK)
-@where(ROWS_AHEAD != 1 || WHOLE == 1 && ROW_SMEM == 1)
+@where(ROWS_AHEAD != 1 || WHOLE == 1 && ROW_SMEM >= 1)
 @where(ROWS_AHEAD != 2 || WHOLE == 1 && ROW_SMEM == 0)
 @where(BLOCK != 51200 || sizeof(T) == 4)
 @where(PARTIALS == 0 || (BLOCK == 8 * THREADS && THREADS <= 512))

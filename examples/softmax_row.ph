@@ -22,10 +22,13 @@
 // in flight at once), each pass reading it a 16-byte chunk a group, the store written through
 // the same buffer; the freed registers let two blocks share a multiprocessor (a bf16 row of
 // 57344 takes 112 KB), one's load overlapping the other's arithmetic and store. Without the row
-// in registers, a thread may hold up to 128 of its elements. ROWS_AHEAD (a knob, with ROW_SMEM=1;
-// bench/NOTES.md r18): 1 makes the blocks persistent, each looping over the rows `ctx.block.x`,
-// `+ gridDim.x`, .., the row in two buffers: the next row's copy in flight while this one is
-// computed and stored (one block a multiprocessor at BLOCK=57344).
+// in registers, a thread may hold up to 128 of its elements. ROW_SMEM=2 (bench/NOTES.md r24)
+// leaves the row where its copy put it (rows of 50257 start at a different 2-byte offset each),
+// masked in place, and stores each group from the registers it is computed in when Y's row
+// starts at X's offset: no realigning moves, no barrier before the store. ROWS_AHEAD (a knob,
+// with ROW_SMEM; bench/NOTES.md r18): 1 makes the blocks persistent, each looping over the rows
+// `ctx.block.x`, `+ gridDim.x`, .., the row in two buffers: the next row's copy in flight while
+// this one is computed and stored (one block a multiprocessor at BLOCK=57344).
 // ROWS_AHEAD=2 (a knob, with the row in registers: ROW_SMEM=0 and PACK=4; bench/NOTES.md r21) keeps the
 // persistent blocks but lands the next row in ONE shared buffer while this row is computed from
 // registers: the row's `let` reads its elements out of the buffer, then the next row's copy is
@@ -35,12 +38,12 @@
 // ROW_SPLIT (a knob, with the row in registers at PACK=4; bench/NOTES.md r22): each row on a
 // cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the max and the sum
 // combined across the cluster: a multiprocessor holds parts of two rows where it held one.
-@autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
+@autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
 @where(N <= BLOCK)
-@where(BLOCK <= 64 * THREADS * (1 + ROW_SMEM) * ROW_SPLIT && BLOCK >= 8 * THREADS * ROW_SPLIT)
+@where(BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)) * ROW_SPLIT && BLOCK >= 8 * THREADS * ROW_SPLIT)
 @where(ROW_SPLIT == 1 || PACK == 4 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)
 @where(ROW_SMEM == 0 || PACK == 4 && sizeof(T) == 2)
-@where(ROWS_AHEAD != 1 || ROW_SMEM == 1)
+@where(ROWS_AHEAD != 1 || ROW_SMEM >= 1)
 @where(ROWS_AHEAD != 2 || ROW_SMEM == 0 && PACK == 4)
 @where(BLOCK != 51200 || sizeof(T) == 4)
 @launch(THREADS)

@@ -5,7 +5,9 @@
 // element accesses; 1, 16-byte groups: X read by aligned 16-byte loads, each group's words
 // selected at its row's shift, Y written by aligned 16-byte stores, the shared tile read at each
 // output row's shift (bench/NOTES.md r19). At aligned sizes VEC_COPY=1 is VEC_COPY=0's code.
-@autotune(TILE_R in [16, 64], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 512], AHEAD in {1, 2}, VEC_COPY in {0, 1})
+// At odd sizes every Y row segment a tile writes shares its end sectors with its neighbours', so
+// longer segments cost less a byte: 128-row tiles (up to 1024 threads) won 8191x8193 (r25).
+@autotune(TILE_R in [16, 128], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 1024], AHEAD in {1, 2}, VEC_COPY in {0, 1})
 @where(TILE_R * TILE_C >= 2 * THREADS)
 @where(AHEAD == 1 || TILES >= 2)
 @launch(THREADS)

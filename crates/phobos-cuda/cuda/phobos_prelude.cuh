@@ -95,6 +95,20 @@ __device__ __forceinline__ float rn_bf16(float x) { return bf16_to_f32(f32_to_bf
 __device__ __forceinline__ float rn_e4m3(float x) { return e4m3_to_f32(f32_to_e4m3(x)); }
 __device__ __forceinline__ float rn_e5m2(float x) { return e5m2_to_f32(f32_to_e5m2(x)); }
 
+// Two f32 values as a pair of 2-byte elements in one word (a at the lower address), rounded to
+// nearest: one conversion instruction for both where the type has one.
+template <class V> __device__ __forceinline__ unsigned cvt_pair(float a, float b);
+template <> __device__ __forceinline__ unsigned cvt_pair<bf16>(float a, float b) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned cvt_pair<f16>(float a, float b) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
+  return r;
+}
+
 // Reg<S>: the register type of storage type S and the conversions between them.
 template <class S> struct Reg {
   typedef S T;

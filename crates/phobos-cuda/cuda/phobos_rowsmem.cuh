@@ -39,6 +39,13 @@ __device__ __forceinline__ uint4 lds128(const void* p) {
   return v;
 }
 
+// A 16-byte shared-memory write said so (the buffer's pointer reaches some stores through paths
+// that leave the compiler a generic address).
+__device__ __forceinline__ void sts128(void* p, uint4 v) {
+  const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
 // The staged row of a 2-byte float type S in layout L: `v[i]` reads the thread's element i (the
 // register index of a Tile<float, L>) as f32 from shared memory, as Packed<S, L>'s `v[i]` does
 // from registers. Column c of the tile is element c of `w` (after the load's realignment).
@@ -68,6 +75,9 @@ template <class S, class L> struct SmemRow {
     }
     __device__ __forceinline__ float operator[](int i) const { return packed_half<S>(word(i), i & 1); }
   } v;
+  // Where column c lies: -1, at element c (realigned); 0 to 7, at element c + sh, where the copy
+  // put it (ROW_SMEM=2, masked in place).
+  int sh;
   // The 16-byte chunk of the thread's group j.
   __device__ __forceinline__ uint4* chunk(int j) const {
     int r, c;
@@ -239,16 +249,33 @@ template <int EV, class S> __device__ __forceinline__ void smem_row_ends(const S
   }
 }
 
-// Once the copy has landed (and a block barrier): the row masked in place where allowed, else
-// realigned.
-template <class L, bool IN_PLACE, class S> __device__ __forceinline__ void smem_row_settle(const SmemRowCopy<S>& c, uint4* ch, int e, unsigned bits) {
+// The row moved SH elements down in its buffer, one group of every thread a step
+// (smem_row_align's steps and barriers), with no mask: a value written in place (column c at
+// element c + SH) realigned before a store that needs column c at element c.
+template <class L> __device__ __forceinline__ void smem_row_move(uint4* ch, int sh) {
+  constexpr int ALL = 0x7fffffff;
+  switch (sh) {
+    case 0: break;
+    case 1: smem_row_align<L, 1>(ch, ALL, ALL, 0u); break;
+    case 2: smem_row_align<L, 2>(ch, ALL, ALL, 0u); break;
+    case 3: smem_row_align<L, 3>(ch, ALL, ALL, 0u); break;
+    case 4: smem_row_align<L, 4>(ch, ALL, ALL, 0u); break;
+    case 5: smem_row_align<L, 5>(ch, ALL, ALL, 0u); break;
+    case 6: smem_row_align<L, 6>(ch, ALL, ALL, 0u); break;
+    default: smem_row_align<L, 7>(ch, ALL, ALL, 0u); break;
+  }
+}
+
+// Once the copy has landed (and a block barrier): the row masked in place where allowed (its
+// shift returned), else realigned (-1).
+template <class L, bool IN_PLACE, class S> __device__ __forceinline__ int smem_row_settle(const SmemRowCopy<S>& c, uint4* ch, int e, unsigned bits) {
   // In place only when the columns the chunk past the layout's last would hold (C - SH .. C - 1)
   // are past both the row and e: then the SH elements before the row, which take their place,
   // hold the same values (fill).
   const int top = c.lim > (e < L::C ? e : L::C) ? c.lim : (e < L::C ? e : L::C);
   if (IN_PLACE && c.sh + top <= L::C) {
     smem_row_mask_in_place<L>(ch, c.sh, c.n, e, bits);
-    return;
+    return c.sh;
   }
   switch (c.sh) {
     case 0: smem_row_align<L, 0>(ch, c.n, e, bits); break;
@@ -260,6 +287,7 @@ template <class L, bool IN_PLACE, class S> __device__ __forceinline__ void smem_
     case 6: smem_row_align<L, 6>(ch, c.n, e, bits); break;
     default: smem_row_align<L, 7>(ch, c.n, e, bits); break;
   }
+  return -1;
 }
 
 template <class L> __device__ __forceinline__ void smem_row_static_checks() {
@@ -283,6 +311,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
   uint4* ch = reinterpret_cast<uint4*>(buf + 16);
   p.v.w = reinterpret_cast<unsigned*>(ch);
   p.v.qj = -1;
+  p.sh = -1;
   const unsigned bits = pack_bits<U>(fill);
   const int tid = threadIdx.x;
   // The buffer may still be read by an earlier use (a loop's previous row).
@@ -304,7 +333,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
   gemm::mbar_wait(bar, 0);
   __syncthreads();
   if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-  smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
+  p.sh = smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
   return p;
 }
 
@@ -355,6 +384,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
   uint4* ch = reinterpret_cast<uint4*>(buf + 16);
   p.v.w = reinterpret_cast<unsigned*>(ch);
   p.v.qj = -1;
+  p.sh = -1;
   const unsigned bits = pack_bits<U>(fill);
   if (!smem_row_contiguous(g)) {
     // Its phase completed with no bytes; the element path fills the buffer.
@@ -365,7 +395,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
   smem_row_ends<EV>(c, ch);
   gemm::mbar_wait(gemm::smem_u32(buf), (gemm::u32)((n >> 1) & 1));
   __syncthreads();
-  smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
+  p.sh = smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
   return p;
 }
 
@@ -430,7 +460,50 @@ template <class V, class S, class L, class T> __device__ __forceinline__ void sm
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = (unsigned)Reg<V>::store(v[2 * i]).bits | ((unsigned)Reg<V>::store(v[2 * i + 1]).bits << 16);
-  *x.chunk(j) = make_uint4(w[0], w[1], w[2], w[3]);
+  sts128(x.chunk(j), make_uint4(w[0], w[1], w[2], w[3]));
+}
+
+// ROW_SMEM=2, a store through a row left in place: where the destination's row starts at the
+// row's own shift (same width, both bases 16-byte aligned: the usual case), each thread's chunk k
+// is the destination's aligned 16-byte vector k, so every group is stored from the registers it
+// was computed in (`direct`), with no barrier and no trip through the buffer. Otherwise the
+// groups go through the buffer and store_row_smem, which realigns it first.
+template <class S> struct RowOut {
+  S* row0;  // the destination's 16-byte boundary at or before its row's start
+  int lim;  // the destination's columns in the tile
+  bool direct;
+};
+template <class S, class U, class L> __device__ __forceinline__ RowOut<S> row_out(const Region<S>& g, const SmemRow<U, L>& x) {
+  // row0 from the tensor's pointer on every path, so the compiler keeps it a global address.
+  S* start = elem_ptr(g, 0, 0);
+  const int n = g.cn - g.c0;
+  RowOut<S> o;
+  o.row0 = start - x.sh;
+  o.lim = n < L::C ? n : L::C;
+  o.direct = x.sh >= 0 && g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn &&
+             (int)(((unsigned long long)start >> 1) & 7) == x.sh;
+  return o;
+}
+
+// The direct store of group j (o.direct): the thread's chunk k holds columns 8k - sh .. 8k - sh
+// + 7, the destination's vector at row0 + 8k; vectors partly outside [0, lim) element by element.
+template <class V, int EV = EVICT_NORMAL, class S, class U, class L, class T>
+__device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
+  static_assert(L::VEC == 8, "smem_row_store_direct: 8-element groups");
+  int r, c;
+  L::coord((int)threadIdx.x, j * L::VEC, r, c);
+  const int col = c - x.sh;
+  if (!in_tile<L>(r, c) || col >= o.lim) return;
+  unsigned w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = cvt_pair<V>(v[2 * i], v[2 * i + 1]);
+  if ((EV & HINT_MASK) == EVICT_NORMAL && col >= 0 && col + 8 <= o.lim) {
+    // A global store said so: the pointer's origin (a RowOut) leaves the compiler a generic one.
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(o.row0 + c), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+                 : "memory");
+    return;
+  }
+  store_row_vec<EV>(o.row0 + c, col, o.lim, make_uint4(w[0], w[1], w[2], w[3]), l2_policy<EV>());
 }
 
 // Then the row stored into g from x's buffer (a barrier first: the vectors take neighbouring
@@ -442,6 +515,11 @@ __device__ void store_row_smem(const Region<S>& g, const SmemRow<U, L>& x) {
                 "store_row_smem: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
   constexpr int G = L::N / L::VEC;
   const uint4* ch = reinterpret_cast<const uint4*>(x.v.w);
+  if (x.sh > 0) {
+    // Left in place (ROW_SMEM=2) for a destination at another shift: realigned first.
+    __syncthreads();
+    smem_row_move<L>(reinterpret_cast<uint4*>(x.v.w), x.sh);
+  }
   if (!(g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn)) {
     const int tid = threadIdx.x;
 #pragma unroll

@@ -202,8 +202,8 @@ impl Sm90Cfg {
     /// `None`: the header's static_asserts.
     pub fn cluster_blocker(&self, n: u32, shared: SharedOperand) -> Option<&'static str> {
         let kb = 128 / self.elem_bytes;
-        if n != 2 {
-            Some("CLUSTER is 1 or 2")
+        if n != 2 && !(n == 4 && shared == SharedOperand::A) {
+            Some("clusters are of two blocks, or of four sharing A")
         } else if shared == SharedOperand::A {
             if self.a_k && (self.bm / n) % 8 != 0 {
                 Some("the A tile's rows do not split into whole swizzle atoms")

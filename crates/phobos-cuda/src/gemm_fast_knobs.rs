@@ -21,7 +21,7 @@ use phobos_ir::Point;
 /// neighbouring M tiles as a thread block cluster of two that share B through multicast copies
 /// (sm90; see `plan`), each block copying half; 3 is 2 with rank 0 copying all of B
 /// ([`crate::BIssue::Rank0`]); 4 runs neighbouring N tiles of one M tile as the cluster, sharing A
-/// ([`crate::SharedOperand::A`], the persistent schedule only). VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
+/// ([`crate::SharedOperand::A`], the persistent schedule only); 5 is 4 with four N tiles. VEC_COPY: 1 copies the mma.sync loop's 16-bit operands aligned to 2
 /// bytes (an odd K or N) by shifted 16-byte vectors (`OperandCopy::Shifted`); 0 or absent, by
 /// element loads (`OperandCopy::RegisterStaged`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,10 +85,11 @@ impl Knobs {
         self.schedule == Some(3)
     }
 
-    /// The blocks of a cluster: CLUSTER, 1 when absent, 2 for CLUSTER=3 and 4.
+    /// The blocks of a cluster: CLUSTER, 1 when absent, 2 for CLUSTER=3 and 4, 4 for 5.
     pub fn cluster(&self) -> u32 {
         match self.cluster {
             Some(3 | 4) => 2,
+            Some(5) => 4,
             c => c.unwrap_or(1),
         }
     }
@@ -102,9 +103,9 @@ impl Knobs {
         }
     }
 
-    /// The operand a cluster's blocks share: CLUSTER=4, A; else B.
+    /// The operand a cluster's blocks share: CLUSTER=4 and 5, A; else B.
     pub fn shared(&self) -> crate::SharedOperand {
-        if self.cluster == Some(4) {
+        if matches!(self.cluster, Some(4 | 5)) {
             crate::SharedOperand::A
         } else {
             crate::SharedOperand::B
@@ -170,6 +171,11 @@ mod tests {
         assert_eq!(
             (k4.cluster(), k4.b_issue(), k4.shared()),
             (2, crate::BIssue::Shares, crate::SharedOperand::A)
+        );
+        let k5 = Knobs::from_point(&point(&[("CLUSTER", 5)]));
+        assert_eq!(
+            (k5.cluster(), k5.b_issue(), k5.shared()),
+            (4, crate::BIssue::Shares, crate::SharedOperand::A)
         );
         assert!(!k.split_workspace());
         assert!(Knobs::from_point(&point(&[("SPLIT_REDUCE", 2)])).split_workspace());

@@ -328,6 +328,31 @@ fn sm90_reads_warp_knobs_only_as_a_split_into_its_warpgroups() {
     );
 }
 
+/// Clusters are of two blocks sharing either operand, or of four sharing A (CLUSTER=5), whose
+/// quarter of a 192- or 128-row A box is whole swizzle atoms; four sharing B, or three, are
+/// refused with the main loop's reason.
+#[test]
+fn clusters_of_four_share_only_a() {
+    let (s90, _, _) = harness_cfgs();
+    let mut c = s90
+        .into_iter()
+        .find(|c| c.bm == 128 && c.elem_bytes == 2 && c.a_k && !c.b_k && c.producer_warp)
+        .expect("a 128-row f16 producer-warp configuration");
+    let why = Some("clusters are of two blocks, or of four sharing A");
+    assert_eq!(c.cluster_blocker(4, SharedOperand::A), None);
+    assert_eq!(c.cluster_blocker(4, SharedOperand::B), why);
+    assert_eq!(c.cluster_blocker(3, SharedOperand::A), why);
+    assert_eq!(c.cluster_blocker(2, SharedOperand::B), None);
+    c.bm = 192;
+    assert_eq!(c.cluster_blocker(4, SharedOperand::A), None);
+    // 20 rows a quarter: not whole 8-row atoms.
+    c.bm = 80;
+    assert_eq!(
+        c.cluster_blocker(4, SharedOperand::A),
+        Some("the A tile's rows do not split into whole swizzle atoms")
+    );
+}
+
 /// The configurations bench/gemm_dev/harness.cu instantiates: all valid here too.
 fn harness_cfgs() -> (Vec<Sm90Cfg>, Vec<Sm80Cfg>, Vec<FfmaCfg>) {
     let s90 = |dt, es, bm, bn, bk, wg_m, st, a_k, b_k, pw| Sm90Cfg {
@@ -543,6 +568,27 @@ proptest! {
                 prop_assert_eq!(m0, m1);
                 prop_assert_eq!((n0 % 2, n1), (0, n0 + 1));
                 for (pm, pn) in [(m0, n0), (m1, n1)] {
+                    prop_assert!(pm < grid_m && pn < grid_y);
+                    prop_assert!(seen.insert((pm, pn)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cluster_n_swizzle_is_a_bijection_and_fours_share_a(grid_m in 1u32..40, clusters in 1u32..10, group_m in 1u32..12) {
+        let grid_y = 4 * clusters;
+        let mut seen = HashSet::new();
+        for by in (0..grid_y).step_by(4) {
+            for bx in 0..grid_m {
+                let blocks: Vec<_> = (0..4)
+                    .map(|r| cluster_n_swizzle_block(bx, by + r, grid_m, grid_y, group_m, 4))
+                    .collect();
+                // The four blocks of a cluster: one M tile (one A tile), four neighbouring N tiles.
+                let (m0, n0) = blocks[0];
+                prop_assert_eq!(n0 % 4, 0);
+                for (r, &(pm, pn)) in blocks.iter().enumerate() {
+                    prop_assert_eq!((pm, pn), (m0, n0 + r as u32));
                     prop_assert!(pm < grid_m && pn < grid_y);
                     prop_assert!(seen.insert((pm, pn)));
                 }

@@ -164,3 +164,47 @@ fn cluster_4_falls_back_with_the_persistent_schedule() {
     // The kernel's point is still the one asked for.
     assert!(e.source.contains("CLUSTER=4"));
 }
+
+/// CLUSTER=5: the same, four blocks on four neighbouring N tiles, each copying a quarter of every
+/// A stage (48 of 192 rows); the tile walk steps in units of four N tiles.
+#[test]
+fn cluster_5_shares_a_between_four_neighbouring_n_tiles() {
+    let point = POINT
+        .replace(
+            "TILE_M in [128], TILE_N in [192]",
+            "TILE_M in [192], TILE_N in [128]",
+        )
+        .replace("CLUSTER in [4]", "CLUSTER in [5]");
+    let e = emit_text(&gemm_text(&point, "@launch(416)"), "TA=f16,TB=f16,TC=f16");
+    let g = &e.gemms[0];
+    assert_eq!(
+        (e.persistent, e.cluster, g.shared, g.b_issue),
+        (true, 4, Some(SharedOperand::A), Some(BIssue::Shares)),
+        "{}",
+        e.notes.join("\n")
+    );
+    assert!(e.source.contains(
+        "ph::gemm::sm90::MainLoop<ph::gemm::F16, 192, 128, 64, 3, 1, 4, true, false, true, 4, true, false, true>::run_persistent("
+    ));
+    assert!(e.source.contains("__cluster_dims__(4, 1, 1)"));
+    assert!(e.source.contains("const int ph_cy = (ph_gy + 3) / 4;"));
+    assert!(e
+        .source
+        .contains("ph::gemm::cluster_n_swizzle_block(ph_tile % ph_gx, ph_tile / ph_gx * 4 + (int)blockIdx.x % 4, ph_gx, ph_cy * 4, 8, 4, &ph_bx, &ph_by);"));
+    // A's box is a quarter of the tile's rows, B's whole (N-major, 64-column slabs).
+    assert_eq!(e.tma[0].spec.box_dim, [64, 48]);
+    assert_eq!(e.tma[1].spec.box_dim, [64, 64]);
+    assert!(e.notes.iter().any(|n| n
+        .starts_with("CLUSTER=5: thread block clusters of 4 blocks on neighbouring N tiles")
+        && n.contains("every block copies 1/4 of it")));
+
+    // Without the persistent schedule: no cluster, and the notes say why.
+    let one = emit_text(
+        &gemm_text(&point.replace(", SCHEDULE in [3]", ""), "@launch(416)"),
+        "TA=f16,TB=f16,TC=f16",
+    );
+    assert_eq!((one.persistent, one.cluster), (false, 1));
+    assert!(one.notes.iter().any(|n| n
+        == "CLUSTER=5 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"),
+        "{}", one.notes.join("\n"));
+}

@@ -131,6 +131,8 @@ fn cases_build_offline() {
         "ph::gemm::swizzle_block",
         // VEC_COPY=1's odd transposes (bench/NOTES.md r19).
         "ph::transpose_store_shifted<",
+        // ROW_SMEM=2's store from the registers (bench/NOTES.md r24).
+        "ph::smem_row_store_direct<",
     ] {
         assert!(
             cases.iter().any(|c| c.emitted.source.contains(main_loop)),

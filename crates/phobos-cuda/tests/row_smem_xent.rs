@@ -240,9 +240,10 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
 }
 
 /// ROW_SMEM=2: a staged row whose uses are whole-row max, min or sum of position-blind
-/// element-wise values of it is masked in place, not realigned (the cross-entropy's); a row with
-/// a column index in such a use, or a store, is realigned as at ROW_SMEM=1. ROW_SMEM=1 emits what
-/// it did (the snapshot above).
+/// element-wise values of it, or the store through its buffer of such a value, is masked in
+/// place, not realigned (the cross-entropy's, the softmax's); a row with a column index in such a
+/// use or in the stored value is realigned as at ROW_SMEM=1. ROW_SMEM=1 emits what it did (the
+/// snapshot above).
 #[test]
 fn row_smem_2_masks_order_free_rows_in_place() {
     let e = xent(
@@ -285,7 +286,22 @@ fn row_smem_2_masks_order_free_rows_in_place() {
             "  let y = f32(x) * 2.0\n  let a = sum(y)\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n",
             false,
         ),
-        ("  Y[r, 0 :+ 4096] = T(f32(x) * 2.0)\n", false),
+        ("  Y[r, 0 :+ 4096] = T(f32(x) * 2.0)\n", true),
+        (
+            "  let a = max(f32(x))\n  Y[r, 0 :+ 4096] = T(f32(x) - a)\n",
+            true,
+        ),
+        // The stored value reads a column index: realigned.
+        (
+            "  Y[r, 0 :+ 4096] = T(f32(x) * f32(arange(4096)))\n",
+            false,
+        ),
+        // A store that is not the row's last use, so not through the buffer, reads the row in
+        // the layout's order: realigned.
+        (
+            "  Y[r, 0 :+ 4096] = T(f32(x) * 2.0)\n  let a = sum(f32(x))\n  if ctx.thread == 0 {\n    S[r] = a\n  }\n",
+            false,
+        ),
     ] {
         let src = phobos_syntax::SourceFile::new("k.ph", text(body));
         let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{body}: {d:?}"));
@@ -296,5 +312,12 @@ fn row_smem_2_masks_order_free_rows_in_place() {
         let staged = e.row_smem[0].staged.as_ref().expect(body);
         assert_eq!(staged.in_place, in_place, "{body}");
         assert_eq!(e.source.contains(", true>("), in_place, "{body}");
+        // A store through the buffer of a row left in place stores from the registers.
+        let direct = in_place && staged.store.is_some();
+        assert_eq!(
+            e.source.contains("ph::smem_row_store_direct<"),
+            direct,
+            "{body}"
+        );
     }
 }

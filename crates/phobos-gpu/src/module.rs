@@ -72,6 +72,9 @@ pub struct FuncAttributes {
     pub binary_version: u32,
 }
 
+/// A cluster occupancy question: threads a block, dynamic shared memory, blocks a cluster.
+type ClusterQuery = (u32, u32, u32);
+
 /// A kernel of a loaded module.
 pub struct Function {
     module: Module,
@@ -82,6 +85,8 @@ pub struct Function {
     max_dyn: AtomicU32,
     /// [`Function::resident_blocks_per_sm`]'s answers, by (threads, dynamic shared memory).
     resident: std::sync::Mutex<Vec<((u32, u32), u32)>>,
+    /// [`Function::resident_clusters`]'s answers.
+    clusters: std::sync::Mutex<Vec<(ClusterQuery, u32)>>,
 }
 
 // SAFETY: as for the module.
@@ -211,6 +216,7 @@ impl Module {
             name: name.to_string(),
             max_dyn: AtomicU32::new(attrs.max_dynamic_smem_bytes),
             resident: std::sync::Mutex::new(Vec::new()),
+            clusters: std::sync::Mutex::new(Vec::new()),
             attrs,
         })
     }
@@ -307,6 +313,47 @@ impl Function {
         }
         self.ensure_dynamic_smem(dynamic_smem)?;
         let n = self.driver_blocks_per_sm(threads, dynamic_smem)?;
+        memo.push((key, n));
+        Ok(n)
+    }
+
+    /// Clusters of `cluster` blocks resident on the device at once, as the driver computes it
+    /// (`cuOccupancyMaxActiveClusters`, the kernel compiled with those cluster dimensions),
+    /// asked once per (threads, dynamic shared memory, cluster) and remembered. A cluster's
+    /// blocks share one GPC, so this can be fewer than the resident blocks over `cluster`
+    /// (four-block clusters on a GPC of 18 multiprocessors leave two idle): a persistent
+    /// launch of more clusters than this runs the rest in a second wave.
+    pub fn resident_clusters(
+        &self,
+        threads: u32,
+        dynamic_smem: u32,
+        cluster: u32,
+    ) -> Result<u32, GpuError> {
+        let key = (threads, dynamic_smem, cluster);
+        let mut memo = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, n)) = memo.iter().find(|(k, _)| *k == key) {
+            return Ok(n);
+        }
+        self.ensure_dynamic_smem(dynamic_smem)?;
+        let gpu = self.gpu();
+        gpu.enter()?;
+        let config = sys::CUlaunchConfig {
+            gridDimX: cluster,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: dynamic_smem,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut n = 0i32;
+        gpu.check("cuOccupancyMaxActiveClusters", unsafe {
+            sys::cuOccupancyMaxActiveClusters(&mut n, self.func, &config).result()
+        })?;
+        let n = n.max(0) as u32;
         memo.push((key, n));
         Ok(n)
     }

@@ -133,10 +133,17 @@ impl Gpu {
             let per_sm = f
                 .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
                 .max(1);
-            let resident = per_sm.saturating_mul(self.info().sm_count.max(1));
+            let mut resident = per_sm.saturating_mul(self.info().sm_count.max(1));
+            let c = p.cluster_x.max(1);
+            if c > 1 {
+                // Whole clusters, as many as the GPCs hold at once.
+                let clusters = f.resident_clusters(p.bound.block, dynamic_smem, c)?;
+                if clusters > 0 {
+                    resident = resident.min(clusters.saturating_mul(c));
+                }
+            }
             let resident = p.max_blocks.map_or(resident, |m| resident.min(m.max(1)));
             // Whole clusters (the tile count is already a multiple of the cluster).
-            let c = p.cluster_x.max(1);
             config.grid[0] = config.grid[0].min((resident / c).max(1) * c).max(1);
         }
         self.launch_raw(f, config, &mut args)

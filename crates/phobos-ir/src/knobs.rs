@@ -118,7 +118,7 @@ impl Knob {
             }
             Knob::Schedule => "1: one block per tile; 2: persistent blocks; 3: persistent, each stage released as soon as its own MMAs complete",
             Knob::Cluster => {
-                "1, 2: thread block clusters of two sharing B, 3: the same, one block copying B, or 4: two sharing A"
+                "1, 2: thread block clusters of two sharing B, 3: the same, one block copying B, 4: two sharing A, or 5: four sharing A"
             }
             Knob::Overlap => {
                 "0: a loop's wgmma dots wait at once; 1: overlapped; 2: overlapped, the wait fenced"

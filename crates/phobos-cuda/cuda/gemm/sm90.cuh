@@ -134,7 +134,7 @@ struct MainLoop {
   static_assert(B_KMAJOR || WGN % KB == 0, "N-major B is read in 64-column slabs per warpgroup");
   static_assert(STAGES >= 2 && STAGES <= 16, "STAGES in 2..16");
   static_assert(WG_M * WG_N >= 1 && WG_M * WG_N <= 4, "1..4 consumer warpgroups");
-  static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  static_assert(CLUSTER == 1 || CLUSTER == 2 || (CLUSTER == 4 && SHARE_A), "CLUSTER is 1 or 2, or 4 sharing A");
   // Thread 0 issuing between its MMAs would wait for the other block's consumers every k step,
   // holding back its own warpgroup's MMAs (0.64x the speed on an H200): clusters take the
   // producer warp.

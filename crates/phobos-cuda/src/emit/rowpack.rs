@@ -273,15 +273,15 @@ impl Emitter<'_> {
     }
 
     /// ROW_SMEM=1: the store at the statement being emitted writes through a staged row's
-    /// buffer (its last use; `plan::row_smem`): that row's name, when the stored tile is in its
-    /// layout.
-    pub(crate) fn store_through(&self, lay: &Layout) -> Option<String> {
+    /// buffer (its last use; `plan::row_smem`): that row's name and whether it was left in place
+    /// (ROW_SMEM=2), when the stored tile is in its layout.
+    pub(crate) fn store_through(&self, lay: &Layout) -> Option<(String, bool)> {
         self.plan.row_smem.values().find_map(|r| {
             let staged = r.staged.as_ref().ok()?;
             let here = staged.store.as_deref() == Some(self.path.as_slice());
             let same = self.plan.layouts.get(&r.local) == Some(lay);
             (here && same && self.staged_rows.contains_key(&r.local))
-                .then(|| self.names.locals[r.local].clone())
+                .then(|| (self.names.locals[r.local].clone(), staged.in_place))
         })
     }
 }

@@ -84,7 +84,7 @@ impl Emitter<'_> {
         }
         let value = self.store_rounds(tensor, value);
         let lay = self.natural_layout(value);
-        let Some(x) = self.store_through(&lay) else {
+        let Some((x, in_place)) = self.store_through(&lay) else {
             return Ok(false);
         };
         // A group at a time: its elements computed, then written over the row's chunk, so no
@@ -97,21 +97,52 @@ impl Emitter<'_> {
             Eviction::Normal => String::new(),
             c => format!("<{}>", eviction_const(c)),
         };
-        self.line("#pragma unroll");
-        self.line(format!(
-            "for (int ph_j = 0; ph_j < {alias}::N / {alias}::VEC; ++ph_j) {{"
-        ));
-        self.line(format!("  {t} ph_g[{alias}::VEC];"));
-        self.line("  #pragma unroll");
-        self.line(format!(
-            "  for (int ph_k = 0; ph_k < {alias}::VEC; ++ph_k) {{ const int ph_i = ph_j * {alias}::VEC + ph_k; ph_g[ph_k] = {}; }}",
-            v.full()
-        ));
-        self.line(format!(
-            "  ph::smem_row_put<{}>({x}, ph_j, ph_g);",
-            crate::ctype::storage(self.tensor_info(tensor).0)
-        ));
-        self.line("}");
+        let storage = crate::ctype::storage(self.tensor_info(tensor).0);
+        let group = |put: &str| {
+            [
+                "#pragma unroll".to_string(),
+                format!("for (int ph_j = 0; ph_j < {alias}::N / {alias}::VEC; ++ph_j) {{"),
+                format!("  {t} ph_g[{alias}::VEC];"),
+                "  #pragma unroll".to_string(),
+                format!(
+                    "  for (int ph_k = 0; ph_k < {alias}::VEC; ++ph_k) {{ const int ph_i = ph_j * {alias}::VEC + ph_k; ph_g[ph_k] = {}; }}",
+                    v.full()
+                ),
+                format!("  {put};"),
+                "}".to_string(),
+            ]
+        };
+        if in_place {
+            // ROW_SMEM=2: where the destination's row starts at the row's shift, each group
+            // stored from its registers; else through the buffer, realigned.
+            let direct_ev = match cache {
+                Eviction::Normal => String::new(),
+                c => format!(", {}", eviction_const(c)),
+            };
+            self.line(format!(
+                "const ph::RowOut<{storage}> ph_out = ph::row_out({region}, {x});"
+            ));
+            self.line("if (ph_out.direct) {");
+            self.indent += 1;
+            for l in group(&format!(
+                "ph::smem_row_store_direct<{storage}{direct_ev}>({x}, ph_j, ph_g, ph_out)"
+            )) {
+                self.line(l);
+            }
+            self.indent -= 1;
+            self.line("} else {");
+            self.indent += 1;
+            for l in group(&format!("ph::smem_row_put<{storage}>({x}, ph_j, ph_g)")) {
+                self.line(l);
+            }
+            self.line(format!("ph::store_row_smem{ev}({region}, {x});"));
+            self.indent -= 1;
+            self.line("}");
+            return Ok(true);
+        }
+        for l in group(&format!("ph::smem_row_put<{storage}>({x}, ph_j, ph_g)")) {
+            self.line(l);
+        }
         self.line(format!("ph::store_row_smem{ev}({region}, {x});"));
         Ok(true)
     }

@@ -36,8 +36,10 @@ pub struct StagedRow {
     /// The path (as in `GemmMatch::path`) of the store that writes through the buffer.
     pub store: Option<Vec<(usize, usize)>>,
     /// ROW_SMEM=2 and every use of the row is a whole-row `max`, `min` or `sum` of an
-    /// element-wise value of it, blind to where an element lies: the row stays where its copy
-    /// put it, masked in place, not realigned (`ph::smem_row_mask_in_place`).
+    /// element-wise value of it, or the store through its buffer of such a value, blind to where
+    /// an element lies: the row stays where its copy put it, masked in place, not realigned
+    /// (`ph::smem_row_mask_in_place`); the store writes each thread's chunks straight from its
+    /// registers when the destination's row starts at the same shift (`ph::smem_row_store_direct`).
     pub in_place: bool,
 }
 
@@ -90,10 +92,10 @@ impl fmt::Display for RowSmemRecord {
                 } else {
                     "no store writes through the buffer (none is its block's last statement, element-wise in it)"
                 },
-                if s.in_place {
-                    "; ROW_SMEM=2: its uses are whole-row max, min or sum, so it is masked in place, not realigned"
-                } else {
-                    ""
+                match (s.in_place, s.store.is_some()) {
+                    (true, false) => "; ROW_SMEM=2: its uses are whole-row max, min or sum, so it is masked in place, not realigned",
+                    (true, true) => "; ROW_SMEM=2: its uses are whole-row max, min or sum and the store of a position-blind value, so it is masked in place, not realigned, and stored from the registers where the destination's shift is the row's",
+                    (false, _) => "",
                 }
             ),
             Err(why) => write!(
@@ -148,11 +150,23 @@ pub fn row_smem_records(
         return out;
     }
     let mut path = Vec::new();
-    walk(k, target, layouts, &k.body, 0, &mut path, &mut out);
+    let mut stores = BTreeMap::new();
+    walk(
+        k,
+        target,
+        layouts,
+        &k.body,
+        0,
+        &mut path,
+        &mut out,
+        &mut stores,
+    );
     if knob == Some(2) {
         for (l, r) in out.iter_mut() {
             if let Ok(s) = &mut r.staged {
-                s.in_place = s.store.is_none() && order_free(k, &k.body, *l);
+                let store = stores.get(l).copied();
+                s.in_place =
+                    store.is_none_or(|st| stored_blind(k, st)) && order_free(k, &k.body, *l, store);
             }
         }
     }
@@ -161,12 +175,23 @@ pub fn row_smem_records(
 
 /// Every use of tile local `l` in `stmts` is a whole-row `max`, `min` or `sum` of a value
 /// computed element by element from `l` and uniform scalars, with no column index: the result
-/// does not depend on where each element lies.
-fn order_free(k: &Kernel, stmts: &[Stmt], l: LocalId) -> bool {
+/// does not depend on where each element lies. `store` (the store through the row's buffer, when
+/// it has one) is left out: `stored_blind` judges it.
+fn order_free(k: &Kernel, stmts: &[Stmt], l: LocalId, store: Option<&Stmt>) -> bool {
     stmts.iter().all(|s| {
-        stmt_exprs(s).into_iter().all(|e| uses_order_free(k, e, l))
-            && bodies(s).into_iter().all(|b| order_free(k, b, l))
+        store.is_some_and(|st| std::ptr::eq(s, st))
+            || (stmt_exprs(s).into_iter().all(|e| uses_order_free(k, e, l))
+                && bodies(s).into_iter().all(|b| order_free(k, b, l, store)))
     })
+}
+
+/// The store through a row's buffer stores a value that does not depend on where an element
+/// lies, so each thread may compute its chunks where the copy put them and store them there.
+fn stored_blind(k: &Kernel, s: &Stmt) -> bool {
+    let StmtKind::Store { value, .. } = &s.kind else {
+        return false;
+    };
+    position_blind(k, value)
 }
 
 /// `e` mentions `l` only inside whole-row `max`, `min` or `sum` of position-blind element-wise
@@ -201,14 +226,16 @@ fn position_blind(k: &Kernel, e: &Expr) -> bool {
     }
 }
 
-fn walk(
+#[allow(clippy::too_many_arguments)]
+fn walk<'a>(
     k: &Kernel,
     target: &Target,
     layouts: &BTreeMap<LocalId, Layout>,
-    stmts: &[Stmt],
+    stmts: &'a [Stmt],
     body_idx: usize,
     path: &mut Vec<(usize, usize)>,
     out: &mut BTreeMap<LocalId, RowSmemRecord>,
+    stores: &mut BTreeMap<LocalId, &'a Stmt>,
 ) {
     for (i, s) in stmts.iter().enumerate() {
         path.push((body_idx, i));
@@ -217,7 +244,11 @@ fn walk(
             if !k.locals[l].mutable && filled_parts(value).is_some() {
                 let staged = stage(k, target, layouts.get(&l), value.ty.dtype()).map(|bytes| {
                     let last = stmts.len() - 1;
-                    let store = (last > i && stores_through(k, &stmts[last], l)).then(|| {
+                    let through = last > i && stores_through(k, &stmts[last], l);
+                    if through {
+                        stores.insert(l, &stmts[last]);
+                    }
+                    let store = through.then(|| {
                         let mut p = path.clone();
                         p.last_mut().expect("this statement's path").1 = last;
                         p
@@ -236,7 +267,7 @@ fn walk(
             }
         }
         for (b, body) in bodies(s).into_iter().enumerate() {
-            walk(k, target, layouts, body, b, path, out);
+            walk(k, target, layouts, body, b, path, out, stores);
         }
         path.pop();
     }

@@ -254,6 +254,35 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "BLOCK=8192 THREADS=512 PACK=4 ROW_SMEM=1",
             "M=9,N=5",
         ),
+        // ROW_SMEM=2 (bench/NOTES.md r24): the row left where its copy put it, masked in place,
+        // each group stored from its registers where Y's row starts at X's shift (every row
+        // here: X and Y of one width): odd rows of every shift, 512 threads, aligned rows, rows
+        // of a few chunks and of less than one.
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=2",
+            "M=9,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=2",
+            "M=5,N=50257",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=32768 THREADS=1024 PACK=4 ROW_SMEM=2",
+            "M=3,N=32000",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=256 PACK=4 ROW_SMEM=2",
+            "M=9,N=1001",
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=8192 THREADS=512 PACK=4 ROW_SMEM=2",
+            "M=9,N=5",
+        ),
         // Cross-entropy with per-position (max, sum) partials (bench/NOTES.md r13): steps of 4
         // and 2 chunks and the masked rest, odd rows (every shift among 9 rows), aligned rows,
         // rows shorter than one step (the masked loop alone); SHIFT=2's unguarded whole chunks.
@@ -450,10 +479,11 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             &[("M", m), ("N", n)],
         ));
     }
-    // ROW_SMEM=1 in f16 (the staged row's words are f16 pairs; the max reads them as f32).
+    // ROW_SMEM=1 and 2 in f16 (the staged row's words are f16 pairs; the max reads them as f32).
     for (pins, m, n) in [
         ("BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1", 9, 50257),
         ("BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=1", 5, 1001),
+        ("BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=2", 9, 50257),
     ] {
         cases.push(example_case(
             "softmax_row.ph",
@@ -461,6 +491,48 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             Some("T=f16"),
             &[("M", m), ("N", n)],
         ));
+    }
+    cases.extend(shifted_store_cases());
+    cases
+}
+
+/// ROW_SMEM=2's store to a row at another shift than the staged row's (Y one column wider, the
+/// store from its column 1: Y's row r starts r + 1 elements further along than X's, modulo 8),
+/// so some rows take the direct store (r = 7) and the rest the realigning one; bf16 and f16, a
+/// row of many groups a thread and one of a few.
+fn shifted_store_cases() -> Vec<Result<Case, String>> {
+    let text = "\
+@autotune(BLOCK in {8192, 57344}, THREADS in {256, 1024}, PACK in {4}, ROW_SMEM in {2})
+@launch(THREADS)
+@grid(M)
+kernel shifted<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, P]) {
+  let r = ctx.block.x
+  let x = where(arange(BLOCK) < N, X[r, 0 :+ BLOCK], -inf)
+  let m = max(f32(x))
+  Y[r, 1 :+ BLOCK] = T(exp(f32(x) - m))
+}
+";
+    let src = SourceFile::new("shifted.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let mut cases = Vec::new();
+    for (pins, types, n) in [
+        ("BLOCK=57344 THREADS=1024", "T=bf16", 50257),
+        ("BLOCK=8192 THREADS=256", "T=bf16", 1001),
+        ("BLOCK=8192 THREADS=256", "T=f16", 1001),
+    ] {
+        let label = format!("shifted store, ROW_SMEM=2, {pins} {types} N={n}");
+        let variant = info
+            .variant(Some(pins), Some(types), None)
+            .expect("variant");
+        let k =
+            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        let dims = [
+            ("M".to_string(), 9),
+            ("N".to_string(), n),
+            ("P".to_string(), n + 1),
+        ];
+        cases.push(build(label, k, src.clone(), &dims, 11, false));
     }
     cases
 }

@@ -353,8 +353,21 @@ pub const ONLINE_WHOLE_POINTS: [(&str, &str, i64, i64); 20] = [
     ),
 ];
 
-/// (pins, types, M, N) of examples/softmax_row.ph's ROWS_AHEAD cases.
-pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 6] = [
+/// (pins, types, M, N) of examples/softmax_row.ph's ROWS_AHEAD cases (ROW_SMEM=2: each row left
+/// where its copy put it and stored from the registers, bench/NOTES.md r24).
+pub const ROW_AHEAD_POINTS: [(&str, &str, i64, i64); 8] = [
+    (
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=bf16",
+        13,
+        50257,
+    ),
+    (
+        "BLOCK=8192 THREADS=1024 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=f16",
+        133,
+        3001,
+    ),
     (
         "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
         "T=bf16",
