@@ -128,7 +128,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ),
     (
         "transpose.ph",
-        "TILE_R=64 TILE_C=64 TILES=4 THREADS=512",
+        "TILE_R=128 TILE_C=64 TILES=4 THREADS=1024",
         "M=301,N=77",
     ),
 ];

@@ -39,13 +39,6 @@ __device__ __forceinline__ uint4 lds128(const void* p) {
   return v;
 }
 
-// A 16-byte shared-memory write said so (the buffer's pointer reaches some stores through paths
-// that leave the compiler a generic address).
-__device__ __forceinline__ void sts128(void* p, uint4 v) {
-  const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-}
-
 // The staged row of a 2-byte float type S in layout L: `v[i]` reads the thread's element i (the
 // register index of a Tile<float, L>) as f32 from shared memory, as Packed<S, L>'s `v[i]` does
 // from registers. Column c of the tile is element c of `w` (after the load's realignment).
@@ -460,7 +453,7 @@ template <class V, class S, class L, class T> __device__ __forceinline__ void sm
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = (unsigned)Reg<V>::store(v[2 * i]).bits | ((unsigned)Reg<V>::store(v[2 * i + 1]).bits << 16);
-  sts128(x.chunk(j), make_uint4(w[0], w[1], w[2], w[3]));
+  *x.chunk(j) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // ROW_SMEM=2, a store through a row left in place: where the destination's row starts at the
