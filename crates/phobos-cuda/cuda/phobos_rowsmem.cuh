@@ -24,8 +24,16 @@ namespace ph {
 // Chunks (16 bytes) of the staged row: one a group of every thread, and one past them for the
 // SH elements a shifted row reaches beyond the tile.
 template <class L> __host__ __device__ constexpr int smem_row_chunks() { return L::N / L::VEC * L::THREADS + 1; }
-// Bytes of the buffer: the mbarrier (16) and the chunks.
-template <class L> __host__ __device__ constexpr int smem_row_bytes() { return 16 + smem_row_chunks<L>() * 16; }
+// The buffer's head: the mbarrier of a row that lands whole (16 bytes); with SLABS (below), one
+// 8-byte mbarrier a group of every thread (a slab: chunks jT .. jT + T - 1), in whole 16-byte
+// units.
+template <class L, bool SLABS = false> __host__ __device__ constexpr int smem_row_head() {
+  return SLABS ? (L::N / L::VEC + 1) / 2 * 16 : 16;
+}
+// Bytes of the buffer: the head and the chunks.
+template <class L, bool SLABS = false> __host__ __device__ constexpr int smem_row_bytes() {
+  return smem_row_head<L, SLABS>() + smem_row_chunks<L>() * 16;
+}
 // The bulk copies: at most this many bytes each, one a lane of warp 0.
 constexpr int SMEM_ROW_COPY = 16384;
 
@@ -42,8 +50,29 @@ __device__ __forceinline__ uint4 lds128(const void* p) {
 // The staged row of a 2-byte float type S in layout L: `v[i]` reads the thread's element i (the
 // register index of a Tile<float, L>) as f32 from shared memory, as Packed<S, L>'s `v[i]` does
 // from registers. Column c of the tile is element c of `w` (after the load's realignment).
-template <class S, class L> struct SmemRow {
-  struct Words {
+// How a staged row's groups become readable. A row that landed whole (and was masked or realigned
+// before the load returned): nothing to do.
+template <class L, bool SLABS> struct SmemRowLanding {
+  __device__ __forceinline__ void ready(const unsigned*, int) const {}
+};
+// SLABS (ROW_SMEM=2 masked in place, bench/NOTES.md r26): group j of every thread (its slab)
+// lands on the mbarrier at bar + 8j, and every read of the thread's group j waits on it, so a
+// row's first pass runs while its later slabs are still in flight. The chunks no copy writes (the
+// row's ends, the columns past it) were written, masked, by their own threads before the load
+// returned. The wait is one asm statement, its loop inside: straight-line code to the compiler,
+// so the passes' arithmetic still interleaves across groups; a landed slab's wait is one try.
+template <class L> struct SmemRowLanding<L, true> {
+  gemm::u32 bar;
+  __device__ __forceinline__ void ready(const unsigned*, int j) const {
+    asm volatile(
+        "{\n .reg .pred p;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n @!p bra WAIT;\n}\n" ::"r"(
+            bar + 8 * j)
+        : "memory");
+  }
+};
+
+template <class S, class L, bool SLABS = false> struct SmemRow {
+  struct Words : SmemRowLanding<L, SLABS> {
     unsigned* w;  // the row's first word (two elements)
     // The group last read (its index, -1 for none) and its chunk: each group's chunk is read
     // once a pass, one LDS.128, where the element loops read it element by element (i is a
@@ -54,6 +83,7 @@ template <class S, class L> struct SmemRow {
     __device__ __forceinline__ unsigned word(int i) const {
       const int j = i / L::VEC;
       if (j != qj) {
+        this->ready(w, j);
         int r, c;
         L::coord((int)threadIdx.x, j * L::VEC, r, c);
         q = lds128(w + (c >> 1));
@@ -79,7 +109,7 @@ template <class S, class L> struct SmemRow {
   }
 };
 
-template <class S, class L> __device__ __forceinline__ Tile<float, L> unpack(const SmemRow<S, L>& p) {
+template <class S, class L, bool SL> __device__ __forceinline__ Tile<float, L> unpack(const SmemRow<S, L, SL>& p) {
   Tile<float, L> t;
 #pragma unroll
   for (int i = 0; i < L::N; ++i) t.v[i] = p.v[i];
@@ -138,27 +168,29 @@ __device__ __forceinline__ unsigned smem_row_half(unsigned x, bool tile, int c, 
 // the SH before the row hold `fill` in place of columns C - SH .. C - 1, the same values when
 // those lie past both the row and e; a row that reaches them is realigned instead.
 
-template <class L> __device__ __forceinline__ void smem_row_mask_in_place(uint4* ch, int sh, int n, int e, unsigned fill) {
-  constexpr int G = L::N / L::VEC;
-  const int tid = threadIdx.x;
+// Group j of the thread masked in place (ROW_SMEM=2); untouched when all 8 of its columns lie in
+// [0, min(n, e)).
+template <class L> __device__ __forceinline__ void smem_row_mask_group(uint4* ch, int j, int sh, int n, int e, unsigned fill) {
   const int hi = n < e ? n : e;
+  int r, c;
+  L::coord((int)threadIdx.x, j * L::VEC, r, c);
+  // The chunk's first element's column.
+  const int c0 = c - sh;
+  const bool tile = in_tile<L>(r, c);
+  if (tile && c0 >= 0 && c0 + L::VEC <= hi) return;
+  uint4 q = ch[c >> 3];
+  unsigned w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-  for (int j = 0; j < G; ++j) {
-    int r, c;
-    L::coord(tid, j * L::VEC, r, c);
-    // The chunk's first element's column; the chunk is untouched when all 8 lie in [0, hi).
-    const int c0 = c - sh;
-    const bool tile = in_tile<L>(r, c);
-    if (tile && c0 >= 0 && c0 + L::VEC <= hi) continue;
-    uint4 q = ch[c >> 3];
-    unsigned w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int cc = c0 + 2 * i;
-      w[i] = smem_row_half(w[i] & 0xffffu, tile, cc, n, e, fill) | (smem_row_half(w[i] >> 16, tile, cc + 1, n, e, fill) << 16);
-    }
-    ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
+  for (int i = 0; i < 4; ++i) {
+    const int cc = c0 + 2 * i;
+    w[i] = smem_row_half(w[i] & 0xffffu, tile, cc, n, e, fill) | (smem_row_half(w[i] >> 16, tile, cc + 1, n, e, fill) << 16);
   }
+  ch[c >> 3] = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <class L> __device__ __forceinline__ void smem_row_mask_in_place(uint4* ch, int sh, int n, int e, unsigned fill) {
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) smem_row_mask_group<L>(ch, j, sh, n, e, fill);
 }
 
 // Whether the staged load of region g is one row of contiguous elements (the bulk-copy path).
@@ -242,6 +274,30 @@ template <int EV, class S> __device__ __forceinline__ void smem_row_ends(const S
   }
 }
 
+// SLABS: slab j's part of the interior (chunks jT .. jT + T - 1 of the buffer) by one bulk copy
+// on its own mbarrier at bar + 8j (lane j % 32 of warp 0 sets the barrier's bytes, then issues
+// it); a slab the interior misses completes with no bytes.
+template <class L, class S> __device__ __forceinline__ void smem_row_issue_slabs(const SmemRowCopy<S>& c, uint4* ch, gemm::u32 bar) {
+  constexpr int G = L::N / L::VEC, SLAB = L::THREADS * 16;
+  static_assert(SLAB <= SMEM_ROW_COPY, "staged rows: a slab in one copy");
+  const int tid = threadIdx.x;
+  if (tid >= 32) return;
+  for (int j = tid; j < G; j += 32) {
+    const int lo = c.a0 * 2 > j * SLAB ? c.a0 * 2 : j * SLAB;
+    const int hi = c.a1 * 2 < (j + 1) * SLAB ? c.a1 * 2 : (j + 1) * SLAB;
+    const int bytes = hi > lo ? hi - lo : 0;
+    gemm::mbar_arrive_expect_tx(bar + 8 * j, (gemm::u32)bytes);
+    if (bytes > 0) {
+      const unsigned char* src = reinterpret_cast<const unsigned char*>(c.row0) + lo;
+      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + lo);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+          "l"(src), "r"(bytes), "r"(bar + 8 * j)
+          : "memory");
+    }
+  }
+}
+
 // The row moved SH elements down in its buffer, one group of every thread a step
 // (smem_row_align's steps and barriers), with no mask: a value written in place (column c at
 // element c + SH) realigned before a store that needs column c at element c.
@@ -259,14 +315,18 @@ template <class L> __device__ __forceinline__ void smem_row_move(uint4* ch, int 
   }
 }
 
+// Whether the row may stay where its copy put it: only when the columns the chunk past the
+// layout's last would hold (C - SH .. C - 1) are past both the row and e; then the SH elements
+// before the row, which take their place, hold the same values (fill).
+template <class L, class S> __device__ __forceinline__ bool smem_row_fits_in_place(const SmemRowCopy<S>& c, int e) {
+  const int top = c.lim > (e < L::C ? e : L::C) ? c.lim : (e < L::C ? e : L::C);
+  return c.sh + top <= L::C;
+}
+
 // Once the copy has landed (and a block barrier): the row masked in place where allowed (its
 // shift returned), else realigned (-1).
 template <class L, bool IN_PLACE, class S> __device__ __forceinline__ int smem_row_settle(const SmemRowCopy<S>& c, uint4* ch, int e, unsigned bits) {
-  // In place only when the columns the chunk past the layout's last would hold (C - SH .. C - 1)
-  // are past both the row and e: then the SH elements before the row, which take their place,
-  // hold the same values (fill).
-  const int top = c.lim > (e < L::C ? e : L::C) ? c.lim : (e < L::C ? e : L::C);
-  if (IN_PLACE && c.sh + top <= L::C) {
+  if (IN_PLACE && smem_row_fits_in_place<L>(c, e)) {
     smem_row_mask_in_place<L>(ch, c.sh, c.n, e, bits);
     return c.sh;
   }
@@ -290,22 +350,104 @@ template <class L> __device__ __forceinline__ void smem_row_static_checks() {
   static_assert(smem_row_bytes<L>() <= 32 * SMEM_ROW_COPY, "staged rows: too many copies");
 }
 
+// SLABS (ROW_SMEM=2 in place, a row loaded once a block, so its barriers are initialized once and
+// never reused; bench/NOTES.md r26): where the row may stay in place, each slab's part of the
+// interior lands on its own mbarrier, and the load returns without waiting, each group read
+// after its slab's wait (SmemRowLanding<L, true>). The copies stop at column min(n, e): every
+// chunk they leave (the head's, the tail's, those past the row) is written whole by its own
+// thread, its elements loaded or masked as smem_row_mask_group would leave them. Otherwise the
+// row settles whole as without SLABS (realigned, or by elements) and every slab's barrier
+// completes with no bytes.
+template <class L, int EV, class S, class U>
+__device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<S>& g, int e, unsigned bits, unsigned char* buf) {
+  constexpr int G = L::N / L::VEC;
+  SmemRow<U, L, true> p;
+  uint4* ch = reinterpret_cast<uint4*>(buf + smem_row_head<L, true>());
+  p.v.w = reinterpret_cast<unsigned*>(ch);
+  p.v.qj = -1;
+  const int tid = threadIdx.x;
+  const gemm::u32 bar = gemm::smem_u32(buf);
+  p.v.bar = bar;
+  if (tid == 0) {
+    for (int j = 0; j < G; ++j) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar + 8 * j) : "memory");
+    // The initialized barriers visible to the copies (the async proxy).
+    gemm::fence_proxy_async();
+  }
+  const bool contiguous = smem_row_contiguous(g);
+  SmemRowCopy<S> c = smem_row_copy<L>(g);
+  __syncthreads();
+  if (contiguous && smem_row_fits_in_place<L>(c, e)) {
+    // Columns from min(n, e) on are masked, not copied.
+    const int lim = c.lim < e ? c.lim : (e > 0 ? e : 0);
+    c.a1 = (c.sh + lim) & ~7;
+    c.bytes = c.a1 > c.a0 ? (c.a1 - c.a0) * 2 : 0;
+    smem_row_issue_slabs<L>(c, ch, bar);
+    const unsigned short* src = reinterpret_cast<const unsigned short*>(c.row0);
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      // The thread's chunk k holds elements 8k .. 8k + 7 from row0: columns 8k - sh on.
+      const int k = j * L::THREADS + tid;
+      if (8 * k >= c.a0 && 8 * k + 8 <= c.a1) continue;
+      unsigned h[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int col = 8 * k + i - c.sh;
+        h[i] = (col < 0 || col >= e) ? bits : col >= c.n ? 0u : (unsigned)ldh<EV>(src + 8 * k + i);
+      }
+      ch[k] = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+    }
+    p.sh = c.sh;
+    return p;
+  }
+  if (contiguous) {
+    smem_row_issue(c, ch, bar);
+    smem_row_ends<EV>(c, ch);
+    gemm::mbar_wait(bar, 0);
+    __syncthreads();
+    p.sh = smem_row_settle<L, false>(c, ch, e, bits);
+  } else {
+    smem_row_elements<L>(g, e, bits, ch);
+    p.sh = -1;
+  }
+  if (tid == 0)
+    for (int j = contiguous ? 1 : 0; j < G; ++j) gemm::mbar_arrive(bar + 8 * j);
+  return p;
+}
+
+// SLABS: after the row's first use, the row landed (every slab waited on: at once where that use
+// read every group), as a row with no waits for the later uses.
+template <class S, class L> __device__ __forceinline__ SmemRow<S, L> smem_row_landed(const SmemRow<S, L, true>& x) {
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) x.v.ready(x.v.w, j);
+  SmemRow<S, L> y;
+  y.v.w = x.v.w;
+  y.v.qj = -1;
+  y.sh = x.sh;
+  return y;
+}
+
 // ROW_SMEM=1: `where(arange(C) < e, g, fill)` (g a row tile of S, fill a value of S held in f32)
 // staged at `buf` (smem_row_bytes<L>() bytes, 16-byte aligned). Every thread returns with its own
 // groups in place (it reads only those; the block's later reductions order the rest). Regions
 // that are not one row of contiguous elements take the element path (each thread writes its
 // groups from ordinary loads).
-template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, class S>
-__device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
+//
+// SLABS (with IN_PLACE, for a row loaded once a block): load_row_smem_slabs.
+template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, bool SLABS = false, class S>
+__device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
   typedef typename Bare<S>::T U;
   static_assert(sizeof(U) == 2, "load_row_smem_fill: a 2-byte type");
+  static_assert(!SLABS || IN_PLACE, "load_row_smem_fill: slabs land in place");
   smem_row_static_checks<L>();
+  const unsigned bits = pack_bits<U>(fill);
+  if constexpr (SLABS) {
+    return load_row_smem_slabs<L, EV, S, U>(g, e, bits, buf);
+  } else {
   SmemRow<U, L> p;
   uint4* ch = reinterpret_cast<uint4*>(buf + 16);
   p.v.w = reinterpret_cast<unsigned*>(ch);
   p.v.qj = -1;
   p.sh = -1;
-  const unsigned bits = pack_bits<U>(fill);
   const int tid = threadIdx.x;
   // The buffer may still be read by an earlier use (a loop's previous row).
   __syncthreads();
@@ -328,6 +470,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_fill(const Region<S>& g
   if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
   p.sh = smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
   return p;
+  }
 }
 
 // ROWS_AHEAD=1 (bench/NOTES.md r18): a persistent block's staged row in two buffers at `base`
@@ -394,7 +537,7 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
 
 // The whole-row max or min of f32(p), p a staged bf16 row: reduce_all_packed's combine, the
 // thread's words read a chunk at a time.
-template <class Op, class L, int BYTES> __device__ float reduce_all_packed(const SmemRow<bf16, L>& p, Scratch<BYTES> s) {
+template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ float reduce_all_packed(const SmemRow<bf16, L, SL>& p, Scratch<BYTES> s) {
   constexpr int WARPS = (L::THREADS + 31) / 32;
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "reduce_all_packed: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for reduce_all_packed");
@@ -405,6 +548,7 @@ template <class Op, class L, int BYTES> __device__ float reduce_all_packed(const
   for (int j = 0; j < L::N / L::VEC; ++j) {
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
+    p.v.ready(p.v.w, j);
     if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
     const uint4 q = lds128(p.chunk(j));
     w = Packed2<Op, bf16>::op(w, Packed2<Op, bf16>::op(Packed2<Op, bf16>::op(q.x, q.y), Packed2<Op, bf16>::op(q.z, q.w)));
@@ -448,7 +592,7 @@ __device__ __forceinline__ void store_row_smem_sh(S* row0, int lim, const uint4*
 // ROW_SMEM=1, the store that is the staged row x's last use, a group at a time: group j of the
 // value (v, VEC elements of the thread's group j, computed from x's own elements) written over
 // x's chunk as elements of V.
-template <class V, class S, class L, class T> __device__ __forceinline__ void smem_row_put(const SmemRow<S, L>& x, int j, const T (&v)[L::VEC]) {
+template <class V, class S, class L, bool SL, class T> __device__ __forceinline__ void smem_row_put(const SmemRow<S, L, SL>& x, int j, const T (&v)[L::VEC]) {
   static_assert(L::VEC == 8, "smem_row_put: 8-element groups");
   unsigned w[4];
 #pragma unroll
@@ -466,7 +610,7 @@ template <class S> struct RowOut {
   int lim;  // the destination's columns in the tile
   bool direct;
 };
-template <class S, class U, class L> __device__ __forceinline__ RowOut<S> row_out(const Region<S>& g, const SmemRow<U, L>& x) {
+template <class S, class U, class L, bool SL> __device__ __forceinline__ RowOut<S> row_out(const Region<S>& g, const SmemRow<U, L, SL>& x) {
   // row0 from the tensor's pointer on every path, so the compiler keeps it a global address.
   S* start = elem_ptr(g, 0, 0);
   const int n = g.cn - g.c0;
@@ -480,8 +624,8 @@ template <class S, class U, class L> __device__ __forceinline__ RowOut<S> row_ou
 
 // The direct store of group j (o.direct): the thread's chunk k holds columns 8k - sh .. 8k - sh
 // + 7, the destination's vector at row0 + 8k; vectors partly outside [0, lim) element by element.
-template <class V, int EV = EVICT_NORMAL, class S, class U, class L, class T>
-__device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
+template <class V, int EV = EVICT_NORMAL, class S, class U, class L, bool SL, class T>
+__device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L, SL>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
   static_assert(L::VEC == 8, "smem_row_store_direct: 8-element groups");
   int r, c;
   L::coord((int)threadIdx.x, j * L::VEC, r, c);
@@ -502,12 +646,15 @@ __device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L>& x, in
 // Then the row stored into g from x's buffer (a barrier first: the vectors take neighbouring
 // threads' chunks). Regions that are not one row of contiguous elements: each thread stores its
 // own groups' elements.
-template <int EV = EVICT_NORMAL, class S, class U, class L>
-__device__ void store_row_smem(const Region<S>& g, const SmemRow<U, L>& x) {
+template <int EV = EVICT_NORMAL, class S, class U, class L, bool SL>
+__device__ __forceinline__ void store_row_smem(const Region<S>& g, const SmemRow<U, L, SL>& x) {
   static_assert(sizeof(S) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
                 "store_row_smem: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
   constexpr int G = L::N / L::VEC;
   const uint4* ch = reinterpret_cast<const uint4*>(x.v.w);
+  // SLABS: every group landed (its value's passes have waited for each already).
+#pragma unroll
+  for (int j = 0; j < G; ++j) x.v.ready(x.v.w, j);
   if (x.sh > 0) {
     // Left in place (ROW_SMEM=2) for a destination at another shift: realigned first.
     __syncthreads();

@@ -28,7 +28,8 @@ fn cross_entropy_whole_row_is_staged() {
         Ok(phobos_cuda::StagedRow {
             bytes: 114_720,
             store: None,
-            in_place: false
+            in_place: false,
+            slabs: None,
         })
     );
     assert!(e.notes.contains(&rec.to_string()), "{:?}", e.notes);
@@ -207,6 +208,18 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
             4096,
             50257,
         ),
+        (
+            "BLOCK=57344 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=2",
+            "T=bf16",
+            4096,
+            50257,
+        ),
+        (
+            "BLOCK=32768 THREADS=512 WHOLE=1 PACK=4 ROW_SMEM=2",
+            "T=bf16",
+            16384,
+            32000,
+        ),
     ];
     let emitted: Vec<_> = (points.iter())
         .map(|(pins, t, m, v)| xent(pins, t, *m, *v))
@@ -254,9 +267,27 @@ fn row_smem_2_masks_order_free_rows_in_place() {
     );
     let staged = e.row_smem[0].staged.as_ref().expect("staged");
     assert!(staged.in_place, "{:?}", e.notes);
+    // Loaded once a block: its slabs land on their own barriers (bench/NOTES.md r26), waited on
+    // by its first use (the max, the `let`'s next statement: statement 2 of the body of
+    // `if WHOLE == 1`, the kernel's statement 3), after which the exp pass reads the landed view.
+    assert_eq!(staged.slabs, Some(vec![(0, 3), (0, 2)]), "{:?}", e.notes);
+    let max = e
+        .source
+        .find("ph::reduce_all_packed<ph::Max>(x, ph_scratch)");
+    let landed = e
+        .source
+        .find("const auto x_landed = ph::smem_row_landed(x);");
+    let exp = e.source.find("ph::exp2_approx(x_landed.v[ph_i]");
+    assert!(
+        max.is_some() && max < landed && landed < exp,
+        "{}",
+        e.source
+    );
+    // Its head: seven mbarriers (one a group of every thread) in 64 bytes where one took 16.
+    assert_eq!(staged.bytes, 114_720 + 48);
     assert!(
         e.source
-            .contains("ph::load_row_smem_fill<Blk1x57344, ph::EVICT_NORMAL, true>("),
+            .contains("ph::load_row_smem_fill<Blk1x57344, ph::EVICT_NORMAL, true, true>("),
         "{}",
         e.source
     );
@@ -311,6 +342,9 @@ fn row_smem_2_masks_order_free_rows_in_place() {
         let e = emit(&k, &EmitOptions { source: Some(src) }).expect(body);
         let staged = e.row_smem[0].staged.as_ref().expect(body);
         assert_eq!(staged.in_place, in_place, "{body}");
+        // Each row is loaded once a block: in place means by slabs.
+        assert_eq!(staged.slabs.is_some(), in_place, "{body}");
+        assert_eq!(e.source.contains("ph::smem_row_landed(x)"), in_place, "{body}");
         assert_eq!(e.source.contains(", true>("), in_place, "{body}");
         // A store through the buffer of a row left in place stores from the registers.
         let direct = in_place && staged.store.is_some();
@@ -320,4 +354,45 @@ fn row_smem_2_masks_order_free_rows_in_place() {
             "{body}"
         );
     }
+}
+
+/// SLABS (bench/NOTES.md r26) only where the row's `let` runs once a block: a staged row in
+/// place inside a loop, or under ROWS_AHEAD's persistent blocks, lands whole on one barrier
+/// (the slabs' barriers are initialized once and never reused).
+#[test]
+fn slabs_only_for_rows_loaded_once_a_block() {
+    let text = "@autotune(PACK in {4}, ROW_SMEM in {0, 1, 2})\n@launch(256)\n\
+        kernel k<T = f32>(X: tensor<T>[M, N], S: tensor<f32>[M]) {\n  \
+        let r = ctx.block.x\n  var a: f32 = 0.0\n  for i in range(0, 2) {\n    \
+        let x = where(arange(4096) < N, X[r, 0 :+ 4096], 0.0)\n    a = a + sum(f32(x))\n  }\n  \
+        if ctx.thread == 0 {\n    S[r] = a\n  }\n}\n";
+    let src = phobos_syntax::SourceFile::new("k.ph", text.to_string());
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info
+        .variant(Some("ROW_SMEM=2"), Some("T=bf16"), None)
+        .expect("variant");
+    let k = phobos_check::instantiate(&module, info, &variant).expect("instance");
+    let e = emit(&k, &EmitOptions { source: Some(src) }).expect("emit");
+    let staged = e.row_smem[0].staged.as_ref().expect("staged");
+    assert!(staged.in_place && staged.slabs.is_none(), "{:?}", e.notes);
+    assert!(
+        e.source.contains(", ph::EVICT_NORMAL, true>("),
+        "{}",
+        e.source
+    );
+    assert!(!e.source.contains("smem_row_landed"), "{}", e.source);
+    let ahead = xent(
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1",
+        "T=bf16",
+        4096,
+        50257,
+    );
+    let staged = ahead.row_smem[0].staged.as_ref().expect("staged");
+    assert!(
+        staged.in_place && staged.slabs.is_none(),
+        "{:?}",
+        ahead.notes
+    );
+    assert!(!ahead.source.contains("true, true>("), "{}", ahead.source);
 }

@@ -146,7 +146,7 @@ impl Knob {
                 "1: a `let` of a bf16 or f16 tile load held two a register; 2: and shifted row stores; 3: and lean masks and stores; 4: and masked row loads filled, packed max, lane-combined reductions"
             }
             Knob::RowSmem => {
-                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 2: and masked in place, not realigned, where its uses are whole-row max, min or sum and a store of a position-blind value through its buffer (stored from the registers when the destination's row starts at the row's shift); 0: in registers"
+                "1: with PACK=4, a masked row load's `let` staged in shared memory by bulk copies; 2: and masked in place, not realigned, where its uses are whole-row max, min or sum and a store of a position-blind value through its buffer (stored from the registers when the destination's row starts at the row's shift), landing by slabs under its first use when loaded once a block; 0: in registers"
             }
             Knob::RowsAhead => {
                 "1: with ROW_SMEM, persistent blocks over the logical grid, the next logical block's row copied into a second buffer while this one's is computed; 2: without ROW_SMEM, persistent blocks, the next row landing in one buffer while this one is computed from registers; 0: one block a row"

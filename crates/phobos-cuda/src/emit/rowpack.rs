@@ -198,11 +198,15 @@ impl<'k> Emitter<'k> {
                     let (e, _, fill) = filled.expect("a staged row is a masked row load");
                     let e = self.scalar(e)?;
                     let fill = self.scalar(fill)?;
-                    let in_place = matches!(
-                        self.plan.row_smem.get(&l).map(|r| &r.staged),
-                        Some(Ok(s)) if s.in_place
-                    );
-                    let ev = if in_place { format!("{ev}, true") } else { ev };
+                    let staged = match self.plan.row_smem.get(&l).map(|r| &r.staged) {
+                        Some(Ok(s)) => Some((s.in_place, s.slabs.is_some())),
+                        _ => None,
+                    };
+                    let ev = match staged {
+                        Some((true, true)) => format!("{ev}, true, true"),
+                        Some((true, false)) => format!("{ev}, true"),
+                        _ => ev,
+                    };
                     if self.rows_ahead.is_some_and(|a| a.local == l) {
                         self.line(format!(
                             "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_ahead<{alias}{ev}>({region}, {}, {}, ph_resident + {at}, {});",
@@ -212,8 +216,14 @@ impl<'k> Emitter<'k> {
                         ));
                         return Ok(());
                     }
+                    // SLABS: the row's type says its groups land one by one.
+                    let slabs = if matches!(staged, Some((_, true))) {
+                        ", true"
+                    } else {
+                        ""
+                    };
                     self.line(format!(
-                        "ph::SmemRow<{storage}, {alias}> {name} = ph::load_row_smem_fill<{alias}{ev}>({region}, {}, {}, ph_resident + {at});",
+                        "ph::SmemRow<{storage}, {alias}{slabs}> {name} = ph::load_row_smem_fill<{alias}{ev}>({region}, {}, {}, ph_resident + {at});",
                         e.full(),
                         fill.full()
                     ));

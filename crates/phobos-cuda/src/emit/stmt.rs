@@ -15,11 +15,28 @@ impl<'k> Emitter<'k> {
         for (i, s) in stmts.iter().enumerate() {
             self.path.push((body_idx, i));
             self.source_line(s.span);
-            let r = self.stmt(s);
+            let r = self.stmt(s).map(|()| self.land_staged_rows());
             self.path.pop();
             r?;
         }
         Ok(())
+    }
+
+    /// SLABS (plan::row_smem): after a staged row's first use, the row landed whole, and its
+    /// later uses read a view of it with no waits (`ph::smem_row_landed`).
+    fn land_staged_rows(&mut self) {
+        let landed: Vec<_> = (self.plan.row_smem.iter())
+            .filter(|(_, r)| {
+                matches!(&r.staged, Ok(s) if s.slabs.as_deref() == Some(self.path.as_slice()))
+            })
+            .map(|(&l, _)| l)
+            .collect();
+        for l in landed {
+            let name = self.names.locals[l].clone();
+            let view = format!("{name}_landed");
+            self.line(format!("const auto {view} = ph::smem_row_landed({name});"));
+            self.names.locals[l] = view;
+        }
     }
 
     pub(crate) fn stmt(&mut self, s: &'k Stmt) -> Result<()> {

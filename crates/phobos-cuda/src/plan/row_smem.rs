@@ -12,7 +12,7 @@ use crate::visit::{bodies, children, stmt_exprs};
 use crate::Target;
 use phobos_ir::knobs::Knob;
 use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, ReduceOp, Stmt, StmtKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Bytes of dynamic shared memory one block may take on sm_90 (227 KB), less a margin for the
@@ -30,8 +30,9 @@ pub struct RowSmemRecord {
 /// A row staged in shared memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StagedRow {
-    /// The buffer: the mbarrier (16 bytes) and one 16-byte chunk a group of every thread, and
-    /// one more (`ph::smem_row_bytes`).
+    /// The buffer: its head (the mbarrier, 16 bytes; with `slabs`, an 8-byte mbarrier a group of
+    /// every thread, in 16-byte units), one 16-byte chunk a group of every thread, and one more
+    /// (`ph::smem_row_bytes`).
     pub bytes: u32,
     /// The path (as in `GemmMatch::path`) of the store that writes through the buffer.
     pub store: Option<Vec<(usize, usize)>>,
@@ -41,6 +42,13 @@ pub struct StagedRow {
     /// (`ph::smem_row_mask_in_place`); the store writes each thread's chunks straight from its
     /// registers when the destination's row starts at the same shift (`ph::smem_row_store_direct`).
     pub in_place: bool,
+    /// In place and loaded once a block (not inside a loop, no ROWS_AHEAD): each group of every
+    /// thread (a slab) lands on its own mbarrier, and the row's first use (the statement after
+    /// its `let`, in the same block, that mentions it) reads each group after its slab's wait,
+    /// so that pass runs under the copy (bench/NOTES.md r26). After that statement the row is
+    /// landed (`ph::smem_row_landed`) and later uses read it with no waits. The path of that
+    /// statement, as `store`'s.
+    pub slabs: Option<Vec<(usize, usize)>>,
 }
 
 /// Why a masked row load stays in registers at ROW_SMEM=1.
@@ -84,7 +92,7 @@ impl fmt::Display for RowSmemRecord {
             Ok(s) => write!(
                 f,
                 "ROW_SMEM=1: {} staged in shared memory ({} bytes: its 16-byte interior by bulk \
-                 copies on an mbarrier, its ends by ordinary loads), read a 16-byte chunk a group; {}{}",
+                 copies on an mbarrier, its ends by ordinary loads), read a 16-byte chunk a group; {}{}{}",
                 self.name,
                 s.bytes,
                 if s.store.is_some() {
@@ -96,6 +104,11 @@ impl fmt::Display for RowSmemRecord {
                     (true, false) => "; ROW_SMEM=2: its uses are whole-row max, min or sum, so it is masked in place, not realigned",
                     (true, true) => "; ROW_SMEM=2: its uses are whole-row max, min or sum and the store of a position-blind value, so it is masked in place, not realigned, and stored from the registers where the destination's shift is the row's",
                     (false, _) => "",
+                },
+                if s.slabs.is_some() {
+                    "; loaded once a block, each group of every thread lands on its own mbarrier, waited on by the first use's reads"
+                } else {
+                    ""
                 }
             ),
             Err(why) => write!(
@@ -151,22 +164,34 @@ pub fn row_smem_records(
     }
     let mut path = Vec::new();
     let mut stores = BTreeMap::new();
+    let mut looped = BTreeSet::new();
     walk(
         k,
         target,
         layouts,
         &k.body,
-        0,
+        (0, false),
         &mut path,
         &mut out,
         &mut stores,
+        &mut looped,
     );
-    if knob == Some(2) {
-        for (l, r) in out.iter_mut() {
-            if let Ok(s) = &mut r.staged {
+    // ROWS_AHEAD's persistent blocks run the whole body again for each row.
+    let once = !matches!(Knob::RowsAhead.get(&k.point), Some(1 | 2));
+    for (l, r) in out.iter_mut() {
+        if let Ok(s) = &mut r.staged {
+            if knob == Some(2) {
                 let store = stores.get(l).copied();
                 s.in_place =
                     store.is_none_or(|st| stored_blind(k, st)) && order_free(k, &k.body, *l, store);
+            }
+            if !(s.in_place && once && !looped.contains(l)) {
+                s.slabs = None;
+            }
+            if s.slabs.is_some() {
+                // The head grows from one mbarrier to one a group (`ph::smem_row_head`).
+                let groups = slab_groups(layouts.get(l)).expect("a staged row's layout");
+                s.bytes += groups.div_ceil(2) * 16 - 16;
             }
         }
     }
@@ -226,21 +251,28 @@ fn position_blind(k: &Kernel, e: &Expr) -> bool {
     }
 }
 
+/// `body`: the index of `stmts` among its statement's bodies, and whether a loop holds it.
+/// `looped` collects the staged locals a loop holds.
 #[allow(clippy::too_many_arguments)]
 fn walk<'a>(
     k: &Kernel,
     target: &Target,
     layouts: &BTreeMap<LocalId, Layout>,
     stmts: &'a [Stmt],
-    body_idx: usize,
+    body: (usize, bool),
     path: &mut Vec<(usize, usize)>,
     out: &mut BTreeMap<LocalId, RowSmemRecord>,
     stores: &mut BTreeMap<LocalId, &'a Stmt>,
+    looped: &mut BTreeSet<LocalId>,
 ) {
+    let (body_idx, in_loop) = body;
     for (i, s) in stmts.iter().enumerate() {
         path.push((body_idx, i));
         if let StmtKind::Assign { local, value } = &s.kind {
             let l = *local;
+            if in_loop {
+                looped.insert(l);
+            }
             if !k.locals[l].mutable && filled_parts(value).is_some() {
                 let staged = stage(k, target, layouts.get(&l), value.ty.dtype()).map(|bytes| {
                     let last = stmts.len() - 1;
@@ -253,10 +285,18 @@ fn walk<'a>(
                         p.last_mut().expect("this statement's path").1 = last;
                         p
                     });
+                    let first_use = (i + 1..stmts.len())
+                        .find(|&j| stmt_mentions(&stmts[j], l))
+                        .map(|j| {
+                            let mut p = path.clone();
+                            p.last_mut().expect("this statement's path").1 = j;
+                            p
+                        });
                     StagedRow {
                         bytes,
                         store,
                         in_place: false,
+                        slabs: first_use,
                     }
                 });
                 out.entry(l).or_insert(RowSmemRecord {
@@ -266,8 +306,19 @@ fn walk<'a>(
                 });
             }
         }
+        let loop_body = in_loop || matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
         for (b, body) in bodies(s).into_iter().enumerate() {
-            walk(k, target, layouts, body, b, path, out, stores);
+            walk(
+                k,
+                target,
+                layouts,
+                body,
+                (b, loop_body),
+                path,
+                out,
+                stores,
+                looped,
+            );
         }
         path.pop();
     }
@@ -305,6 +356,31 @@ fn stage(k: &Kernel, target: &Target, lay: Option<&Layout>, t: DType) -> Result<
     match u32::try_from(bytes) {
         Ok(b) if b <= SMEM_LIMIT => Ok(b),
         _ => Err(NoRowSmem::TooLarge(bytes.min(i64::from(u32::MAX)) as u32)),
+    }
+}
+
+/// `s` (or a statement nested in it) mentions local `l`.
+fn stmt_mentions(s: &Stmt, l: LocalId) -> bool {
+    fn expr(e: &Expr, l: LocalId) -> bool {
+        matches!(e.kind, ExprKind::Local(x) if x == l)
+            || children(e).into_iter().any(|c| expr(c, l))
+    }
+    stmt_exprs(s).into_iter().any(|e| expr(e, l))
+        || bodies(s)
+            .into_iter()
+            .any(|b| b.iter().any(|s| stmt_mentions(s, l)))
+}
+
+/// The groups a thread holds of a staged row in `lay` (each a slab of the buffer with SLABS).
+fn slab_groups(lay: Option<&Layout>) -> Option<u32> {
+    match lay {
+        Some(Layout::Blocked {
+            r: 1,
+            c,
+            threads,
+            vec: 8,
+        }) => u32::try_from(c / 8 / i64::from(*threads)).ok(),
+        _ => None,
     }
 }
 
