@@ -78,11 +78,7 @@ template <class L, class S> __device__ __forceinline__ void row_land_issue(const
   if (at < c.bytes) {
     const int size = c.bytes - at < SMEM_ROW_COPY ? c.bytes - at : SMEM_ROW_COPY;
     const unsigned char* src = reinterpret_cast<const unsigned char*>(c.row0 + c.a0) + at;
-    const gemm::u32 dst = gemm::smem_u32(buf + 16 + c.a0 * (int)sizeof(S) + at);
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-        "l"(src), "r"(size), "r"(bar)
-        : "memory");
+    gemm::bulk_copy_g2s(gemm::smem_u32(buf + 16 + c.a0 * (int)sizeof(S) + at), src, (gemm::u32)size, bar);
   }
 }
 

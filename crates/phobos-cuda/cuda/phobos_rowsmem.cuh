@@ -59,16 +59,11 @@ template <class L, bool SLABS> struct SmemRowLanding {
 // lands on the mbarrier at bar + 8j, and every read of the thread's group j waits on it, so a
 // row's first pass runs while its later slabs are still in flight. The chunks no copy writes (the
 // row's ends, the columns past it) were written, masked, by their own threads before the load
-// returned. The wait is one asm statement, its loop inside: straight-line code to the compiler,
-// so the passes' arithmetic still interleaves across groups; a landed slab's wait is one try.
+// returned. The wait is straight-line code to the compiler (gemm::mbar_wait_inline), so the
+// pass's arithmetic still interleaves across groups.
 template <class L> struct SmemRowLanding<L, true> {
   gemm::u32 bar;
-  __device__ __forceinline__ void ready(const unsigned*, int j) const {
-    asm volatile(
-        "{\n .reg .pred p;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n @!p bra WAIT;\n}\n" ::"r"(
-            bar + 8 * j)
-        : "memory");
-  }
+  __device__ __forceinline__ void ready(const unsigned*, int j) const { gemm::mbar_wait_inline(bar + 8 * j, 0); }
 };
 
 template <class S, class L, bool SLABS = false> struct SmemRow {
@@ -254,11 +249,7 @@ template <class S> __device__ __forceinline__ void smem_row_issue(const SmemRowC
     if (at < c.bytes) {
       const int size = c.bytes - at < SMEM_ROW_COPY ? c.bytes - at : SMEM_ROW_COPY;
       const unsigned char* src = reinterpret_cast<const unsigned char*>(c.row0 + c.a0) + at;
-      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + c.a0 * 2 + at);
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-          "l"(src), "r"(size), "r"(bar)
-          : "memory");
+      gemm::bulk_copy_g2s(gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + c.a0 * 2 + at), src, (gemm::u32)size, bar);
     }
   }
 }
@@ -289,11 +280,7 @@ template <class L, class S> __device__ __forceinline__ void smem_row_issue_slabs
     gemm::mbar_arrive_expect_tx(bar + 8 * j, (gemm::u32)bytes);
     if (bytes > 0) {
       const unsigned char* src = reinterpret_cast<const unsigned char*>(c.row0) + lo;
-      const gemm::u32 dst = gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + lo);
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-          "l"(src), "r"(bytes), "r"(bar + 8 * j)
-          : "memory");
+      gemm::bulk_copy_g2s(gemm::smem_u32(reinterpret_cast<unsigned char*>(ch) + lo), src, (gemm::u32)bytes, bar + 8 * j);
     }
   }
 }
@@ -369,7 +356,7 @@ __device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<
   const gemm::u32 bar = gemm::smem_u32(buf);
   p.v.bar = bar;
   if (tid == 0) {
-    for (int j = 0; j < G; ++j) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar + 8 * j) : "memory");
+    for (int j = 0; j < G; ++j) gemm::mbar_init(bar + 8 * j, 1);
     // The initialized barriers visible to the copies (the async proxy).
     gemm::fence_proxy_async();
   }
@@ -458,7 +445,7 @@ __device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS> load_row_smem_
   const SmemRowCopy<S> c = smem_row_copy<L>(g);
   const gemm::u32 bar = gemm::smem_u32(buf);
   if (tid == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+    gemm::mbar_init(bar, 1);
     // The initialized barrier visible to the copies (the async proxy).
     gemm::fence_proxy_async();
   }
@@ -467,7 +454,7 @@ __device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS> load_row_smem_
   smem_row_ends<EV>(c, ch);
   gemm::mbar_wait(bar, 0);
   __syncthreads();
-  if (tid == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+  if (tid == 0) gemm::mbar_inval(bar);
   p.sh = smem_row_settle<L, IN_PLACE>(c, ch, e, bits);
   return p;
   }
@@ -480,8 +467,8 @@ __device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS> load_row_smem_
 template <class L> __device__ void smem_row_ahead_init(unsigned char* base) {
   smem_row_static_checks<L>();
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(gemm::smem_u32(base)) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(gemm::smem_u32(base + smem_row_bytes<L>())) : "memory");
+    gemm::mbar_init(gemm::smem_u32(base), 1);
+    gemm::mbar_init(gemm::smem_u32(base + smem_row_bytes<L>()), 1);
     // The initialized barriers visible to the copies (the async proxy).
     gemm::fence_proxy_async();
   }

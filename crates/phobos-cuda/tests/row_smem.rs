@@ -186,22 +186,12 @@ fn row_smem_compiles_to_bulk_copies() {
     let emitted: Vec<_> = (points.iter())
         .map(|(pins, t, n)| row(pins, t, *n))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|e| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let labels: Vec<_> = points.iter().map(|(p, _, _)| p.to_string()).collect();
+    let Some(results) = common::compiled(&emitted, &labels) else {
         return;
     };
-    for ((pins, t, _), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{pins}: {}", err.log));
-        assert!(
-            c.ptx
-                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
-            "{pins}: no bulk copy"
-        );
-        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+    for ((pins, t, _), (c, res)) in points.iter().zip(&results) {
+        common::assert_bulk_copied(&c.ptx, pins);
         let lds4 = (c.ptx.lines())
             .filter(|l| l.contains("ld.shared") && l.contains(".v4."))
             .count();
@@ -212,7 +202,6 @@ fn row_smem_compiles_to_bulk_copies() {
         assert!(st4 > 0, "{pins}: no 128-bit global stores");
         if *t == "T=bf16" {
             assert!(c.ptx.contains("max.bf16x2"), "{pins}: no packed max");
-            let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
             assert_eq!(res.spill_store_bytes, 0, "{pins}: {res:?}");
         }
     }

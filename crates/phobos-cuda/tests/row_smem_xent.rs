@@ -224,22 +224,14 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
     let emitted: Vec<_> = (points.iter())
         .map(|(pins, t, m, v)| xent(pins, t, *m, *v))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|e| (e.source.clone(), common::compile_options(e)))
+    let labels: Vec<_> = (points.iter())
+        .map(|(p, t, m, v)| format!("{p} {t} {m}x{v}"))
         .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let Some(results) = common::compiled(&emitted, &labels) else {
         return;
     };
-    for ((pins, t, _, _), (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{pins}: {}", err.log));
-        assert!(
-            c.ptx
-                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
-            "{pins}: no bulk copy"
-        );
-        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+    for ((pins, t, _, _), (c, res)) in points.iter().zip(&results) {
+        common::assert_bulk_copied(&c.ptx, pins);
         assert!(
             (c.ptx.lines()).any(|l| l.contains("ld.shared") && l.contains(".v4.")),
             "{pins}: no 128-bit shared-memory reads"
@@ -247,7 +239,6 @@ fn cross_entropy_whole_row_compiles_to_bulk_copies() {
         if *t == "T=bf16" {
             assert!(c.ptx.contains("max.bf16x2"), "{pins}: no packed max");
         }
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
         assert_eq!(res.spill_store_bytes, 0, "{pins} {t}: {res:?}");
     }
 }

@@ -11,18 +11,12 @@ use phobos_cuda::{emit, AheadForm, AheadRow, EmitOptions, Emitted, NoRowsAhead};
 
 /// `examples/FILE` at `pins` with `types`, specialized on `dims` (M and the row width).
 fn example(file: &str, pins: &str, types: &str, dims: [(&str, i64); 2]) -> Emitted {
-    let src = common::source(&format!("examples/{file}"));
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info
-        .variant(Some(pins), Some(types), None)
-        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
-    let mut k = phobos_check::instantiate(&module, info, &variant)
-        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
-    let dims: Vec<_> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    let opts = EmitOptions { source: Some(src) };
-    emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    common::specialized(
+        common::source(&format!("examples/{file}")),
+        pins,
+        types,
+        &dims,
+    )
 }
 
 const XENT: &str = "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=1";
@@ -444,23 +438,15 @@ fn assert_ahead_compiles(points: &[AheadPoint], barriers: usize) {
     let emitted: Vec<_> = (points.iter())
         .map(|(f, p, t, w, n, _, _)| example(f, p, t, [("M", 2048), (w, *n)]))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|e| (e.source.clone(), common::compile_options(e)))
+    let labels: Vec<_> = (points.iter())
+        .map(|(f, p, t, ..)| format!("{f} {p} {t}"))
         .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let Some(results) = common::compiled(&emitted, &labels) else {
         return;
     };
-    for (p, (e, r)) in points.iter().zip(emitted.iter().zip(&results)) {
+    for (p, (c, res)) in points.iter().zip(&results) {
         let (file, pins, types, _, _, regs, spill) = p;
-        let c = r
-            .as_ref()
-            .unwrap_or_else(|err| panic!("{file} {pins}: {}", err.log));
-        assert!(
-            c.ptx
-                .contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
-            "{pins}: no bulk copy"
-        );
-        assert!(c.ptx.contains("mbarrier.try_wait.parity"), "{pins}");
+        common::assert_bulk_copied(&c.ptx, pins);
         assert!(c.ptx.contains("fence.proxy.async.shared::cta"), "{pins}");
         assert_eq!(
             c.ptx.matches("mbarrier.init.shared").count(),
@@ -468,7 +454,6 @@ fn assert_ahead_compiles(points: &[AheadPoint], barriers: usize) {
             "{pins}"
         );
         assert!(!c.ptx.contains("mbarrier.inval"), "{pins}");
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
         assert!(res.registers <= *regs, "{file} {pins} {types}: {res:?}");
         assert!(
             res.spill_store_bytes <= *spill,

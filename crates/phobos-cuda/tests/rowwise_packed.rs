@@ -7,23 +7,12 @@
 
 mod common;
 
-use phobos_cuda::{emit, EmitOptions, Emitted};
+use phobos_cuda::Emitted;
 
 /// `examples/softmax_row.ph` at `pins` with `types`, specialized on M x N.
 fn row(pins: &str, types: &str, n: i64) -> Emitted {
-    let path = "examples/softmax_row.ph";
-    let src = common::source(path);
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info
-        .variant(Some(pins), Some(types), None)
-        .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
-    let mut k = phobos_check::instantiate(&module, info, &variant)
-        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
-    let dims = [("M".to_string(), 2048), ("N".to_string(), n)];
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    let opts = EmitOptions { source: Some(src) };
-    emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    let src = common::source("examples/softmax_row.ph");
+    common::specialized(src, pins, types, &[("M", 2048), ("N", n)])
 }
 
 /// The branch of softmax_row.ph's `if PACK != 4` that the point runs (the other is emitted as

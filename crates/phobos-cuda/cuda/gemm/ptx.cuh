@@ -211,6 +211,27 @@ PH_GEMM_DEV void mbar_wait(u32 bar, u32 parity) {
   } while (!done);
 }
 
+/// mbar_wait as one asm statement, its retry loop inside (PTX labels are local to the braces):
+/// straight-line code to the compiler, which keeps scheduling the arithmetic around it across
+/// several waits; on a completed phase it is one try.
+PH_GEMM_DEV void mbar_wait_inline(u32 bar, u32 parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT;\n}\n" ::"r"(
+          bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---- bulk copy of contiguous bytes (sm_90) ----------------------------------------------------
+
+/// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to shared `dst`,
+/// completing on mbarrier `bar` as transaction bytes.
+PH_GEMM_DEV void bulk_copy_g2s(u32 dst, const void* src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // ---- bulk tensor copy (TMA, sm_90) ------------------------------------------------------------
 
 /// 2-D tiled TMA load of one box at element coordinates (c0 innermost, c1) into shared memory,

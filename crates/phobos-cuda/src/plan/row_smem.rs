@@ -8,7 +8,7 @@
 //! the value never held whole in registers.
 
 use crate::layout::Layout;
-use crate::visit::{bodies, children, stmt_exprs};
+use crate::visit::{bodies, children, stmt_exprs, stmts_touch_local};
 use crate::Target;
 use phobos_ir::knobs::Knob;
 use phobos_ir::{BinOp, DType, Expr, ExprKind, Kernel, LocalId, ReduceOp, Stmt, StmtKind};
@@ -286,7 +286,7 @@ fn walk<'a>(
                         p
                     });
                     let first_use = (i + 1..stmts.len())
-                        .find(|&j| stmt_mentions(&stmts[j], l))
+                        .find(|&j| stmts_touch_local(std::slice::from_ref(&stmts[j]), l))
                         .map(|j| {
                             let mut p = path.clone();
                             p.last_mut().expect("this statement's path").1 = j;
@@ -357,18 +357,6 @@ fn stage(k: &Kernel, target: &Target, lay: Option<&Layout>, t: DType) -> Result<
         Ok(b) if b <= SMEM_LIMIT => Ok(b),
         _ => Err(NoRowSmem::TooLarge(bytes.min(i64::from(u32::MAX)) as u32)),
     }
-}
-
-/// `s` (or a statement nested in it) mentions local `l`.
-fn stmt_mentions(s: &Stmt, l: LocalId) -> bool {
-    fn expr(e: &Expr, l: LocalId) -> bool {
-        matches!(e.kind, ExprKind::Local(x) if x == l)
-            || children(e).into_iter().any(|c| expr(c, l))
-    }
-    stmt_exprs(s).into_iter().any(|e| expr(e, l))
-        || bodies(s)
-            .into_iter()
-            .any(|b| b.iter().any(|s| stmt_mentions(s, l)))
 }
 
 /// The groups a thread holds of a staged row in `lay` (each a slab of the buffer with SLABS).

@@ -118,10 +118,10 @@ pub fn compile_or_skip(
     Some(results)
 }
 
-/// Compiles each emitted kernel (NVRTC, two at once) and asserts that ptxas spilled nothing,
-/// each labelled by its `labels` entry; returns each one's compile and resource report for the
-/// caller's own checks, or `None` when NVRTC is not found (as [`compile_or_skip`]).
-pub fn assert_no_spills(
+/// Compiles each emitted kernel (NVRTC, two at once), each labelled by its `labels` entry (a
+/// compile error panics with it); returns each one's compile and ptxas resource report, or
+/// `None` when NVRTC is not found (as [`compile_or_skip`]).
+pub fn compiled(
     emitted: &[phobos_cuda::Emitted],
     labels: &[String],
 ) -> Option<Vec<(phobos_gpu::Compiled, phobos_gpu::resources::Resources)>> {
@@ -136,15 +136,36 @@ pub fn assert_no_spills(
             .map(|((r, e), label)| {
                 let c = r.unwrap_or_else(|err| panic!("{label}: {}\n{}", err.summary(), err.log));
                 let res = phobos_gpu::resources::of_compiled(&c, &e.entry).expect("ptxas report");
-                assert_eq!(
-                    (res.spill_store_bytes, res.spill_load_bytes),
-                    (0, 0),
-                    "{label}: spills"
-                );
                 (c, res)
             })
             .collect(),
     )
+}
+
+/// [`compiled`], asserting that ptxas spilled nothing.
+pub fn assert_no_spills(
+    emitted: &[phobos_cuda::Emitted],
+    labels: &[String],
+) -> Option<Vec<(phobos_gpu::Compiled, phobos_gpu::resources::Resources)>> {
+    let out = compiled(emitted, labels)?;
+    for ((_, res), label) in out.iter().zip(labels) {
+        assert_eq!(
+            (res.spill_store_bytes, res.spill_load_bytes),
+            (0, 0),
+            "{label}: spills"
+        );
+    }
+    Some(out)
+}
+
+/// A staged row's PTX (ROW_SMEM, ROWS_AHEAD): bulk copies completing on an mbarrier, waited on
+/// by parity.
+pub fn assert_bulk_copied(ptx: &str, label: &str) {
+    assert!(
+        ptx.contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+        "{label}: no bulk copy"
+    );
+    assert!(ptx.contains("mbarrier.try_wait.parity"), "{label}: no wait");
 }
 
 /// NVRTC options for an emitted kernel: its named headers and register cap.
