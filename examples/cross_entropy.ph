@@ -20,8 +20,8 @@
 // two blocks share a multiprocessor (a bf16 row of 57344 takes 112 KB), one's copy under the
 // other's arithmetic; at ROW_SMEM=2 the row is not realigned in shared memory (a max and a sum
 // do not care where an element lies): each thread masks its own chunks in place. The target's
-// logit is loaded first, under the row's copy. ROW_SMEM for 2-byte T only (an f32 row of 50257
-// is 201 KB; f32's whole row stays in registers, which hold one of 32000 at 1024 threads); the
+// logit is loaded after the row's max. ROW_SMEM for 2-byte T only (an f32 row of 50257 is
+// 201 KB; f32's whole row stays in registers, which hold one of 32000 at 1024 threads); the
 // chunked points (WHOLE=0) keep PACK=0 and ROW_SMEM=0. At ROWS_AHEAD=1 (a knob, with ROW_SMEM,
 // bench/NOTES.md r18) the blocks are persistent, each looping over the rows `ctx.block.x`,
 // `+ gridDim.x`, .., the row in two buffers: the next row's copy is in flight while this one is
@@ -50,10 +50,13 @@ kernel cross_entropy<T = f32>(X: tensor<T>[M, V], Target: tensor<i32>[M], Loss: 
   var m: f32 = -inf
   var s: f32 = 0.0
   if WHOLE == 1 {
-    // The target's logit first: its two dependent loads under the row's copy.
-    let t = f32(X[r, Target[r]])
+    // The row's copy first, then the target's index, in flight under the row's max; then the
+    // target's logit (whose address is that index, by now loaded), in flight under the sum
+    // (bench/NOTES.md r27, r28).
     let x = where(arange(BLOCK) < V, X[r, 0 :+ BLOCK], -inf)
+    let target = Target[r]
     m = max(f32(x))
+    let t = f32(X[r, target])
     s = sum(exp2(f32(x) * 1.4426950408889634 - m * 1.4426950408889634))
     if ctx.thread == 0 {
       Loss[r] = log(s) + m - t

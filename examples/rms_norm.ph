@@ -6,10 +6,10 @@
 // stored), so W is never whole in registers beside the row (bench/NOTES.md r7). MIN_BLOCKS=4
 // asks for four 256-thread blocks a multiprocessor (64 registers). THREADS=32 makes a block one
 // warp, which reduces by shuffles alone (short rows; bench/NOTES.md n1).
-@autotune(BLOCK in [512, 8192], THREADS in {128, 256, 512, 32, 64}, MIN_BLOCKS in [1, 4], RPB in [1, 4])
+@autotune(BLOCK in [512, 8192], THREADS in {128, 256, 512, 1024, 32, 64}, MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
-@where(THREADS * MIN_BLOCKS <= 1024)
+@where(THREADS * MIN_BLOCKS <= 2048)
 @launch(THREADS, MIN_BLOCKS)
 @grid(cdiv(M, RPB))
 @bytes(8 * M * N + 4 * N)

@@ -17,7 +17,8 @@ const XENT_WHOLE: &str = "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1";
 
 /// cross_entropy.ph's whole-row form (WHOLE=1, bench/NOTES.md r16): its masked row is staged
 /// (no store writes through the buffer: the loss is a scalar), the max taken on packed pairs,
-/// the target's logit loaded before the row, two blocks a multiprocessor.
+/// the target's index loaded under the row's copy and its logit after the max, two blocks a
+/// multiprocessor.
 #[test]
 fn cross_entropy_whole_row_is_staged() {
     let e = xent(XENT_WHOLE, "T=bf16", 4096, 50257);
@@ -40,13 +41,16 @@ fn cross_entropy_whole_row_is_staged() {
         s.contains("= ph::reduce_all_packed<ph::Max>(x, ph_scratch);"),
         "{s}"
     );
-    let target = s
-        .find("const float t = ph::load2<true>(X, r,")
-        .expect("the target's logit");
-    let row = s
-        .find("ph::load_row_smem_fill<Blk1x57344")
-        .expect("the staged row");
-    assert!(target < row, "the target's logit is loaded before the row");
+    // In the kernel's order: the row's copy, the target's index, the row's max, the target's
+    // logit (bench/NOTES.md r28).
+    let at = |what: &str| s.find(what).unwrap_or_else(|| panic!("{what}: {s}"));
+    let order = [
+        at("ph::load_row_smem_fill<Blk1x57344"),
+        at("const int target = ph::load1<true>(Target, r, M);"),
+        at("= ph::reduce_all_packed<ph::Max>(x, ph_scratch);"),
+        at("const float t = ph::load2<true>(X, r, target, M, V);"),
+    ];
+    assert!(order.is_sorted(), "{order:?}");
     // 512 threads: 112 elements a thread, still two blocks; aligned rows of 32000 in 65.6 KB
     // blocks: three.
     let half = xent(

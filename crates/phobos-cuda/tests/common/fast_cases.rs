@@ -190,6 +190,11 @@ fn specs() -> Vec<Spec> {
         Spec { label: "sm90 bf16 64x128x64 s6 SPLIT_K=4 -> bf16: cluster reduce", text: gemm_text(&at(64, 128, 64, 6, ", SPLIT_K in [4], SPLIT_REDUCE in [4]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=bf16", dims: [130, 200, 1000], expect: "::reduce_split_dsmem<4>(", interp: false },
         Spec { label: "sm90 f16 64x128x64 s8 SPLIT_K=2 -> f16: cluster reduce", text: gemm_text(&at(64, 128, 64, 8, ", SPLIT_K in [2], SPLIT_REDUCE in [4]"), "@launch(160)"), types: "TA=f16,TB=f16,TC=f16", dims: [130, 200, 1000], expect: "::reduce_split_dsmem<2>(", interp: false },
         Spec { label: "sm90 bf16 64x64x64 s6 SPLIT_K=4 K = 80 -> f32: cluster reduce (interpreter)", text: gemm_text(&at(64, 64, 64, 6, ", SPLIT_K in [4], SPLIT_REDUCE in [4]"), "@launch(160)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [130, 200, 80], expect: "::reduce_split_dsmem<4>(", interp: true },
+        // The same reduction on two consumer warpgroups along M (@launch(288)): 128-row tiles
+        // in 8 parts (512x512x4096's winner candidate) with N's last tile ragged, and a 128x192
+        // tile whose parts store 48 columns each, into f32.
+        Spec { label: "sm90 f16 128x128x64 s4 producer warp SPLIT_K=8 -> f16: cluster reduce", text: gemm_text(&at(128, 128, 64, 4, ", SPLIT_K in [8], SPLIT_REDUCE in [4]"), "@launch(288)"), types: "TA=f16,TB=f16,TC=f16", dims: [520, 392, 4000], expect: "::reduce_split_dsmem<8>(", interp: false },
+        Spec { label: "sm90 bf16 128x192x64 s3 producer warp SPLIT_K=4 -> f32: cluster reduce (interpreter)", text: gemm_text(&at(128, 192, 64, 3, ", SPLIT_K in [4], SPLIT_REDUCE in [4]"), "@launch(288)"), types: "TA=bf16,TB=bf16,TC=f32", dims: [136, 200, 456], expect: "::reduce_split_dsmem<4>(", interp: true },
         Spec { label: "sm80 e4m3 128x128x64 s3 dot_t odd K: 1-byte loads", text: gemm_t_text(&at(128, 128, 64, 3, "")), types: "TA=f8e4m3,TB=f8e4m3,TC=f32", dims: [520, 392, 333], expect: "sm80::MainLoop<ph::gemm::F8E4M3, 128, 128, 64, 2, 4, 3, true, true, 1, 1>", interp: false },
     ]
 }
