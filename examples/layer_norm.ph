@@ -8,8 +8,9 @@
 // of W and of B loaded, the group computed and stored), so only the row is held in registers
 // across its reductions and after them (bench/NOTES.md r5, r7); MIN_BLOCKS=4 asks for four
 // 256-thread blocks a multiprocessor (64 registers), MIN_BLOCKS=8 for eight 128-thread ones
-// (64 registers: eight rows in flight where four were; NOTES r27). THREADS=32 makes a block one
-// warp, whose statistics take shuffles alone: no shared memory, no barrier (short rows; NOTES n1).
+// (64 registers: eight rows in flight where four were; NOTES r27); the blocks a multiprocessor
+// asks for hold at most its 2048 threads. THREADS=32 makes a block one warp, whose statistics
+// take shuffles alone: no shared memory, no barrier (short rows; NOTES n1).
 @autotune(BLOCK in [512, 8192], THREADS in {128, 256, 512, 1024, 32, 64}, MIN_BLOCKS in [1, 8], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)

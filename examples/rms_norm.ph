@@ -4,8 +4,10 @@
 // a row's load is in flight during the previous row's reduction and store. W is read inside the
 // store, which the code generator emits a vector group at a time (W's group loaded, scaled,
 // stored), so W is never whole in registers beside the row (bench/NOTES.md r7). MIN_BLOCKS=4
-// asks for four 256-thread blocks a multiprocessor (64 registers). THREADS=32 makes a block one
-// warp, which reduces by shuffles alone (short rows; bench/NOTES.md n1).
+// asks for four 256-thread blocks a multiprocessor (64 registers) or four of 512 (32), and
+// MIN_BLOCKS=2 two of 1024 (the bf16 and f32 winners at 8192 wide; NOTES r27): at most a
+// multiprocessor's 2048 threads. THREADS=32 makes a block one warp, which reduces by shuffles
+// alone (short rows; bench/NOTES.md n1).
 @autotune(BLOCK in [512, 8192], THREADS in {128, 256, 512, 1024, 32, 64}, MIN_BLOCKS in [1, 4], RPB in [1, 4])
 @where(N <= BLOCK)
 @where(BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)

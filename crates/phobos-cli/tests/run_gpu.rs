@@ -96,7 +96,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("histogram.ph", "BLOCK=4096", "N=5000,BINS=7"),
     (
         "layer_norm.ph",
-        "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
+        "BLOCK=8192 THREADS=1024 MIN_BLOCKS=2 RPB=4",
         "M=7,N=300",
     ),
     ("layer_norm_backward.ph", "ROWS=8 BLOCK=1024", "M=19,N=1000"),
@@ -105,7 +105,7 @@ const LARGEST: &[(&str, &str, &str)] = &[
     ("partial_sums.ph", "U=8", "N=1000"),
     (
         "rms_norm.ph",
-        "BLOCK=8192 THREADS=512 MIN_BLOCKS=2 RPB=4",
+        "BLOCK=8192 THREADS=1024 MIN_BLOCKS=2 RPB=4",
         "M=7,N=301",
     ),
     ("row_stats.ph", "ROWS=8 BLOCK=256", "M=7,N=45"),
