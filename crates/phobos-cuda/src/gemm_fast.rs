@@ -370,5 +370,9 @@ pub fn split_k_range(k_lo: i64, k_hi: i64, tile_k: i64, split_k: i64, z: i64) ->
 mod tests;
 
 #[cfg(test)]
+#[path = "gemm_fast_config_tests.rs"]
+mod config_tests;
+
+#[cfg(test)]
 #[path = "gemm_fast_target_tests.rs"]
 mod target_tests;
