@@ -60,6 +60,47 @@ pub enum SplitReduce {
 pub struct SplitRecord {
     pub parts: u32,
     pub reduce: SplitReduce,
+    /// SPLIT_REDUCE=4 was asked for and the main loop cannot reduce in a cluster: why (the
+    /// parts then meet in the paired workspace).
+    pub cluster_refused: Option<NoClusterSplit>,
+}
+
+/// Why SPLIT_REDUCE=4 cannot reduce a main loop's parts in a thread block cluster
+/// ([`split_cluster_blocker`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoClusterSplit {
+    /// Not the wgmma main loop (`reduce_split_dsmem` is in `gemm/sm90.cuh`).
+    NotWgmma,
+    /// Several consumer warpgroups along N: a thread does not hold every column slice.
+    WarpgroupsAlongN,
+    /// More parts than a portable cluster's 8 blocks.
+    TooManyParts,
+    /// TILE_N / SPLIT_K is not a multiple of 8 columns.
+    SliceNotWhole,
+    /// The tile's f32 partials do not fit in the main loop's shared memory.
+    PartialsDoNotFit,
+    /// The persistent schedule (its blocks do not split K).
+    Persistent,
+    /// CLUSTER already groups the blocks along M.
+    ClusterAlongM,
+}
+
+impl std::fmt::Display for NoClusterSplit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoClusterSplit::NotWgmma => "it needs the wgmma main loop",
+            NoClusterSplit::WarpgroupsAlongN => "it needs one consumer warpgroup along N",
+            NoClusterSplit::TooManyParts => "a portable cluster holds at most 8 blocks",
+            NoClusterSplit::SliceNotWhole => {
+                "each part owns TILE_N / SPLIT_K columns: a multiple of 8"
+            }
+            NoClusterSplit::PartialsDoNotFit => {
+                "the tile's f32 partials do not fit in the main loop's shared memory"
+            }
+            NoClusterSplit::Persistent => "persistent blocks do not split K",
+            NoClusterSplit::ClusterAlongM => "CLUSTER already groups blocks along M",
+        })
+    }
 }
 
 /// A GEMM whose k loop is split.
@@ -76,6 +117,8 @@ pub struct SplitK {
     /// SPLIT_REDUCE=3 (workspace only): partial tiles and the last part's sum move in 8-byte
     /// pairs of columns where C's rows allow, the last part's own slice from its registers.
     pub pairs: bool,
+    /// SPLIT_REDUCE=4 asked for and refused (the parts meet in the paired workspace): why.
+    pub cluster_refused: Option<NoClusterSplit>,
 }
 
 impl SplitK {
@@ -84,6 +127,7 @@ impl SplitK {
         SplitRecord {
             parts: self.parts,
             reduce: self.reduce,
+            cluster_refused: self.cluster_refused,
         }
     }
 }
@@ -212,6 +256,7 @@ pub fn plan_split(
         store: *store,
         c: *tensor,
         pairs: pairs && reduce == SplitReduce::Workspace,
+        cluster_refused: None,
     })
 }
 
@@ -225,30 +270,30 @@ pub fn split_cluster_blocker(
     parts: u32,
     persistent: bool,
     cluster: u32,
-) -> Option<&'static str> {
+) -> Option<NoClusterSplit> {
     let MainLoop::Fast(f) = ml else {
-        return Some("it needs the wgmma main loop");
+        return Some(NoClusterSplit::NotWgmma);
     };
     let (Strategy::Sm90, Some(c)) = (f.plan.strategy, f.plan.sm90.as_deref()) else {
-        return Some("it needs the wgmma main loop");
+        return Some(NoClusterSplit::NotWgmma);
     };
     if c.wg_n != 1 {
-        return Some("it needs one consumer warpgroup along N");
+        return Some(NoClusterSplit::WarpgroupsAlongN);
     }
     if parts > 8 {
-        return Some("a portable cluster holds at most 8 blocks");
+        return Some(NoClusterSplit::TooManyParts);
     }
     if c.bn % (8 * parts) != 0 {
-        return Some("each part owns TILE_N / SPLIT_K columns: a multiple of 8");
+        return Some(NoClusterSplit::SliceNotWhole);
     }
     if (c.bm * c.bn * 4) as u64 + 1024 > f.plan.smem_bytes as u64 {
-        return Some("the tile's f32 partials do not fit in the main loop's shared memory");
+        return Some(NoClusterSplit::PartialsDoNotFit);
     }
     if persistent {
-        return Some("persistent blocks do not split K");
+        return Some(NoClusterSplit::Persistent);
     }
     if cluster > 1 {
-        return Some("CLUSTER already groups blocks along M");
+        return Some(NoClusterSplit::ClusterAlongM);
     }
     None
 }

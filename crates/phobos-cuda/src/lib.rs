@@ -35,14 +35,14 @@ pub mod names;
 mod plan;
 pub mod row_split;
 pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release, SharedOperand};
-pub use gemm_split::{SplitRecord, SplitReduce};
+pub use gemm_split::{NoClusterSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
-    MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer, NoRing,
-    NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer, QByProducer, RegSplit,
-    Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot, Walk, WgOperand,
-    WgmmaForm, PINGPONG_BARRIER,
+    MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
+    NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer,
+    QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot,
+    Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -51,7 +51,8 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
             }),
             split: Some(SplitRecord {
                 parts: 4,
-                reduce: SplitReduce::Workspace
+                reduce: SplitReduce::Workspace,
+                cluster_refused: None
             }),
             release: Some(Release::AfterNext),
             b_issue: Some(BIssue::Shares),
@@ -86,7 +87,8 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
         e.gemms[0].split,
         Some(SplitRecord {
             parts: 2,
-            reduce: SplitReduce::AtomicAdd
+            reduce: SplitReduce::AtomicAdd,
+            cluster_refused: None
         })
     );
 }
@@ -201,7 +203,8 @@ fn clusters_share_b_with_split_k() {
         e.gemms[0].split,
         Some(SplitRecord {
             parts: 2,
-            reduce: SplitReduce::Workspace
+            reduce: SplitReduce::Workspace,
+            cluster_refused: None
         })
     );
     let b = e.tma.iter().find(|t| t.name.ends_with("tma1")).unwrap();

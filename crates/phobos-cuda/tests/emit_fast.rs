@@ -362,7 +362,11 @@ fn split_k_needs_a_linear_epilogue() {
             let why = format!("{types} {epilogue}: {}", e.notes.join("\n"));
             assert_eq!(e.grid_z > 1, splits, "{why}");
             assert_eq!(e.source.contains(call), splits, "{why}");
-            let split = splits.then_some(SplitRecord { parts: 2, reduce });
+            let split = splits.then_some(SplitRecord {
+                parts: 2,
+                reduce,
+                cluster_refused: None,
+            });
             assert_eq!(e.gemms[0].split, split, "{why}");
             if !splits {
                 assert!(has_note(&e, "SPLIT_K=2 not applied", "linear"), "{why}");

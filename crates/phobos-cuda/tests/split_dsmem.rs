@@ -6,7 +6,7 @@
 
 mod common;
 
-use phobos_cuda::{emit, EmitOptions, Emitted, SplitRecord, SplitReduce};
+use phobos_cuda::{emit, EmitOptions, Emitted, NoClusterSplit, SplitRecord, SplitReduce};
 
 const SMALL: &str = "examples/gemm_small.ph";
 const P512: [(&str, i64); 3] = [("M", 512), ("N", 512), ("K", 4096)];
@@ -72,7 +72,8 @@ fn the_cluster_reduction_is_recorded_and_needs_no_workspace() {
             e.gemms[0].split,
             Some(SplitRecord {
                 parts: split_k,
-                reduce: SplitReduce::Cluster
+                reduce: SplitReduce::Cluster,
+                cluster_refused: None,
             }),
             "{why}"
         );
@@ -108,24 +109,40 @@ fn loops_the_cluster_cannot_reduce_take_the_paired_workspace() {
             "@launch(160)",
             2,
             2,
+            NoClusterSplit::ClusterAlongM,
         ),
-        (at(64, 64, 32, ", SPLIT_K in [2]"), "@launch(256)", 2, 1),
-        (at(64, 128, 64, ", SPLIT_K in [16]"), "@launch(160)", 16, 1),
+        (
+            at(64, 64, 32, ", SPLIT_K in [2]"),
+            "@launch(256)",
+            2,
+            1,
+            NoClusterSplit::NotWgmma,
+        ),
+        (
+            at(64, 128, 64, ", SPLIT_K in [16]"),
+            "@launch(160)",
+            16,
+            1,
+            NoClusterSplit::TooManyParts,
+        ),
     ];
-    for (autotune, launch, parts, cluster) in cases {
+    for (autotune, launch, parts, cluster, why) in cases {
         let text = common::fast::gemm_text(&autotune, launch);
         let dims = [("M", 512), ("N", 512), ("K", 16384)];
         let (k, src) = common::fast::kernel_of(&text, "TA=f16,TB=f16,TC=f16", &dims);
         let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+        let notes = e.notes.join("\n");
         assert_eq!(
             e.gemms[0].split,
             Some(SplitRecord {
                 parts,
-                reduce: SplitReduce::Workspace
+                reduce: SplitReduce::Workspace,
+                cluster_refused: Some(why),
             }),
-            "{autotune}: {}",
-            e.notes.join("\n")
+            "{autotune}: {notes}"
         );
+        let note = format!("SPLIT_REDUCE=4 not applied (the paired workspace instead): {why}");
+        assert!(e.notes.contains(&note), "{autotune}: {notes}");
         assert_eq!(e.cluster, cluster, "{autotune}");
         assert!(e.split_workspace.is_some(), "{autotune}");
         assert!(!e.source.contains("reduce_split_dsmem"), "{autotune}");

@@ -79,7 +79,8 @@ fn a_split_128x128_tile_goes_through_the_workspace_in_pairs() {
         e.gemms[0].split,
         Some(SplitRecord {
             parts: 8,
-            reduce: SplitReduce::Workspace
+            reduce: SplitReduce::Workspace,
+            cluster_refused: None
         })
     );
     assert_eq!(

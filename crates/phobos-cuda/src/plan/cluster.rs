@@ -32,7 +32,7 @@ pub fn cluster_blocker(
     // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
     let m = match one_gemm_with_producer_warp(gemms) {
         Ok(m) => m,
-        Err(why) => return Some(why),
+        Err(why) => return Some(why.reason()),
     };
     if m.path.len() != 1 {
         return Some("the GEMM loop is under a branch or loop, which both blocks must take");
@@ -71,22 +71,57 @@ pub fn cluster_blocker(
     None
 }
 
+/// Why a kernel's GEMM is not the one wgmma main loop with a producer warp that the
+/// persistent schedule and clusters build on (`one_gemm_with_producer_warp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoProducerLoop {
+    /// The kernel has no recognized GEMM loop, or more than one.
+    NotOneGemm,
+    /// The GEMM runs the generic FFMA loop of `phobos_dot.cuh`.
+    GenericLoop,
+    /// The GEMM runs a `cuda/gemm/` main loop other than wgmma (no sm_90a, or operands the
+    /// copy engine cannot map).
+    NotWgmma,
+    /// The wgmma loop's copies are issued by thread 0: `@launch` has no producer warp.
+    NoProducerWarp,
+}
+
+impl NoProducerLoop {
+    /// The reason as the notes say it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            NoProducerLoop::NotOneGemm => "it needs exactly one recognized GEMM loop",
+            NoProducerLoop::GenericLoop => "it needs the wgmma main loop",
+            NoProducerLoop::NotWgmma => "it needs the wgmma main loop (sm_90a, aligned operands)",
+            NoProducerLoop::NoProducerWarp => {
+                "it needs a producer warp: @launch(128 * warpgroups + 32)"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for NoProducerLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
 /// The one recognized GEMM of the kernel when it runs on the wgmma main loop with a producer
 /// warp (what both the persistent schedule and clusters build on), else why not.
 pub(super) fn one_gemm_with_producer_warp(
     gemms: &[(GemmMatch, MainLoop)],
-) -> Result<&GemmMatch, &'static str> {
+) -> Result<&GemmMatch, NoProducerLoop> {
     let [(m, ml)] = gemms else {
-        return Err("it needs exactly one recognized GEMM loop");
+        return Err(NoProducerLoop::NotOneGemm);
     };
     let MainLoop::Fast(f) = ml else {
-        return Err("it needs the wgmma main loop");
+        return Err(NoProducerLoop::GenericLoop);
     };
     if f.plan.strategy != Strategy::Sm90 {
-        return Err("it needs the wgmma main loop (sm_90a, aligned operands)");
+        return Err(NoProducerLoop::NotWgmma);
     }
     if f.plan.threads % 128 != 32 {
-        return Err("it needs a producer warp: @launch(128 * warpgroups + 32)");
+        return Err(NoProducerLoop::NoProducerWarp);
     }
     Ok(m)
 }

@@ -35,8 +35,7 @@ mod rows_ahead;
 mod schedule;
 mod streamed;
 mod tma_store;
-pub use cluster::cluster_blocker;
-use cluster::one_gemm_with_producer_warp;
+pub use cluster::{cluster_blocker, NoProducerLoop};
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
@@ -160,7 +159,10 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                     cluster_note = Some(format!(
                         "SPLIT_REDUCE=4 not applied (the paired workspace instead): {why}"
                     ));
-                    planned = plan_split(k, &ms, parts, true, true, false);
+                    planned = plan_split(k, &ms, parts, true, true, false).map(|s| SplitK {
+                        cluster_refused: Some(why),
+                        ..s
+                    });
                 }
             }
             notes.extend(cluster_note);
@@ -184,7 +186,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     } else {
         match persistent_blocker(k, &gemms, split.is_some()) {
             None => Schedule::Persistent,
-            Some(why) => Schedule::NotApplied(Blocker::Plan(why)),
+            Some(why) => Schedule::NotApplied(why),
         }
     };
     let persistent = schedule == Schedule::Persistent;

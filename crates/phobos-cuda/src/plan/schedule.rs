@@ -2,7 +2,7 @@
 //! the persistent schedule was declared and not applied. A typed record in the plan; the notes
 //! render it.
 
-use super::one_gemm_with_producer_warp;
+use super::cluster::{one_gemm_with_producer_warp, NoProducerLoop};
 use crate::gemm_match::GemmMatch;
 use crate::mainloop::MainLoop;
 use phobos_ir::{ExprKind, Kernel};
@@ -21,11 +21,29 @@ pub enum Schedule {
 /// Why SCHEDULE=2 does not apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Blocker {
-    /// What the main loops need is missing (see `plan::persistent_blocker`).
-    Plan(&'static str),
+    /// The kernel's GEMM is not one wgmma main loop with a producer warp.
+    MainLoop(NoProducerLoop),
+    /// SPLIT_K applies: its parts are the grid's z axis.
+    SplitK,
+    /// The kernel's own grid has a z axis.
+    GridZ,
     /// The code around the main loop synchronizes the block or uses the shared scratch (the
     /// producer warp, running ahead, would wait for the consumers while they wait for it).
     Surroundings,
+}
+
+impl std::fmt::Display for Blocker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Blocker::MainLoop(why) => write!(f, "{why}"),
+            Blocker::SplitK => write!(f, "SPLIT_K uses the grid's z axis"),
+            Blocker::GridZ => write!(f, "the kernel's grid has a z axis"),
+            Blocker::Surroundings => write!(
+                f,
+                "the code around the main loop synchronizes the block or uses shared memory"
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for Schedule {
@@ -38,14 +56,9 @@ impl std::fmt::Display for Schedule {
                  launch has as many blocks as are resident at once); the producer warp loads \
                  the next tile's stages while the consumers store the last"
             ),
-            Schedule::NotApplied(Blocker::Plan(why)) => {
+            Schedule::NotApplied(why) => {
                 write!(f, "SCHEDULE=2 not applied (one block per tile): {why}")
             }
-            Schedule::NotApplied(Blocker::Surroundings) => write!(
-                f,
-                "SCHEDULE=2 not applied (one block per tile): the code around the main loop \
-                 synchronizes the block or uses shared memory"
-            ),
         }
     }
 }
@@ -66,15 +79,15 @@ pub fn persistent_blocker(
     k: &Kernel,
     gemms: &[(GemmMatch, MainLoop)],
     split_k: bool,
-) -> Option<&'static str> {
+) -> Option<Blocker> {
     if let Err(why) = one_gemm_with_producer_warp(gemms) {
-        return Some(why);
+        return Some(Blocker::MainLoop(why));
     }
     if split_k {
-        return Some("SPLIT_K uses the grid's z axis");
+        return Some(Blocker::SplitK);
     }
     if !matches!(k.grid[2].kind, ExprKind::Lit(phobos_ir::Lit::Int(1))) {
-        return Some("the kernel's grid has a z axis");
+        return Some(Blocker::GridZ);
     }
     None
 }
