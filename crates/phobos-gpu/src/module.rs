@@ -73,7 +73,7 @@ pub struct FuncAttributes {
 }
 
 /// A cluster occupancy question: threads a block, dynamic shared memory, blocks a cluster.
-type ClusterQuery = (u32, u32, u32);
+type ClusterQuery = (u32, u32, [u32; 3]);
 
 /// A kernel of a loaded module.
 pub struct Function {
@@ -317,9 +317,9 @@ impl Function {
         Ok(n)
     }
 
-    /// Clusters of `cluster` blocks resident on the device at once, as the driver computes it
-    /// (`cuOccupancyMaxActiveClusters`, the kernel compiled with those cluster dimensions),
-    /// asked once per (threads, dynamic shared memory, cluster) and remembered. A cluster's
+    /// Clusters of `cluster` blocks (x, y, z) resident on the device at once, as the driver
+    /// computes it (`cuOccupancyMaxActiveClusters`, the kernel compiled with those cluster
+    /// dimensions), asked once per (threads, dynamic shared memory, cluster) and remembered. A cluster's
     /// blocks share one GPC, so this can be fewer than the resident blocks over `cluster`
     /// (four-block clusters on a GPC of 18 multiprocessors leave two idle): a persistent
     /// launch of more clusters than this runs the rest in a second wave.
@@ -327,7 +327,7 @@ impl Function {
         &self,
         threads: u32,
         dynamic_smem: u32,
-        cluster: u32,
+        cluster: [u32; 3],
     ) -> Result<u32, GpuError> {
         let key = (threads, dynamic_smem, cluster);
         let mut memo = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
@@ -338,9 +338,9 @@ impl Function {
         let gpu = self.gpu();
         gpu.enter()?;
         let config = sys::CUlaunchConfig {
-            gridDimX: cluster,
-            gridDimY: 1,
-            gridDimZ: 1,
+            gridDimX: cluster[0],
+            gridDimY: cluster[1],
+            gridDimZ: cluster[2],
             blockDimX: threads,
             blockDimY: 1,
             blockDimZ: 1,

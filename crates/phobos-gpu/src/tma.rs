@@ -322,7 +322,8 @@ pub fn encode_args(
 /// prepared launch owns ([`SplitWorkspace`]), after everything above. `row_split` above 1: each
 /// block of the kernel's grid runs as a cluster of that many blocks along x (ROW_SPLIT; the
 /// kernel is compiled with `__cluster_dims__(row_split, 1, 1)`), so the launch's x grid is the
-/// kernel's times it.
+/// kernel's times it. `cluster_z` above 1: the kernel is compiled with
+/// `__cluster_dims__(1, 1, cluster_z)` (SPLIT_REDUCE=4: a tile's split parts, `grid_z` of them).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchFacts {
     pub tensor_maps: Vec<TensorMapParam>,
@@ -336,6 +337,8 @@ pub struct LaunchFacts {
     pub split_workspace: Option<SplitWorkspace>,
     #[serde(default)]
     pub row_split: u32,
+    #[serde(default)]
+    pub cluster_z: u32,
 }
 
 /// The f32 workspace of a split-K GEMM whose C is not f32 (`phobos_cuda::SplitWorkspace`):
@@ -367,6 +370,9 @@ pub struct PreparedLaunch {
     pub persistent: bool,
     /// The cluster's blocks along x (1: no clusters): the clamped grid stays a multiple of it.
     pub cluster_x: u32,
+    /// The kernel's compiled cluster dimensions (`[1, 1, 1]`: no clusters): CLUSTER's and
+    /// ROW_SPLIT's along x, SPLIT_REDUCE=4's along z.
+    pub cluster: [u32; 3],
     /// A persistent kernel's grid clamped further, to at most this many blocks (`None`: the
     /// resident blocks): tests set it so that every block walks several logical blocks even
     /// at problems smaller than the device.
@@ -374,6 +380,34 @@ pub struct PreparedLaunch {
     /// The split-K workspace the launch passes (kept alive as long as the prepared launch;
     /// launches of one prepared launch must not overlap, as on one stream they do not).
     pub workspace: Option<std::sync::Arc<crate::memory::DeviceBuffer>>,
+}
+
+/// How many of a clustered launch's clusters the device holds at once
+/// ([`crate::Gpu::cluster_residency`]): a launch of more clusters than that runs the rest in
+/// later waves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterResidency {
+    /// The compiled cluster dimensions.
+    pub dims: [u32; 3],
+    /// Clusters resident at once (`cuOccupancyMaxActiveClusters`).
+    pub resident: u32,
+    /// Clusters the launch has.
+    pub launched: u32,
+}
+
+impl ClusterResidency {
+    /// Blocks a cluster.
+    pub fn size(&self) -> u32 {
+        self.dims.iter().product()
+    }
+    /// Rounds of resident clusters the launch takes (0 when none fits).
+    pub fn waves(&self) -> u32 {
+        if self.resident == 0 {
+            0
+        } else {
+            self.launched.div_ceil(self.resident)
+        }
+    }
 }
 
 /// What [`plan_launch`] computes without a GPU.

@@ -104,11 +104,13 @@ impl Gpu {
             }
         };
         bound.grid = grid;
+        let x = facts.cluster_x.max(facts.row_split).max(1);
         Ok(PreparedLaunch {
             bound,
             zero,
             persistent: logical.is_some(),
             cluster_x: facts.cluster_x.max(1),
+            cluster: [x, 1, facts.cluster_z.max(1)],
             max_blocks: None,
             workspace,
         })
@@ -127,9 +129,21 @@ impl Gpu {
         }
         let mut args = p.bound.args.clone();
         let mut config = LaunchConfig::of(&p.bound, dynamic_smem);
+        config.grid = self.launch_grid(f, p, dynamic_smem)?;
+        self.launch_raw(f, config, &mut args)
+    }
+
+    /// The grid [`Gpu::launch_prepared`] launches `p` with: its own, or for a persistent kernel
+    /// as many blocks as are resident at once, at most one per tile, in whole clusters.
+    pub fn launch_grid(
+        &self,
+        f: &Function,
+        p: &PreparedLaunch,
+        dynamic_smem: u32,
+    ) -> Result<[u32; 3], GpuError> {
+        let mut grid = p.bound.grid;
         if p.persistent {
-            // As many blocks as are resident at once, at most one per tile (the driver is asked
-            // once per function, not between a timed launch's events).
+            // The driver is asked once per function, not between a timed launch's events.
             let per_sm = f
                 .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
                 .max(1);
@@ -137,16 +151,39 @@ impl Gpu {
             let c = p.cluster_x.max(1);
             if c > 1 {
                 // Whole clusters, as many as the GPCs hold at once.
-                let clusters = f.resident_clusters(p.bound.block, dynamic_smem, c)?;
+                let clusters = f.resident_clusters(p.bound.block, dynamic_smem, [c, 1, 1])?;
                 if clusters > 0 {
                     resident = resident.min(clusters.saturating_mul(c));
                 }
             }
             let resident = p.max_blocks.map_or(resident, |m| resident.min(m.max(1)));
             // Whole clusters (the tile count is already a multiple of the cluster).
-            config.grid[0] = config.grid[0].min((resident / c).max(1) * c).max(1);
+            grid[0] = grid[0].min((resident / c).max(1) * c).max(1);
         }
-        self.launch_raw(f, config, &mut args)
+        Ok(grid)
+    }
+
+    /// How many of `p`'s clusters the device holds at once against how many its launch has
+    /// (`None` without clusters): a clustered launch of more than fit runs in waves, which the
+    /// resident blocks per multiprocessor do not show (a cluster's blocks share one GPC).
+    pub fn cluster_residency(
+        &self,
+        f: &Function,
+        p: &PreparedLaunch,
+        dynamic_smem: u32,
+    ) -> Result<Option<crate::ClusterResidency>, GpuError> {
+        let dims = p.cluster.map(|d| d.max(1));
+        if dims.iter().product::<u32>() <= 1 {
+            return Ok(None);
+        }
+        let grid = self.launch_grid(f, p, dynamic_smem)?;
+        let launched = (0..3).map(|i| grid[i].div_ceil(dims[i])).product();
+        let resident = f.resident_clusters(p.bound.block, dynamic_smem, dims)?;
+        Ok(Some(crate::ClusterResidency {
+            dims,
+            resident,
+            launched,
+        }))
     }
 }
 

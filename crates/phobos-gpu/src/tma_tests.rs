@@ -233,6 +233,7 @@ fn plan_appends_maps_zeroes_outputs_and_sets_grid_z() {
         cluster_x: 1,
         split_workspace: None,
         row_split: 1,
+        cluster_z: 1,
     };
     let LaunchPlan {
         maps,
@@ -355,6 +356,7 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     // 2^31 - 1 blocks.
     let split = LaunchFacts {
         row_split: 4,
+        cluster_z: 1,
         ..facts.clone()
     };
     assert_eq!(

@@ -213,6 +213,13 @@ pub trait Loaded {
     /// milliseconds.
     fn launch_timed(&mut self) -> Result<f64, RunError>;
 
+    /// After [`Loaded::prepare`]: for a launch in thread block clusters, how many of its
+    /// clusters the device holds at once against how many it has; `None` without clusters
+    /// (and on devices without them).
+    fn clusters(&self) -> Option<phobos_gpu::ClusterResidency> {
+        None
+    }
+
     /// Runs a sample of the launch's blocks on these arguments (the interpreter can: blocks
     /// never communicate) and leaves their stores in them; `None` when the device runs whole
     /// launches only.

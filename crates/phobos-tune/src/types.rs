@@ -450,6 +450,11 @@ pub struct Resources {
     pub smem_bytes: u64,
     pub threads: u32,
     pub occupancy: Option<Occupancy>,
+    /// A clustered launch: how many of its clusters the device holds at once against how many
+    /// it has (the worker asks the driver when it times the variant; `None` without clusters
+    /// or before a timing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<phobos_gpu::ClusterResidency>,
 }
 
 impl Resources {

@@ -156,7 +156,11 @@ fn the_library_is_timed_like_a_variant() {
         seed: 1,
     };
     match handle(&mut s, &req) {
-        Reply::Timed { id: 9, stats } => assert_eq!(stats.median_ms, 0.25),
+        Reply::Timed {
+            id: 9,
+            stats,
+            clusters: None,
+        } => assert_eq!(stats.median_ms, 0.25),
         other => panic!("{other:?}"),
     }
     assert_eq!(req.id(), Some(9));

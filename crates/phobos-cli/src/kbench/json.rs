@@ -42,6 +42,12 @@ fn one(r: &PointResult, checked: Option<&Checked>) -> Value {
                 "blocks_per_sm": o.blocks_per_sm,
                 "limiter": o.limiter.name(),
             })),
+            "clusters": x.clusters.map(|c| json!({
+                "dims": c.dims,
+                "resident": c.resident,
+                "launched": c.launched,
+                "waves": c.waves(),
+            })),
         })
     });
     json!({

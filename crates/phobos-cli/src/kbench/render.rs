@@ -100,7 +100,8 @@ fn resources_text(r: &PointResult) -> String {
     }
 }
 
-/// Registers, spills, shared memory and occupancy in one line.
+/// Registers, spills, shared memory and occupancy in one line; for a clustered launch, how many
+/// of its clusters the device held at once.
 pub fn resources(res: &Resources) -> String {
     let mut s = format!(
         "regs {} spill {} smem {}",
@@ -114,6 +115,16 @@ pub fn resources(res: &Resources) -> String {
             o.active_warps_per_sm,
             o.max_warps_per_sm,
             o.limiter.name()
+        ));
+    }
+    if let Some(c) = res.clusters {
+        let waves = c.waves();
+        s.push_str(&format!(
+            " clusters of {}: {} launched, {} at once ({waves} wave{})",
+            c.size(),
+            c.launched,
+            c.resident,
+            if waves == 1 { "" } else { "s" }
         ));
     }
     s
@@ -328,4 +339,35 @@ pub fn ending(report: &Report, reproduce: Option<&str>, summary: &Summary) -> St
     }
     out.push_str(&summary.line());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_say_how_many_clusters_fit_at_once() {
+        let mut res = Resources {
+            registers: 90,
+            smem_bytes: 132224,
+            threads: 160,
+            ..Resources::default()
+        };
+        assert_eq!(resources(&res), "regs 90 spill 0 smem 132224");
+        res.clusters = Some(phobos_gpu::ClusterResidency {
+            dims: [1, 1, 4],
+            resident: 30,
+            launched: 32,
+        });
+        assert_eq!(
+            resources(&res),
+            "regs 90 spill 0 smem 132224 clusters of 4: 32 launched, 30 at once (2 waves)"
+        );
+        res.clusters = Some(phobos_gpu::ClusterResidency {
+            dims: [2, 1, 1],
+            resident: 66,
+            launched: 64,
+        });
+        assert!(resources(&res).ends_with("clusters of 2: 64 launched, 66 at once (1 wave)"));
+    }
 }

@@ -344,7 +344,7 @@ impl State<'_, '_> {
         ordinal: Option<u32>,
         observer: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), TuneError> {
-        let resources = self.compiled.get(&i).and_then(|c| c.resources.clone());
+        let mut resources = self.compiled.get(&i).and_then(|c| c.resources.clone());
         if let Ok(Reply::Verified { checked, .. }) = &checked {
             self.slots[i].check = checked.clone();
         }
@@ -359,7 +359,12 @@ impl State<'_, '_> {
             self.verified = Some(self.spec(i));
         }
         match timed {
-            Some(Ok(Reply::Timed { stats, .. })) => {
+            Some(Ok(Reply::Timed {
+                stats, clusters, ..
+            })) => {
+                if let Some(r) = resources.as_mut() {
+                    r.clusters = clusters;
+                }
                 self.new_measurements += 1;
                 self.best_ms = Some(
                     self.best_ms

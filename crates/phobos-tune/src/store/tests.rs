@@ -47,6 +47,11 @@ fn timed(point: &str, ms: f64) -> PointResult {
                 blocks_per_sm: 6,
                 limiter: Limiter::Registers,
             }),
+            clusters: Some(phobos_gpu::ClusterResidency {
+                dims: [1, 1, 4],
+                resident: 30,
+                launched: 32,
+            }),
         }),
         flops: Some(1e9),
         bytes: None,

@@ -170,6 +170,10 @@ pub enum Reply {
     Timed {
         id: u64,
         stats: Stats,
+        /// A clustered variant's clusters resident at once against launched
+        /// ([`crate::backend::Loaded::clusters`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clusters: Option<phobos_gpu::ClusterResidency>,
     },
     Interleaved {
         id: u64,

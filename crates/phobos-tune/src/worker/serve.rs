@@ -309,7 +309,11 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                     loaded.prepare_reused(key, args)
                 })?;
                 let stats = measure(settings, *best_ms, || loaded.launch_timed())?;
-                Ok(Reply::Timed { id: *id, stats })
+                Ok(Reply::Timed {
+                    id: *id,
+                    stats,
+                    clusters: loaded.clusters(),
+                })
             };
             run().unwrap_or_else(|e| failed(Some(*id), None, e))
         }
@@ -361,7 +365,11 @@ pub fn handle(state: &mut WorkerState, req: &Request) -> Reply {
                 // The same inputs as the kernel's timing jobs of this problem.
                 with_timing_args(&kernel, problem, *seed, |_, args| loaded.prepare(args))?;
                 let stats = measure(settings, None, || loaded.launch_timed())?;
-                Ok(Reply::Timed { id: *id, stats })
+                Ok(Reply::Timed {
+                    id: *id,
+                    stats,
+                    clusters: None,
+                })
             };
             run().unwrap_or_else(|e| failed(Some(*id), None, e))
         }

@@ -80,6 +80,11 @@ pub fn launch_facts(e: &Emitted) -> LaunchFacts {
         persistent: e.persistent,
         cluster_x: e.cluster,
         row_split: e.row_split_blocks(),
+        // SPLIT_REDUCE=4: a tile's parts are a cluster along z.
+        cluster_z: (e.gemms.iter())
+            .filter_map(|g| g.split)
+            .find(|s| s.reduce == phobos_cuda::SplitReduce::Cluster)
+            .map_or(1, |s| s.parts),
         split_workspace: e.split_workspace.map(|w| phobos_gpu::SplitWorkspace {
             c: w.c,
             parts: w.parts,
@@ -248,6 +253,7 @@ impl Compiler for CudaCompiler {
                 smem_bytes: r.static_smem_bytes as u64 + dynamic,
                 threads: e.threads,
                 occupancy: None,
+                clusters: None,
             });
         let bin = c
             .cubin
@@ -300,6 +306,41 @@ mod tests {
         assert_eq!(emit_target(Arch::new(10, 0, true)), Target::sm80());
         assert_eq!(emit_target(Arch::new(7, 5, false)), Target::from_cc(75));
         assert!(!emit_target(Arch::new(7, 5, false)).mma_sync());
+    }
+
+    /// SPLIT_REDUCE=4's parts are the kernel's cluster along z, which the launch facts carry
+    /// (the worker asks the driver how many such clusters fit at once); other launches have none.
+    #[test]
+    fn launch_facts_carry_a_split_cluster_along_z() {
+        let at = |reduce: u32| {
+            format!(
+                "@autotune(TILE_M in [64], TILE_N in [64], TILE_K in [64], STAGES in [6], \
+                 SPLIT_K in [4], SPLIT_REDUCE in [{reduce}])\n\
+                 @launch(160)\n\
+                 kernel g(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f16>[M, N]) {{\n  \
+                 var acc: tile<f32>[TILE_M, TILE_N] = 0.0\n  \
+                 for k in range(0, K, TILE_K) {{\n    \
+                 acc += dot(A[ctx.block.x * TILE_M :+ TILE_M, k :+ TILE_K], B[k :+ TILE_K, ctx.block.y * TILE_N :+ TILE_N])\n  }}\n  \
+                 C[ctx.block.x * TILE_M :+ TILE_M, ctx.block.y * TILE_N :+ TILE_N] = f16(acc)\n}}\n"
+            )
+        };
+        for (reduce, cluster_z) in [(4, 4), (3, 1)] {
+            let text = at(reduce);
+            let module = phobos_check::load(SourceFile::new("g.ph", text)).expect("checks");
+            let info = module.kernel(None).expect("one kernel");
+            let v = info.default_variant().expect("variant");
+            let mut k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
+            let dims = [("M", 512), ("N", 512), ("K", 4096)].map(|(n, v)| (n.to_string(), v));
+            phobos_cuda::specialize_alignment(&mut k, &dims);
+            let e = emit_for_target(&k, &EmitOptions::default(), &Target::sm90a()).unwrap();
+            let facts = launch_facts(&e);
+            assert_eq!(
+                (facts.grid_z, facts.cluster_z, facts.cluster_x),
+                (4, cluster_z, 1),
+                "SPLIT_REDUCE={reduce}: {}",
+                e.notes.join("\n")
+            );
+        }
     }
 
     /// A wgmma variant's launch facts survive the cache record the worker reads.

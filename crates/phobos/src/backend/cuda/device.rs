@@ -490,4 +490,13 @@ impl Loaded for CudaLoaded {
         b.record().map_err(gpu_error)?;
         Ok(a.elapsed_ms(b).map_err(gpu_error)? as f64)
     }
+
+    fn clusters(&self) -> Option<phobos_gpu::ClusterResidency> {
+        // What the driver cannot answer is left out of the record, not guessed.
+        let prepared = self.prepared.as_ref()?;
+        (self.gpu)
+            .cluster_residency(&self.function, prepared, self.smem)
+            .ok()
+            .flatten()
+    }
 }
