@@ -319,8 +319,8 @@ impl Function {
 
     /// Clusters of `cluster` blocks (x, y, z) resident on the device at once, as the driver
     /// computes it (`cuOccupancyMaxActiveClusters`, the kernel compiled with those cluster
-    /// dimensions), asked once per (threads, dynamic shared memory, cluster) and remembered. A cluster's
-    /// blocks share one GPC, so this can be fewer than the resident blocks over `cluster`
+    /// dimensions), asked once per (threads, dynamic shared memory, cluster) and remembered. A
+    /// cluster's blocks share one GPC, so this can be fewer than the resident blocks over `cluster`
     /// (four-block clusters on a GPC of 18 multiprocessors leave two idle): a persistent
     /// launch of more clusters than this runs the rest in a second wave.
     pub fn resident_clusters(

@@ -368,10 +368,9 @@ pub struct PreparedLaunch {
     /// A persistent kernel: `bound.grid.x` is its tile count, clamped at launch to the blocks
     /// that fit on the device at once.
     pub persistent: bool,
-    /// The cluster's blocks along x (1: no clusters): the clamped grid stays a multiple of it.
-    pub cluster_x: u32,
     /// The kernel's compiled cluster dimensions (`[1, 1, 1]`: no clusters): CLUSTER's and
-    /// ROW_SPLIT's along x, SPLIT_REDUCE=4's along z.
+    /// ROW_SPLIT's along x, SPLIT_REDUCE=4's along z. A persistent kernel's clamped grid stays
+    /// a multiple of its x.
     pub cluster: [u32; 3],
     /// A persistent kernel's grid clamped further, to at most this many blocks (`None`: the
     /// resident blocks): tests set it so that every block walks several logical blocks even

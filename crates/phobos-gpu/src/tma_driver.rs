@@ -109,7 +109,6 @@ impl Gpu {
             bound,
             zero,
             persistent: logical.is_some(),
-            cluster_x: facts.cluster_x.max(1),
             cluster: [x, 1, facts.cluster_z.max(1)],
             max_blocks: None,
             workspace,
@@ -148,7 +147,7 @@ impl Gpu {
                 .resident_blocks_per_sm(p.bound.block, dynamic_smem)?
                 .max(1);
             let mut resident = per_sm.saturating_mul(self.info().sm_count.max(1));
-            let c = p.cluster_x.max(1);
+            let c = p.cluster[0].max(1);
             if c > 1 {
                 // Whole clusters, as many as the GPCs hold at once.
                 let clusters = f.resident_clusters(p.bound.block, dynamic_smem, [c, 1, 1])?;

@@ -356,7 +356,6 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     // 2^31 - 1 blocks.
     let split = LaunchFacts {
         row_split: 4,
-        cluster_z: 1,
         ..facts.clone()
     };
     assert_eq!(

@@ -308,6 +308,18 @@ mod tests {
         assert!(!emit_target(Arch::new(7, 5, false)).mma_sync());
     }
 
+    /// The one kernel of `text` at its default point, specialized on dims M, N, K as the
+    /// tuner compiles it.
+    fn specialized(text: &str, [m, n, k]: [i64; 3]) -> Kernel {
+        let module = phobos_check::load(SourceFile::new("g.ph", text)).expect("checks");
+        let info = module.kernel(None).expect("one kernel");
+        let v = info.default_variant().expect("variant");
+        let mut kernel = phobos_check::instantiate(&module, info, &v).expect("instantiates");
+        let dims = [("M", m), ("N", n), ("K", k)].map(|(d, v)| (d.to_string(), v));
+        phobos_cuda::specialize_alignment(&mut kernel, &dims);
+        kernel
+    }
+
     /// SPLIT_REDUCE=4's parts are the kernel's cluster along z, which the launch facts carry
     /// (the worker asks the driver how many such clusters fit at once); other launches have none.
     #[test]
@@ -325,13 +337,7 @@ mod tests {
             )
         };
         for (reduce, cluster_z) in [(4, 4), (3, 1)] {
-            let text = at(reduce);
-            let module = phobos_check::load(SourceFile::new("g.ph", text)).expect("checks");
-            let info = module.kernel(None).expect("one kernel");
-            let v = info.default_variant().expect("variant");
-            let mut k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
-            let dims = [("M", 512), ("N", 512), ("K", 4096)].map(|(n, v)| (n.to_string(), v));
-            phobos_cuda::specialize_alignment(&mut k, &dims);
+            let k = specialized(&at(reduce), [512, 512, 4096]);
             let e = emit_for_target(&k, &EmitOptions::default(), &Target::sm90a()).unwrap();
             let facts = launch_facts(&e);
             assert_eq!(
@@ -353,12 +359,7 @@ mod tests {
                     for k in range(0, K, TILE_K) {\n    \
                     acc += dot(A[ctx.block.x * TILE_M :+ TILE_M, k :+ TILE_K], B[k :+ TILE_K, ctx.block.y * TILE_N :+ TILE_N])\n  }\n  \
                     C[ctx.block.x * TILE_M :+ TILE_M, ctx.block.y * TILE_N :+ TILE_N] = acc\n}\n";
-        let module = phobos_check::load(SourceFile::new("g.ph", text)).expect("checks");
-        let info = module.kernel(None).expect("one kernel");
-        let v = info.default_variant().expect("variant");
-        let mut k = phobos_check::instantiate(&module, info, &v).expect("instantiates");
-        let dims = [("M", 512), ("N", 256), ("K", 1024)].map(|(n, v)| (n.to_string(), v));
-        phobos_cuda::specialize_alignment(&mut k, &dims);
+        let k = specialized(text, [512, 256, 1024]);
         let e = emit_for_target(&k, &EmitOptions::default(), &Target::sm90a()).unwrap();
         let facts = launch_facts(&e);
         assert_eq!(facts.tensor_maps.len(), 2);
