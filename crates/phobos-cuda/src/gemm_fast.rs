@@ -20,7 +20,7 @@ pub mod tma;
 
 use crate::Target;
 use cfg::Sm90Cfg;
-pub use cfg::{BIssue, CopyIssuer, OperandCopy, Pipeline, Release, SharedOperand};
+pub use cfg::{BIssue, CopyIssuer, NoClusterLoop, OperandCopy, Pipeline, Release, SharedOperand};
 pub use knobs::Knobs;
 use phobos_ir::DType;
 use strategies::{plan_ffma, plan_sm80, plan_sm90};
@@ -211,9 +211,9 @@ impl GemmPlan {
         n: u32,
         issue: BIssue,
         shared: SharedOperand,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), NoClusterLoop> {
         let Some(c) = self.sm90.as_deref_mut() else {
-            return Err("it needs the wgmma main loop");
+            return Err(NoClusterLoop::NotWgmma);
         };
         if let Some(why) = c.cluster_blocker(n, shared) {
             return Err(why);

@@ -92,6 +92,46 @@ pub enum SharedOperand {
     A,
 }
 
+/// Why the main loop cannot run in a cluster whose blocks share an operand tile
+/// ([`crate::gemm_fast::GemmPlan::apply_cluster`]); all but [`NoClusterLoop::NotWgmma`] are the
+/// header's static_asserts ([`Sm90Cfg::cluster_blocker`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoClusterLoop {
+    /// The GEMM's plan is not the wgmma main loop (it has no [`Sm90Cfg`]).
+    NotWgmma,
+    /// Clusters are of two blocks, or of four sharing A.
+    Size,
+    /// The shared operand is K-major and each block's share of its tile's rows is not whole
+    /// 8-row swizzle atoms.
+    RowsNotWholeAtoms(SharedOperand),
+    /// The shared operand is M- or N-major and neither its 128-byte slabs nor its k rows
+    /// split evenly among the blocks.
+    SlabsUneven(SharedOperand),
+}
+
+impl std::fmt::Display for NoClusterLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |s: &SharedOperand| match s {
+            SharedOperand::A => "A",
+            SharedOperand::B => "B",
+        };
+        match self {
+            NoClusterLoop::NotWgmma => write!(f, "it needs the wgmma main loop"),
+            NoClusterLoop::Size => write!(f, "clusters are of two blocks, or of four sharing A"),
+            NoClusterLoop::RowsNotWholeAtoms(s) => write!(
+                f,
+                "the {} tile's rows do not split into whole swizzle atoms",
+                name(s)
+            ),
+            NoClusterLoop::SlabsUneven(s) => write!(
+                f,
+                "the {} tile's 128-byte slabs and their k rows do not split evenly",
+                name(s)
+            ),
+        }
+    }
+}
+
 /// Which blocks of a cluster copy its shared B tile (CLUSTER=2 or 3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BIssue {
@@ -200,22 +240,18 @@ impl Sm90Cfg {
     }
     /// Why `shared` cannot be shared by a cluster of `n` blocks (each copies `1 / n` of it), or
     /// `None`: the header's static_asserts.
-    pub fn cluster_blocker(&self, n: u32, shared: SharedOperand) -> Option<&'static str> {
+    pub fn cluster_blocker(&self, n: u32, shared: SharedOperand) -> Option<NoClusterLoop> {
         let kb = 128 / self.elem_bytes;
+        let (k_major, mn) = match shared {
+            SharedOperand::A => (self.a_k, self.bm),
+            SharedOperand::B => (self.b_k, self.bn),
+        };
         if n != 2 && !(n == 4 && shared == SharedOperand::A) {
-            Some("clusters are of two blocks, or of four sharing A")
-        } else if shared == SharedOperand::A {
-            if self.a_k && (self.bm / n) % 8 != 0 {
-                Some("the A tile's rows do not split into whole swizzle atoms")
-            } else if !self.a_k && (self.bm / kb) % n != 0 && (self.bk / n) % 8 != 0 {
-                Some("the A tile's 128-byte slabs and their k rows do not split evenly")
-            } else {
-                None
-            }
-        } else if self.b_k && (self.bn / n) % 8 != 0 {
-            Some("the B tile's rows do not split into whole swizzle atoms")
-        } else if !self.b_k && (self.bn / kb) % n != 0 && (self.bk / n) % 8 != 0 {
-            Some("the B tile's 128-byte slabs and their k rows do not split evenly")
+            Some(NoClusterLoop::Size)
+        } else if k_major && (mn / n) % 8 != 0 {
+            Some(NoClusterLoop::RowsNotWholeAtoms(shared))
+        } else if !k_major && (mn / kb) % n != 0 && (self.bk / n) % 8 != 0 {
+            Some(NoClusterLoop::SlabsUneven(shared))
         } else {
             None
         }

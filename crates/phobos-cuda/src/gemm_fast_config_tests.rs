@@ -17,7 +17,11 @@ fn clusters_of_four_share_only_a() {
         .into_iter()
         .find(|c| c.bm == 128 && c.elem_bytes == 2 && c.a_k && !c.b_k && c.producer_warp)
         .expect("a 128-row f16 producer-warp configuration");
-    let why = Some("clusters are of two blocks, or of four sharing A");
+    let why = Some(NoClusterLoop::Size);
+    assert_eq!(
+        NoClusterLoop::Size.to_string(),
+        "clusters are of two blocks, or of four sharing A"
+    );
     assert_eq!(c.cluster_blocker(4, SharedOperand::A), None);
     assert_eq!(c.cluster_blocker(4, SharedOperand::B), why);
     assert_eq!(c.cluster_blocker(3, SharedOperand::A), why);
@@ -26,9 +30,11 @@ fn clusters_of_four_share_only_a() {
     assert_eq!(c.cluster_blocker(4, SharedOperand::A), None);
     // 20 rows a quarter: not whole 8-row atoms.
     c.bm = 80;
+    let why = NoClusterLoop::RowsNotWholeAtoms(SharedOperand::A);
+    assert_eq!(c.cluster_blocker(4, SharedOperand::A), Some(why));
     assert_eq!(
-        c.cluster_blocker(4, SharedOperand::A),
-        Some("the A tile's rows do not split into whole swizzle atoms")
+        why.to_string(),
+        "the A tile's rows do not split into whole swizzle atoms"
     );
 }
 

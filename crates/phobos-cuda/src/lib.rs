@@ -34,12 +34,12 @@ pub mod mainloop;
 pub mod names;
 mod plan;
 pub mod row_split;
-pub use gemm_fast::{BIssue, CopyIssuer, Pipeline, Release, SharedOperand};
+pub use gemm_fast::{BIssue, CopyIssuer, NoClusterLoop, Pipeline, Release, SharedOperand};
 pub use gemm_split::{NoClusterSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
-    MaskRecord, MmaInstr, MmaType, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
+    MaskRecord, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
     NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer,
     QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot,
     Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
@@ -201,6 +201,9 @@ pub struct Emitted {
     /// store nothing). 1: no cluster along x (a split reduced in a cluster is one along z, of
     /// `grid_z` blocks).
     pub cluster: u32,
+    /// Why CLUSTER, declared above 1 on a kernel with a recognized GEMM, was not applied (one
+    /// block per cluster; typed; `notes` renders it); `None` when applied or not declared.
+    pub cluster_refused: Option<NoCluster>,
     /// ROW_SPLIT: applied (each instance on a cluster of `blocks` blocks along x, compiled with
     /// `__cluster_dims__(blocks, 1, 1)`; the host launches `blocks` times the kernel's x grid), or
     /// why not (typed; `notes` renders it). `None`: not declared above 1.

@@ -5,7 +5,7 @@
 mod common;
 
 use common::fast::{aligned_dims, gemm_text, kernel_of};
-use phobos_cuda::{emit, BIssue, EmitOptions, Emitted, Release, SharedOperand};
+use phobos_cuda::{emit, BIssue, EmitOptions, Emitted, NoCluster, Release, SharedOperand};
 
 const POINT: &str =
     "@autotune(TILE_M in [128], TILE_N in [192], TILE_K in [64], STAGES in [4], GROUP_M in [8], SCHEDULE in [3], CLUSTER in [4])";
@@ -47,6 +47,7 @@ fn cluster_4_shares_a_between_neighbouring_n_tiles() {
         "{}",
         e.notes.join("\n")
     );
+    assert_eq!(e.cluster_refused, None);
     // CLUSTER, RELEASE_OWN, B_ONE_ISSUER, SHARE_A.
     assert!(e.source.contains(
         "ph::gemm::sm90::MainLoop<ph::gemm::F16, 128, 192, 64, 2, 1, 4, true, false, true, 2, true, false, true>::run_persistent("
@@ -109,9 +110,14 @@ fn cluster_4_needs_the_persistent_schedule_and_an_a_tile_free_of_block_y() {
         (one.persistent, one.cluster, one.gemms[0].shared),
         (false, 1, Some(SharedOperand::B))
     );
-    assert!(one.notes.iter().any(|n| n
-        == "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"),
-        "{}", one.notes.join("\n"));
+    assert_eq!(one.cluster_refused, Some(NoCluster::ShareANeedsPersistent));
+    // The note is the record's rendering.
+    let note = NoCluster::ShareANeedsPersistent.note(4);
+    assert_eq!(
+        note,
+        "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"
+    );
+    assert!(one.notes.contains(&note), "{}", one.notes.join("\n"));
     assert!(!one.source.contains("__cluster_dims__"));
 
     // A's rows read ctx.block.y: the two blocks of a pair would need different A tiles.
@@ -125,11 +131,12 @@ fn cluster_4_needs_the_persistent_schedule_and_an_a_tile_free_of_block_y() {
     );
     let y = emit_text(&text, "TA=f16,TB=f16,TC=f16");
     assert_eq!(y.cluster, 1, "{}", y.notes.join("\n"));
-    assert!(y
-        .notes
-        .iter()
-        .any(|n| n.starts_with("CLUSTER=4 not applied")
-            && n.contains("A's tile or the k range depends on ctx.block.y")));
+    let why = NoCluster::DependsOnBlock(SharedOperand::A);
+    assert_eq!(y.cluster_refused, Some(why));
+    assert!(why
+        .to_string()
+        .contains("A's tile or the k range depends on ctx.block.y"));
+    assert!(y.notes.contains(&why.note(4)), "{}", y.notes.join("\n"));
 }
 
 #[test]
@@ -156,11 +163,10 @@ fn cluster_4_falls_back_with_the_persistent_schedule() {
         e.source
     );
     assert!(!e.source.contains("cluster_n_swizzle_block"));
-    assert!(e
-        .notes
-        .iter()
-        .any(|n| n.starts_with("CLUSTER=4 not applied")
-            && n.contains("the code around the main loop rules out")));
+    assert_eq!(e.cluster_refused, Some(NoCluster::PersistentRuledOut));
+    let note = NoCluster::PersistentRuledOut.note(4);
+    assert!(note.contains("the code around the main loop rules out"));
+    assert!(e.notes.contains(&note), "{}", e.notes.join("\n"));
     // The kernel's point is still the one asked for.
     assert!(e.source.contains("CLUSTER=4"));
 }
@@ -204,7 +210,11 @@ fn cluster_5_shares_a_between_four_neighbouring_n_tiles() {
         "TA=f16,TB=f16,TC=f16",
     );
     assert_eq!((one.persistent, one.cluster), (false, 1));
-    assert!(one.notes.iter().any(|n| n
-        == "CLUSTER=5 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"),
-        "{}", one.notes.join("\n"));
+    assert_eq!(one.cluster_refused, Some(NoCluster::ShareANeedsPersistent));
+    let note = NoCluster::ShareANeedsPersistent.note(5);
+    assert_eq!(
+        note,
+        "CLUSTER=5 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"
+    );
+    assert!(one.notes.contains(&note), "{}", one.notes.join("\n"));
 }

@@ -6,7 +6,9 @@ mod common;
 
 use common::fast::{aligned_dims, emit_text, emitted, gemm_text, has_note, render};
 use phobos_cuda::gemm_fast::TmaOperand;
-use phobos_cuda::{BIssue, Blocker, Emitted, NoProducerLoop, Release, Schedule};
+use phobos_cuda::{
+    BIssue, Blocker, Emitted, NoCluster, NoProducerLoop, Release, Schedule, SharedOperand,
+};
 use phobos_ir::{DType, Dim};
 
 #[test]
@@ -151,6 +153,7 @@ fn clusters_share_b_through_multicast() {
         "@autotune(TILE_M in [128], TILE_N in [256], TILE_K in [64], STAGES in [4], GROUP_M in [8], CLUSTER in [2])";
     let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
     assert_eq!(e.cluster, 2, "{}", e.notes.join("\n"));
+    assert_eq!(e.cluster_refused, None);
     assert!(e
         .source
         .contains("extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(288)"));
@@ -183,6 +186,7 @@ fn clusters_share_b_through_multicast() {
             POINT.to_string(),
             "@launch(256)",
             ("let pn = ctx.block.y", "let pn = ctx.block.y"),
+            NoCluster::MainLoop(NoProducerLoop::NoProducerWarp),
             "needs a producer warp",
         ),
         (
@@ -192,6 +196,7 @@ fn clusters_share_b_through_multicast() {
                 "B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]",
                 "B[kt :+ TILE_K, (pn + pm % 1) * TILE_N :+ TILE_N]",
             ),
+            NoCluster::DependsOnBlock(SharedOperand::B),
             "depends on ctx.block.x",
         ),
         (
@@ -201,17 +206,20 @@ fn clusters_share_b_through_multicast() {
                 "B[kt :+ TILE_K, pn * TILE_N :+ TILE_N]",
                 "B[kt :+ TILE_K, (pn + ctx.grid.x * 0) * TILE_N :+ TILE_N]",
             ),
+            NoCluster::ReadsGridX,
             "reads ctx.grid.x",
         ),
     ];
-    for (point, launch, (from, to), why) in cases {
+    for (point, launch, (from, to), why, says) in cases {
         let text = gemm_text(&point, launch).replace(from, to);
         assert!(text.contains(to));
         let e = emit_text(&text, "TA=f16,TB=f16,TC=f32");
         assert_eq!(e.cluster, 1, "{why}");
         assert!(!e.source.contains("__cluster_dims__"), "{why}");
+        assert_eq!(e.cluster_refused, Some(why), "{}", e.notes.join("\n"));
+        // The note is the record's rendering.
         assert!(
-            has_note(&e, "CLUSTER=2 not applied", why),
+            e.notes.contains(&why.note(2)) && has_note(&e, "CLUSTER=2 not applied", says),
             "{why}: {}",
             e.notes.join("\n")
         );

@@ -303,6 +303,7 @@ impl Emitter<'_> {
             grid_z: self.plan.split.as_ref().map_or(1, |s| s.parts),
             persistent: self.plan.persistent || self.logical_grid(),
             cluster: self.plan.cluster,
+            cluster_refused: self.plan.cluster_refused,
             row_split: self.row_split.clone(),
         })
     }

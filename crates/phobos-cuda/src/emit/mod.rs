@@ -225,11 +225,10 @@ fn emit_with(
             }
         }
         plan = crate::plan::plan(&alone, policy, target, extra_warp);
-        plan.notes.push(
-            "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent \
-             schedule, which the code around the main loop rules out"
-                .to_string(),
-        );
+        let why = crate::plan::NoCluster::PersistentRuledOut;
+        let kv = crate::gemm_fast::Knobs::from_point(&k.point).cluster;
+        plan.notes.push(why.note(kv.unwrap_or(4)));
+        plan.cluster_refused = Some(why);
     }
     let persist = (plan.loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
     let persist_q = (plan.loops.iter()).find_map(|r| match &r.overlap {

@@ -2,7 +2,7 @@
 //! one recognized GEMM on the wgmma main loop with a producer warp, its shared operand's start
 //! and k range independent of the block index that tells the cluster's blocks apart.
 
-use crate::gemm_fast::{SharedOperand, Strategy};
+use crate::gemm_fast::{NoClusterLoop, SharedOperand, Strategy};
 use crate::gemm_match::GemmMatch;
 use crate::mainloop::MainLoop;
 use crate::visit::{bodies, stmt_exprs};
@@ -27,48 +27,100 @@ pub fn cluster_blocker(
     gemms: &[(GemmMatch, MainLoop)],
     shared: SharedOperand,
     persistent: bool,
-) -> Option<&'static str> {
+) -> Option<NoCluster> {
     // The producer warp: with thread 0 issuing the copies between its MMAs, its warpgroup
     // waited for the other block every k step, at 0.64x the speed (bench/NOTES.md, v6).
     let m = match one_gemm_with_producer_warp(gemms) {
         Ok(m) => m,
-        Err(why) => return Some(why.reason()),
+        Err(why) => return Some(NoCluster::MainLoop(why)),
     };
     if m.path.len() != 1 {
-        return Some("the GEMM loop is under a branch or loop, which both blocks must take");
+        return Some(NoCluster::UnderBranch);
     }
     if !m.a.batch.is_empty() || !m.b.batch.is_empty() {
-        return Some("batched operands");
+        return Some(NoCluster::Batched);
     }
     let reads_grid_x = crate::visit::any_in_stmts(&k.body, &mut |e| {
         matches!(e.kind, ExprKind::Ctx(phobos_ir::Ctx::Grid(0)))
     });
     if reads_grid_x {
-        return Some("the kernel reads ctx.grid.x");
+        return Some(NoCluster::ReadsGridX);
     }
-    let (axis, start, why) = match shared {
-        SharedOperand::B => (
-            0,
-            &m.b.mn_start,
-            "B's tile or the k range depends on ctx.block.x",
-        ),
-        SharedOperand::A => (
-            1,
-            &m.a.mn_start,
-            "A's tile or the k range depends on ctx.block.y",
-        ),
+    let (axis, start) = match shared {
+        SharedOperand::B => (0, &m.b.mn_start),
+        SharedOperand::A => (1, &m.a.mn_start),
     };
     if shared == SharedOperand::A && !persistent {
-        return Some("sharing A needs the persistent schedule (SCHEDULE=2 or 3)");
+        return Some(NoCluster::ShareANeedsPersistent);
     }
     let by_block = block_axis_locals(&k.body, axis);
     if [start, &m.k_start, &m.k_end]
         .into_iter()
         .any(|e| reads_block_axis(e, &by_block, axis))
     {
-        return Some(why);
+        return Some(NoCluster::DependsOnBlock(shared));
     }
     None
+}
+
+/// Why CLUSTER (declared above 1) does not apply: the kernel runs one block per cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoCluster {
+    /// The kernel's GEMM is not one wgmma main loop with a producer warp.
+    MainLoop(NoProducerLoop),
+    /// The GEMM loop is under a branch or loop, which both blocks must take.
+    UnderBranch,
+    /// The GEMM's operands are batched.
+    Batched,
+    /// The kernel reads `ctx.grid.x` (the launch rounds the grid's x up to whole clusters).
+    ReadsGridX,
+    /// The shared operand's start or the k range depends on the block index that tells the
+    /// cluster's blocks apart: `ctx.block.x` for B, `ctx.block.y` for A.
+    DependsOnBlock(SharedOperand),
+    /// Sharing A (CLUSTER=4 or 5) without the persistent schedule declared.
+    ShareANeedsPersistent,
+    /// Sharing A was planned on the persistent schedule, which the code around the main loop
+    /// then ruled out ([`super::Blocker::Surroundings`]).
+    PersistentRuledOut,
+    /// The main loop cannot share the operand ([`crate::gemm_fast::GemmPlan::apply_cluster`]).
+    Loop(NoClusterLoop),
+}
+
+impl std::fmt::Display for NoCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoCluster::MainLoop(why) => write!(f, "{why}"),
+            NoCluster::UnderBranch => write!(
+                f,
+                "the GEMM loop is under a branch or loop, which both blocks must take"
+            ),
+            NoCluster::Batched => write!(f, "batched operands"),
+            NoCluster::ReadsGridX => write!(f, "the kernel reads ctx.grid.x"),
+            NoCluster::DependsOnBlock(SharedOperand::B) => {
+                write!(f, "B's tile or the k range depends on ctx.block.x")
+            }
+            NoCluster::DependsOnBlock(SharedOperand::A) => {
+                write!(f, "A's tile or the k range depends on ctx.block.y")
+            }
+            NoCluster::ShareANeedsPersistent => write!(
+                f,
+                "sharing A needs the persistent schedule (SCHEDULE=2 or 3)"
+            ),
+            NoCluster::PersistentRuledOut => write!(
+                f,
+                "sharing A needs the persistent schedule, which the code around the main loop \
+                 rules out"
+            ),
+            NoCluster::Loop(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl NoCluster {
+    /// The note under the declared `CLUSTER` value: the value as the point spells it.
+    pub fn note(&self, knob: u32) -> String {
+        format!("CLUSTER={knob} not applied (one block per cluster): {self}")
+    }
 }
 
 /// Why a kernel's GEMM is not the one wgmma main loop with a producer warp that the

@@ -35,7 +35,7 @@ mod rows_ahead;
 mod schedule;
 mod streamed;
 mod tma_store;
-pub use cluster::{cluster_blocker, NoProducerLoop};
+pub use cluster::{cluster_blocker, NoCluster, NoProducerLoop};
 use dots::{a_operand_layouts, dot_records, resident_operands};
 pub use masks::{Bound, Extent, MaskRecord};
 pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
@@ -81,6 +81,9 @@ pub struct Plan {
     /// Under a cluster, the operand its blocks share: [`SharedOperand::A`] (CLUSTER=4) pairs
     /// neighbouring N tiles of one M tile in the persistent tile loop.
     pub cluster_shares: SharedOperand,
+    /// Why CLUSTER, declared above 1 on a kernel with a recognized GEMM, was not applied
+    /// (typed; `notes` renders it); `None` when applied or not declared.
+    pub cluster_refused: Option<NoCluster>,
     /// The epilogue store that goes through shared memory and TMA (see [`tma_store::plan_tma_store`]).
     pub tma_store: Option<TmaStore>,
     /// Locals declared at their first assignment (or `for`), by that statement's path (as
@@ -225,6 +228,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     }
     let mut cluster = 1;
     let mut cluster_shares = SharedOperand::B;
+    let mut cluster_refused = None;
     if knobs.cluster() > 1 && !gemms.is_empty() {
         let n = knobs.cluster();
         // The knob's value: 3 is clusters of two with one block copying B, 4 of two sharing A.
@@ -234,14 +238,15 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
             match gemms.first_mut() {
                 Some((_, MainLoop::Fast(f))) => {
                     let before = f.plan.mainloop.clone();
-                    let why = f.plan.apply_cluster(n, knobs.b_issue(), shared).err();
+                    let why = (f.plan.apply_cluster(n, knobs.b_issue(), shared).err())
+                        .map(NoCluster::Loop);
                     // The GEMM's note names the main loop it now calls.
                     for note in notes.iter_mut() {
                         *note = note.replace(&before, &f.plan.mainloop);
                     }
                     why
                 }
-                _ => Some("it needs the wgmma main loop"),
+                _ => Some(NoCluster::MainLoop(NoProducerLoop::GenericLoop)),
             }
         });
         match why {
@@ -274,9 +279,10 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                     }
                 ));
             }
-            Some(why) => notes.push(format!(
-                "CLUSTER={kv} not applied (one block per cluster): {why}"
-            )),
+            Some(why) => {
+                notes.push(why.note(kv));
+                cluster_refused = Some(why);
+            }
         }
     }
     // After CLUSTER, which changes B's box.
@@ -382,6 +388,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         schedule_note,
         cluster,
         cluster_shares,
+        cluster_refused,
         tma_store,
         decl_inline,
         notes,

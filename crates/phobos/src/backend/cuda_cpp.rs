@@ -44,6 +44,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         grid_z: 1,
         persistent: false,
         cluster: 1,
+        cluster_refused: None,
         row_split: None,
     }
 }
