@@ -1,0 +1,461 @@
+// Does a cluster's TMA multicast lower what L2 serves? (bench/NOTES.md v26)
+//
+// Every block of the launch pulls a stream of 128-byte-swizzled f16 boxes (BOX_ROWS rows of 64)
+// out of an L2-resident tensor into a ring of shared-memory stages, through the copy engine,
+// and its consumer warp only waits for each stage and hands it back: nothing but the copies
+// runs. Blocks are paired (block 2p and 2p + 1 read the same boxes, as two M tiles of one N
+// tile read the same B), and the pair either copies each box twice or shares it:
+//
+//   separate      no cluster; each block copies the whole box
+//   cluster-own   clusters of two, each block copies the whole box for itself (no multicast),
+//                 the pair's stages handed back in lock step (both consumers release both)
+//   halves        clusters of two, each block copies half the box multicast into both
+//                 (Phobos's CLUSTER=2)
+//   rank0         clusters of two, rank 0 copies the whole box multicast into both, rank 1
+//                 none (CLUSTER=3)
+//   far           no cluster, each block copies the whole box, the pair half the grid apart
+//   private       no cluster, no pair: every block its own boxes
+//
+// It prints, per mode, the bytes landed in shared memory a second and the bytes the copies name
+// a second (a multicast box once). Under `ncu --metrics lts__t_bytes.sum` the same modes say
+// what L2 served: a multicast box is counted once, and so are the coinciding copies of a pair
+// of neighbouring blocks (bench/NOTES.md v26).
+//
+// nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/exp/multicast.cu -lcuda -o mc
+// ./mc [stages] [box_rows] [iters]
+// ./mc gemm [M N K [stages [hold]]]  (the copies alone of a GEMM's tiles: `pull_gemm`; each
+//                                     stage held `hold` cycles before it is handed back)
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using u32 = uint32_t;
+
+constexpr int MAX_STAGES = 16;
+
+__device__ inline u32 smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+__device__ inline void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ inline void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ inline void mbar_wait(u32 bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+/// Arrives on the barrier at the same offset in the cluster's block `rank`.
+__device__ inline void mbar_arrive_cluster(u32 bar, u32 rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
+__device__ inline void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ inline void tma_load(u32 dst, const CUtensorMap* map, int c0, int c1, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+__device__ inline void tma_load_multicast(u32 dst, const CUtensorMap* map, int c0, int c1,
+                                          u32 bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+__device__ inline u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+__device__ inline void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+}
+
+enum Mode { SEPARATE = 0, CLUSTER_OWN = 1, HALVES = 2, RANK0 = 3, FAR = 4, PRIVATE = 5 };
+
+/// Pair p's blocks read box `(p * 131 + i * 7) % boxes` at step i.
+__global__ void __launch_bounds__(64) pull(const __grid_constant__ CUtensorMap whole,
+                                           const __grid_constant__ CUtensorMap half, int mode,
+                                           int stages, int box_rows, int boxes, int iters,
+                                           unsigned long long* sink) {
+  extern __shared__ __align__(1024) unsigned char raw[];
+  __shared__ __align__(8) unsigned long long full[MAX_STAGES], empty[MAX_STAGES];
+  unsigned char* ring = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  const u32 box_bytes = box_rows * 128;
+  const bool clustered = mode == CLUSTER_OWN || mode == HALVES || mode == RANK0;
+  const u32 rank = clustered ? cluster_rank() : 0;
+  // FAR: the partner is half the grid away; PRIVATE: no partner, every block its own boxes.
+  const int pair = mode == FAR ? blockIdx.x % (gridDim.x / 2)
+                   : mode == PRIVATE ? blockIdx.x
+                                     : blockIdx.x / 2;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(smem_addr(&full[s]), 1);
+      // Clustered: both blocks' consumers hand each stage back (a multicast writes both).
+      mbar_init(smem_addr(&empty[s]), clustered ? 2 : 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (clustered) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 0 && lane == 0) {
+    for (int i = 0; i < iters; ++i) {
+      const int s = i % stages;
+      if (i >= stages) mbar_wait(smem_addr(&empty[s]), ((i / stages) - 1) & 1);
+      const u32 bar = smem_addr(&full[s]);
+      const u32 dst = smem_addr(ring + s * box_bytes);
+      const int row = ((pair * 131 + i * 7) % boxes) * box_rows;
+      mbar_expect_tx(bar, box_bytes);
+      if (mode != HALVES && mode != RANK0) {
+        tma_load(dst, &whole, 0, row, bar);
+      } else if (mode == HALVES) {
+        tma_load_multicast(dst + rank * (box_bytes / 2), &half, 0, row + rank * (box_rows / 2),
+                           bar, 0b11);
+      } else if (rank == 0) {
+        tma_load_multicast(dst, &whole, 0, row, bar, 0b11);
+      }
+    }
+  } else if (warp == 1 && lane == 0) {
+    unsigned long long acc = 0;
+    for (int i = 0; i < iters; ++i) {
+      const int s = i % stages;
+      mbar_wait(smem_addr(&full[s]), (i / stages) & 1);
+      acc += ring[s * box_bytes + (i % box_bytes)];
+      const u32 bar = smem_addr(&empty[s]);
+      if (clustered) {
+        mbar_arrive_cluster(bar, 0);
+        mbar_arrive_cluster(bar, 1);
+      } else {
+        mbar_arrive(bar);
+      }
+    }
+    sink[blockIdx.x] = acc;
+  }
+  // No block leaves while its partner may still write into it or arrive on its barriers.
+  if (clustered) {
+    cluster_sync();
+  }
+}
+
+/// `gemm`: the copies alone of a persistent GEMM's tiles (A row-major [M, K], K-major boxes of
+/// BM rows; B row-major [K, N], three 64-column slabs of 64 k rows; 64-deep k steps), in the
+/// GROUP_M=8 order: block b's j-th tile is b + j * blocks, and tiles 2q and 2q + 1 are
+/// neighbouring M tiles of one N tile (they read the same B). Modes: `own` (no cluster, each
+/// block copies its own A and B, so neighbours' B copies may coincide), `cluster-own` (clusters
+/// of two on tiles 2q and 2q + 1 in lock step, each copying its own), `halves` (the same
+/// clusters, each block copying half of every B slab's k rows multicast to both: the GEMM's
+/// CLUSTER=2), `scrambled` (no cluster, tile t read as (37 t) mod tiles: neighbours on
+/// different N tiles).
+enum GemmMode { G_OWN = 0, G_CLUSTER_OWN = 1, G_HALVES = 2, G_SCRAMBLED = 3 };
+
+__device__ inline void tile_of(int t, int tiles_m, int tiles_n, int group_m, int& pm, int& pn) {
+  const int in_group = group_m * tiles_n;
+  const int first = (t / in_group) * group_m;
+  const int size = min(tiles_m - first, group_m);
+  pm = first + (t % in_group) % size;
+  pn = (t % in_group) / size;
+}
+
+__global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensorMap ta,
+                                                const __grid_constant__ CUtensorMap tb,
+                                                const __grid_constant__ CUtensorMap tb_half,
+                                                int mode, int stages, int m, int n, int k,
+                                                int bm, int bn, long long hold,
+                                                unsigned long long* sink) {
+  extern __shared__ __align__(1024) unsigned char raw[];
+  __shared__ __align__(8) unsigned long long full[MAX_STAGES], empty[MAX_STAGES];
+  unsigned char* ring = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  const u32 stage_bytes = (bm + bn) * 128;
+  const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
+  const u32 rank = clustered ? cluster_rank() : 0;
+  const int tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
+  const int tiles = tiles_m * tiles_n, ksteps = (k + 63) / 64;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(smem_addr(&full[s]), 1);
+      mbar_init(smem_addr(&empty[s]), clustered ? 2 : 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (clustered) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Clustered: cluster c's j-th pair of tiles is 2 (c + j * clusters) + rank.
+  const int first = clustered ? 2 * (blockIdx.x / 2) + (int)rank : blockIdx.x;
+  const int step = gridDim.x;
+  if (warp == 0 && lane == 0) {
+    int i = 0;
+    for (int t0 = first; t0 < tiles; t0 += step) {
+      const int t = mode == G_SCRAMBLED ? (t0 * 37) % tiles : t0;
+      int pm, pn;
+      tile_of(t, tiles_m, tiles_n, 8, pm, pn);
+      for (int ks = 0; ks < ksteps; ++ks, ++i) {
+        const int s = i % stages;
+        if (i >= stages) mbar_wait(smem_addr(&empty[s]), ((i / stages) - 1) & 1);
+        const u32 bar = smem_addr(&full[s]);
+        const u32 dst = smem_addr(ring + s * stage_bytes);
+        mbar_expect_tx(bar, stage_bytes);
+        tma_load(dst, &ta, ks * 64, pm * bm, bar);
+        const u32 sb = dst + bm * 128;
+        for (int sl = 0; sl < bn / 64; ++sl) {
+          if (mode == G_HALVES) {
+            tma_load_multicast(sb + sl * (64 * 128) + rank * (32 * 128), &tb_half,
+                               pn * bn + sl * 64, ks * 64 + (int)rank * 32, bar, 0b11);
+          } else {
+            tma_load(sb + sl * (64 * 128), &tb, pn * bn + sl * 64, ks * 64, bar);
+          }
+        }
+      }
+    }
+  } else if (warp == 1 && lane == 0) {
+    unsigned long long acc = 0;
+    int i = 0;
+    for (int t0 = first; t0 < tiles; t0 += step) {
+      for (int ks = 0; ks < ksteps; ++ks, ++i) {
+        const int s = i % stages;
+        mbar_wait(smem_addr(&full[s]), (i / stages) & 1);
+        acc += ring[s * stage_bytes + (i % stage_bytes)];
+        // `hold` cycles standing in for the MMAs that read the stage before it is handed back.
+        const long long t0 = clock64();
+        while (clock64() - t0 < hold) {
+        }
+        const u32 bar = smem_addr(&empty[s]);
+        if (clustered) {
+          mbar_arrive_cluster(bar, 0);
+          mbar_arrive_cluster(bar, 1);
+        } else {
+          mbar_arrive(bar);
+        }
+      }
+    }
+    sink[blockIdx.x] = acc;
+  }
+  if (clustered) {
+    cluster_sync();
+  }
+}
+
+#define CU(x)                                                            \
+  do {                                                                   \
+    CUresult r_ = (x);                                                   \
+    if (r_ != CUDA_SUCCESS) {                                            \
+      const char* s_;                                                    \
+      cuGetErrorString(r_, &s_);                                         \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);    \
+      exit(1);                                                           \
+    }                                                                    \
+  } while (0)
+#define CK(x)                                                            \
+  do {                                                                   \
+    cudaError_t e_ = (x);                                                \
+    if (e_ != cudaSuccess) {                                             \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,         \
+              cudaGetErrorString(e_));                                   \
+      exit(1);                                                           \
+    }                                                                    \
+  } while (0)
+
+static CUtensorMap map_2d(void* base, cuuint64_t inner, cuuint64_t outer, cuuint32_t box_inner,
+                          cuuint32_t box_outer) {
+  CUtensorMap m;
+  cuuint64_t dims[2] = {inner, outer};
+  cuuint64_t strides[1] = {inner * 2};
+  cuuint32_t box[2] = {box_inner, box_outer};
+  cuuint32_t elem[2] = {1, 1};
+  CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, dims, strides, box,
+                            elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return m;
+}
+
+static CUtensorMap box_map(void* base, int rows, int box_rows) {
+  return map_2d(base, 64, rows, 64, box_rows);
+}
+
+/// `./mc gemm M N K [stages [hold]]`: the copies alone of 128x192x64 tiles (module comment).
+static int gemm_main(int argc, char** argv) {
+  const int m = argc > 2 ? atoi(argv[2]) : 3000, n = argc > 3 ? atoi(argv[3]) : 2000;
+  const int k = argc > 4 ? atoi(argv[4]) : 1000, stages = argc > 5 ? atoi(argv[5]) : 4;
+  const long long hold = argc > 6 ? atoll(argv[6]) : 0;
+  const int bm = 128, bn = 192;
+  if (stages < 2 || stages > MAX_STAGES || m < 1 || n < 1 || k < 1 || (k * 2) % 16 != 0 ||
+      (n * 2) % 16 != 0) {
+    fprintf(stderr, "stages in 2..16; K and N multiples of 8\n");
+    return 2;
+  }
+  CK(cudaFree(nullptr));
+  void *a, *b;
+  CK(cudaMalloc(&a, (size_t)m * k * 2));
+  CK(cudaMalloc(&b, (size_t)k * n * 2));
+  CK(cudaMemset(a, 1, (size_t)m * k * 2));
+  CK(cudaMemset(b, 1, (size_t)k * n * 2));
+  unsigned long long* sink;
+  CK(cudaMalloc(&sink, 4096 * sizeof(unsigned long long)));
+  const CUtensorMap ta = map_2d(a, k, m, 64, bm);
+  const CUtensorMap tb = map_2d(b, n, k, 64, 64);
+  const CUtensorMap tbh = map_2d(b, n, k, 64, 32);
+  const int smem = stages * (bm + bn) * 128 + 1024;
+  CK(cudaFuncSetAttribute(pull_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(64);
+  cfg.dynamicSmemBytes = smem;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.gridDim = dim3(264);
+  int clusters = 0, per_sm = 0, sms = 0;
+  CK(cudaOccupancyMaxActiveClusters(&clusters, pull_gemm, &cfg));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pull_gemm, 64, smem));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn), ksteps = (k + 63) / 64;
+  const double landed = (double)tiles * ksteps * (bm + bn) * 128;
+  printf("gemm copies %dx%dx%d, tiles %dx%dx64, %d stages, each held %lld cycles: %d tiles, %d "
+         "blocks at once, %d clusters of 2\n", m, n, k, bm, bn, stages, hold, tiles, per_sm * sms,
+         clusters);
+  printf("%-12s %10s %14s\n", "mode", "us", "landed TB/s");
+  const char* names[4] = {"own", "cluster-own", "halves", "scrambled"};
+  for (int mode = 0; mode < 4; ++mode) {
+    const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
+    if (clustered && tiles % 2 != 0) continue;
+    cfg.gridDim = dim3(clustered ? 2 * clusters : per_sm * sms);
+    cfg.numAttrs = clustered ? 1 : 0;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> times;
+    for (int rep = 0; rep <= 20; ++rep) {
+      CK(cudaEventRecord(e0));
+      CK(cudaLaunchKernelEx(&cfg, pull_gemm, ta, tb, tbh, mode, stages, m, n, k, bm, bn, hold,
+                            sink));
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float t;
+      CK(cudaEventElapsedTime(&t, e0, e1));
+      if (rep > 0) times.push_back(t);
+    }
+    std::sort(times.begin(), times.end());
+    const float ms = times[times.size() / 2];
+    printf("%-12s %10.2f %14.2f\n", names[mode], ms * 1e3, landed / (ms * 1e-3) / 1e12);
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "gemm") return gemm_main(argc, argv);
+  const int stages = argc > 1 ? atoi(argv[1]) : 4;
+  const int box_rows = argc > 2 ? atoi(argv[2]) : 192;
+  const int iters = argc > 3 ? atoi(argv[3]) : 4000;
+  const int boxes = 512;  // 512 boxes of 192 rows: 12 MB, inside L2
+  if (stages < 2 || stages > MAX_STAGES || box_rows % 16 != 0 || box_rows > 256) {
+    fprintf(stderr, "stages in 2..16, box_rows a multiple of 16 up to 256\n");
+    return 2;
+  }
+  CK(cudaFree(nullptr));
+  const int rows = boxes * box_rows;
+  void* data;
+  CK(cudaMalloc(&data, (size_t)rows * 128));
+  CK(cudaMemset(data, 1, (size_t)rows * 128));
+  unsigned long long* sink;
+  CK(cudaMalloc(&sink, 4096 * sizeof(unsigned long long)));
+  const CUtensorMap whole = box_map(data, rows, box_rows);
+  const CUtensorMap half = box_map(data, rows, box_rows / 2);
+  const int smem = stages * box_rows * 128 + 1024;
+  CK(cudaFuncSetAttribute(pull, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CK(cudaFuncSetAttribute(pull, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+
+  // As many pairs as fit at once as clusters of two, the same count of blocks in every mode.
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(64);
+  cfg.dynamicSmemBytes = smem;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.gridDim = dim3(264);
+  int clusters = 0;
+  CK(cudaOccupancyMaxActiveClusters(&clusters, pull, &cfg));
+  const int blocks = 2 * clusters;
+  printf("stages %d, box %d rows (%d KB), %d steps a block, %d blocks (%d clusters of 2 at once)\n",
+         stages, box_rows, box_rows * 128 / 1024, iters, blocks, clusters);
+  const char* names[6] = {"separate", "cluster-own", "halves", "rank0", "far", "private"};
+  printf("%-12s %10s %14s %14s\n", "mode", "us", "landed TB/s", "issued TB/s");
+  for (int mode = 0; mode < 6; ++mode) {
+    cfg.gridDim = dim3(blocks);
+    cfg.numAttrs = mode == CLUSTER_OWN || mode == HALVES || mode == RANK0 ? 1 : 0;
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> times;
+    for (int rep = 0; rep < 6; ++rep) {
+      CK(cudaEventRecord(a));
+      CK(cudaLaunchKernelEx(&cfg, pull, whole, half, mode, stages, box_rows, boxes, iters, sink));
+      CK(cudaEventRecord(b));
+      CK(cudaEventSynchronize(b));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      if (rep > 0) times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    const double s = times[times.size() / 2] * 1e-3;
+    const double landed = (double)blocks * iters * box_rows * 128;
+    // The bytes the copies name: the pair's box twice, or once when multicast.
+    const double asked = mode == HALVES || mode == RANK0 ? landed / 2 : landed;
+    printf("%-12s %10.1f %14.2f %14.2f\n", names[mode], s * 1e6, landed / s / 1e12,
+           asked / s / 1e12);
+  }
+  return 0;
+}
