@@ -301,6 +301,13 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
     }                                                                    \
   } while (0)
 
+/// L2 promotion of every tensor map (`PROMOTION` in the environment: 0 none, 1 64 B, 2 128 B,
+/// 3 256 B, the default).
+static CUtensorMapL2promotion promotion() {
+  const char* p = getenv("PROMOTION");
+  return (CUtensorMapL2promotion)(p ? atoi(p) : 3);
+}
+
 static CUtensorMap map_2d(void* base, cuuint64_t inner, cuuint64_t outer, cuuint32_t box_inner,
                           cuuint32_t box_outer) {
   CUtensorMap m;
@@ -310,8 +317,7 @@ static CUtensorMap map_2d(void* base, cuuint64_t inner, cuuint64_t outer, cuuint
   cuuint32_t elem[2] = {1, 1};
   CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, dims, strides, box,
                             elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+                            promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return m;
 }
 
@@ -360,9 +366,9 @@ static int gemm_main(int argc, char** argv) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn), ksteps = (k + 63) / 64;
   const double landed = (double)tiles * ksteps * (bm + bn) * 128;
-  printf("gemm copies %dx%dx%d, tiles %dx%dx64, %d stages, each held %lld cycles: %d tiles, %d "
-         "blocks at once, %d clusters of 2\n", m, n, k, bm, bn, stages, hold, tiles, per_sm * sms,
-         clusters);
+  printf("gemm copies %dx%dx%d, tiles %dx%dx64, %d stages, each held %lld cycles, L2 promotion "
+         "%d: %d tiles, %d blocks at once, %d clusters of 2\n", m, n, k, bm, bn, stages, hold,
+         (int)promotion(), tiles, per_sm * sms, clusters);
   printf("%-12s %10s %14s\n", "mode", "us", "landed TB/s");
   const char* names[4] = {"own", "cluster-own", "halves", "scrambled"};
   for (int mode = 0; mode < 4; ++mode) {

@@ -3,6 +3,7 @@
 //! apply.
 
 use super::cfg::{self, dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
+use super::tma::TMA_L2_PROMOTION_128B;
 use super::{
     rej, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Reject, Release,
     SharedOperand, Strategy, TmaOperand, TmaSpec,
@@ -110,9 +111,13 @@ pub(super) fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
         None => ((SM90_SMEM_LIMIT - 1024) / (c.stage_bytes() + 16)).clamp(2, 6),
     };
     c.validate().map_err(|e| rej(s, e))?;
+    let operand = |op, k_major, rows| {
+        TmaSpec::new(op, req.dtype, k_major, rows)
+            .map(|t| t.with_l2_promotion(TMA_L2_PROMOTION_128B))
+    };
     let tma = (
-        TmaSpec::new(TmaOperand::A, req.dtype, c.a_k, if c.a_k { bm } else { bk }),
-        TmaSpec::new(TmaOperand::B, req.dtype, c.b_k, if c.b_k { bn } else { bk }),
+        operand(TmaOperand::A, c.a_k, if c.a_k { bm } else { bk }),
+        operand(TmaOperand::B, c.b_k, if c.b_k { bn } else { bk }),
     );
     let (Some(ta), Some(tb)) = tma else {
         return Err(rej(s, "no tensor map type"));

@@ -34,8 +34,14 @@ pub enum TmaDataType {
 pub const TMA_SWIZZLE_128B: u32 = 3;
 /// `CU_TENSOR_MAP_INTERLEAVE_NONE` (0).
 pub const TMA_INTERLEAVE_NONE: u32 = 0;
-/// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` (3).
+/// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` (3): the maps of attention's streamed tiles and of C's
+/// stores.
 pub const TMA_L2_PROMOTION_256B: u32 = 3;
+/// `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` (2): the GEMM main loop's A and B. On rows that do not
+/// start on a 128-byte line (K = 1000 f16 and N = 2000 f16 at 3000x2000x1000) every box row
+/// straddles two lines, and a 256-byte promotion made the tiles' copies alone 15–19 % slower
+/// than a 128-byte one (bench/NOTES.md v27c); on aligned rows the two are equal.
+pub const TMA_L2_PROMOTION_128B: u32 = 2;
 /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (0): out-of-bounds elements read as zeros, which is
 /// how the ragged M/N/K edges of every tile become zeros.
 pub const TMA_OOB_FILL_ZERO: u32 = 0;
@@ -99,6 +105,14 @@ impl TmaSpec {
         })
     }
 
+    /// The spec with another L2 promotion (`CUtensorMapL2promotion`).
+    pub fn with_l2_promotion(self, l2_promotion: u32) -> TmaSpec {
+        TmaSpec {
+            l2_promotion,
+            ..self
+        }
+    }
+
     /// The map of a row-major C that `ph::gemm::sm90::store_tile_tma` stores through: boxes one
     /// 128-byte swizzle line wide and 64 rows (one m64 wgmma tile) long. `k_major` here means
     /// that the box's lines run along C's contiguous axis (N).
@@ -141,6 +155,16 @@ mod tests {
         assert_eq!(s.box_bytes(), 16384);
         assert_eq!(s.data_type as u32, 6);
         assert_eq!((s.swizzle, s.oob_fill, s.interleave), (3, 0, 0));
+    }
+
+    #[test]
+    fn only_the_main_loop_operands_promote_128_bytes() {
+        let c = TmaSpec::store_c(DType::F16).unwrap();
+        assert_eq!(c.l2_promotion, TMA_L2_PROMOTION_256B);
+        let a = TmaSpec::new(TmaOperand::A, DType::F16, true, 128).unwrap();
+        let promoted = a.clone().with_l2_promotion(TMA_L2_PROMOTION_128B);
+        assert_eq!((a.l2_promotion, promoted.l2_promotion), (3, 2));
+        assert_eq!(promoted.box_dim, a.box_dim);
     }
 
     #[test]

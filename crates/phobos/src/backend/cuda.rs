@@ -274,24 +274,39 @@ impl Compiler for CudaCompiler {
         done(&bin, meta, false, repaired)
     }
 
-    /// The emitted source, its entry and its headers, for this target.
+    /// The emitted source, its entry and its headers, for this target, and what the launch
+    /// needs besides them (its tensor maps).
     fn codegen_hash(&self, kernel: &Kernel) -> Option<String> {
         let e = self.emit(kernel).ok()?;
         // A C++ source's code at a point is its text and the point's `-D` set.
-        let defines = match self.cpp {
-            true => format!("{:?}", super::cuda_cpp::defines(kernel)),
-            false => String::new(),
-        };
-        let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
-        if self.cpp {
-            parts.push(defines.as_bytes());
-        }
-        for (n, t) in &e.headers {
-            parts.push(n.as_bytes());
-            parts.push(t.as_bytes());
-        }
-        Some(stable_hash(&parts))
+        let defines = self
+            .cpp
+            .then(|| format!("{:?}", super::cuda_cpp::defines(kernel)));
+        Some(code_hash(&e, defines.as_deref()))
     }
+}
+
+/// What the store keys a point's code by: the emitted source, its entry, its headers, a `.cu`
+/// point's `-D` set (`defines`), and its tensor maps where it has any ([`launch_facts`]): the
+/// host encodes them, so another map (its box, its L2 promotion) runs other code from the same
+/// source. A kernel without maps adds nothing: its key is the source's alone.
+fn code_hash(e: &Emitted, defines: Option<&str>) -> String {
+    let mut parts: Vec<&[u8]> = vec![e.source.as_bytes(), e.entry.as_bytes()];
+    if let Some(d) = defines {
+        parts.push(d.as_bytes());
+    }
+    for (n, t) in &e.headers {
+        parts.push(n.as_bytes());
+        parts.push(t.as_bytes());
+    }
+    let maps = match e.tma.is_empty() {
+        true => Vec::new(),
+        false => serde_json::to_vec(&launch_facts(e).tensor_maps).unwrap_or_default(),
+    };
+    if !maps.is_empty() {
+        parts.push(&maps);
+    }
+    stable_hash(&parts)
 }
 
 #[cfg(test)]
@@ -380,6 +395,16 @@ mod tests {
         };
         let back: CachedMeta = serde_json::from_slice(&serde_json::to_vec(&meta).unwrap()).unwrap();
         assert_eq!(back.launch, facts);
+        // The store keys the code by its launch facts too: the same source with another L2
+        // promotion for A's map is other code.
+        let mut other = e.clone();
+        other.tma[0].spec.l2_promotion = 3;
+        assert!(e
+            .tma
+            .iter()
+            .all(|t| t.spec.l2_promotion == phobos_cuda::gemm_fast::tma::TMA_L2_PROMOTION_128B));
+        assert_eq!(other.source, e.source);
+        assert_ne!(code_hash(&other, None), code_hash(&e, None));
         // A record of an older version has no launch facts: a plain launch.
         let old: CachedMeta =
             serde_json::from_str(r#"{"entry":"g","dynamic_smem_bytes":0,"resources":null}"#)
