@@ -159,18 +159,33 @@ pub fn point_line(r: &PointResult, backend: Backend) -> String {
     parts.join("  ")
 }
 
-/// `--report`: every point sorted by time, with resources and occupancy.
+/// `--report`'s cell for a clustered launch: blocks a cluster, then clusters held at once of
+/// those launched (`4: 30/64`).
+fn clusters_cell(c: &phobos_gpu::ClusterResidency) -> String {
+    format!("{}: {}/{}", c.size(), c.resident, c.launched)
+}
+
+/// `--report`: every point sorted by time, with resources, occupancy and clusters.
 pub fn table(report: &Report) -> String {
     let mut out = format!(
-        "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {}\n",
-        "point", "median ms", "rate", "regs", "spill", "smem", "warps/SM", "limiter", "status"
+        "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {:>10} {}\n",
+        "point",
+        "median ms",
+        "rate",
+        "regs",
+        "spill",
+        "smem",
+        "warps/SM",
+        "limiter",
+        "clusters",
+        "status"
     );
     for r in report.by_time() {
         let res = r.resources.as_ref();
         let occ = res.and_then(|x| x.occupancy);
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
         out.push_str(&format!(
-            "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {}\n",
+            "{:<28} {:>12} {:>12} {:>5} {:>6} {:>7} {:>10} {:<9} {:>10} {}\n",
             point_text(&r.point),
             opt(r.outcome.stats().map(|s| format!("{:.4}", s.median_ms))),
             opt(Some(rate_text(r)).filter(|s| !s.is_empty())),
@@ -179,6 +194,7 @@ pub fn table(report: &Report) -> String {
             opt(res.map(|x| x.smem_bytes.to_string())),
             opt(occ.map(|o| format!("{}/{}", o.active_warps_per_sm, o.max_warps_per_sm))),
             opt(occ.map(|o| o.limiter.name().to_string())),
+            opt(res.and_then(|x| x.clusters.as_ref()).map(clusters_cell)),
             match r.outcome.reason() {
                 Some(why) => format!("{}: {why}", r.outcome.status()),
                 None => r.outcome.status().to_string(),
@@ -369,5 +385,7 @@ mod tests {
             launched: 64,
         });
         assert!(resources(&res).ends_with("clusters of 2: 64 launched, 66 at once (1 wave)"));
+        // --report's column: blocks a cluster, clusters at once / launched.
+        assert_eq!(clusters_cell(res.clusters.as_ref().unwrap()), "2: 66/64");
     }
 }
