@@ -21,7 +21,8 @@
 // what L2 served: a multicast box is counted once, and so are the coinciding copies of a pair
 // of neighbouring blocks (bench/NOTES.md v26).
 //
-// nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/exp/multicast.cu -lcuda -o mc
+// nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Icrates/phobos-cuda/cuda \
+//   bench/exp/multicast.cu -lcuda -o mc
 // ./mc [stages] [box_rows] [iters]
 // ./mc gemm [M N K [stages [hold]]]  (the copies alone of a GEMM's tiles: `pull_gemm`; each
 //                                     stage held `hold` cycles before it is handed back)
@@ -35,77 +36,57 @@
 #include <string>
 #include <vector>
 
-using u32 = uint32_t;
+#include "gemm/ptx.cuh"
+
+// The GEMM main loop's own wrappers (crates/phobos-cuda/cuda/gemm/ptx.cuh), so this loop issues
+// exactly its instructions: the copies, the barriers, the remote hand-back.
+using ph::gemm::cluster_rank;
+using ph::gemm::cluster_sync;
+using ph::gemm::mbar_arrive;
+using ph::gemm::mbar_arrive_cluster;
+using ph::gemm::mbar_arrive_expect_tx;
+using ph::gemm::mbar_init;
+using ph::gemm::mbar_wait;
+using ph::gemm::smem_u32;
+using ph::gemm::tma_load_2d;
+using ph::gemm::tma_load_2d_multicast;
+using ph::gemm::u32;
 
 constexpr int MAX_STAGES = 16;
 
-__device__ inline u32 smem_addr(const void* p) {
-  return static_cast<u32>(__cvta_generic_to_shared(p));
+/// The ring's barriers, initialized by thread 0 and published to the block (or the cluster):
+/// each full barrier takes the producer's one arrival, each empty one the consumer of every
+/// block whose copies land in this block (both of a cluster of two).
+__device__ void init_ring(unsigned long long* full, unsigned long long* empty, int stages,
+                          bool clustered) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), clustered ? 2 : 1);
+    }
+    ph::gemm::fence_mbar_init();
+  }
+  if (clustered) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
 }
 
-__device__ inline void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+/// The consumer hands slot `bar` back: to its own block, or to both blocks of its cluster.
+__device__ void hand_back(u32 bar, bool clustered) {
+  if (clustered) {
+    mbar_arrive_cluster(bar, 0);
+    mbar_arrive_cluster(bar, 1);
+  } else {
+    mbar_arrive(bar);
+  }
 }
 
-__device__ inline void mbar_expect_tx(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ inline void mbar_wait(u32 bar, u32 parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
-/// Arrives on the barrier at the same offset in the cluster's block `rank`.
-__device__ inline void mbar_arrive_cluster(u32 bar, u32 rank) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
-
-__device__ inline void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ inline void tma_load(u32 dst, const CUtensorMap* map, int c0, int c1, u32 bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-      "l"(map), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-__device__ inline void tma_load_multicast(u32 dst, const CUtensorMap* map, int c0, int c1,
-                                          u32 bar, unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
-      "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
-      : "memory");
-}
-
-__device__ inline u32 cluster_rank() {
-  u32 r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-
-__device__ inline void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;"
-               ::: "memory");
+/// The start of the ring in dynamic shared memory, aligned for the 128-byte swizzle.
+__device__ unsigned char* ring_base(unsigned char* raw) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
+                                          ~uintptr_t(1023));
 }
 
 enum Mode { SEPARATE = 0, CLUSTER_OWN = 1, HALVES = 2, RANK0 = 3, FAR = 4, PRIVATE = 5 };
@@ -117,8 +98,7 @@ __global__ void __launch_bounds__(64) pull(const __grid_constant__ CUtensorMap w
                                            unsigned long long* sink) {
   extern __shared__ __align__(1024) unsigned char raw[];
   __shared__ __align__(8) unsigned long long full[MAX_STAGES], empty[MAX_STAGES];
-  unsigned char* ring = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  unsigned char* ring = ring_base(raw);
   const u32 box_bytes = box_rows * 128;
   const bool clustered = mode == CLUSTER_OWN || mode == HALVES || mode == RANK0;
   const u32 rank = clustered ? cluster_rank() : 0;
@@ -126,50 +106,32 @@ __global__ void __launch_bounds__(64) pull(const __grid_constant__ CUtensorMap w
   const int pair = mode == FAR ? blockIdx.x % (gridDim.x / 2)
                    : mode == PRIVATE ? blockIdx.x
                                      : blockIdx.x / 2;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      // Clustered: both blocks' consumers hand each stage back (a multicast writes both).
-      mbar_init(smem_addr(&empty[s]), clustered ? 2 : 1);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  if (clustered) {
-    cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  init_ring(full, empty, stages, clustered);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (warp == 0 && lane == 0) {
     for (int i = 0; i < iters; ++i) {
       const int s = i % stages;
-      if (i >= stages) mbar_wait(smem_addr(&empty[s]), ((i / stages) - 1) & 1);
-      const u32 bar = smem_addr(&full[s]);
-      const u32 dst = smem_addr(ring + s * box_bytes);
+      if (i >= stages) mbar_wait(smem_u32(&empty[s]), ((i / stages) - 1) & 1);
+      const u32 bar = smem_u32(&full[s]);
+      const u32 dst = smem_u32(ring + s * box_bytes);
       const int row = ((pair * 131 + i * 7) % boxes) * box_rows;
-      mbar_expect_tx(bar, box_bytes);
+      mbar_arrive_expect_tx(bar, box_bytes);
       if (mode != HALVES && mode != RANK0) {
-        tma_load(dst, &whole, 0, row, bar);
+        tma_load_2d(dst, &whole, 0, row, bar);
       } else if (mode == HALVES) {
-        tma_load_multicast(dst + rank * (box_bytes / 2), &half, 0, row + rank * (box_rows / 2),
-                           bar, 0b11);
+        tma_load_2d_multicast(dst + rank * (box_bytes / 2), &half, 0,
+                              row + rank * (box_rows / 2), bar, 0b11);
       } else if (rank == 0) {
-        tma_load_multicast(dst, &whole, 0, row, bar, 0b11);
+        tma_load_2d_multicast(dst, &whole, 0, row, bar, 0b11);
       }
     }
   } else if (warp == 1 && lane == 0) {
     unsigned long long acc = 0;
     for (int i = 0; i < iters; ++i) {
       const int s = i % stages;
-      mbar_wait(smem_addr(&full[s]), (i / stages) & 1);
+      mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
       acc += ring[s * box_bytes + (i % box_bytes)];
-      const u32 bar = smem_addr(&empty[s]);
-      if (clustered) {
-        mbar_arrive_cluster(bar, 0);
-        mbar_arrive_cluster(bar, 1);
-      } else {
-        mbar_arrive(bar);
-      }
+      hand_back(smem_u32(&empty[s]), clustered);
     }
     sink[blockIdx.x] = acc;
   }
@@ -206,25 +168,13 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
                                                 unsigned long long* sink) {
   extern __shared__ __align__(1024) unsigned char raw[];
   __shared__ __align__(8) unsigned long long full[MAX_STAGES], empty[MAX_STAGES];
-  unsigned char* ring = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  unsigned char* ring = ring_base(raw);
   const u32 stage_bytes = (bm + bn) * 128;
   const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
   const u32 rank = clustered ? cluster_rank() : 0;
   const int tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
   const int tiles = tiles_m * tiles_n, ksteps = (k + 63) / 64;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      mbar_init(smem_addr(&empty[s]), clustered ? 2 : 1);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  if (clustered) {
-    cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  init_ring(full, empty, stages, clustered);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Clustered: cluster c's j-th pair of tiles is 2 (c + j * clusters) + rank.
   const int first = clustered ? 2 * (blockIdx.x / 2) + (int)rank : blockIdx.x;
@@ -237,18 +187,18 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
       tile_of(t, tiles_m, tiles_n, 8, pm, pn);
       for (int ks = 0; ks < ksteps; ++ks, ++i) {
         const int s = i % stages;
-        if (i >= stages) mbar_wait(smem_addr(&empty[s]), ((i / stages) - 1) & 1);
-        const u32 bar = smem_addr(&full[s]);
-        const u32 dst = smem_addr(ring + s * stage_bytes);
-        mbar_expect_tx(bar, stage_bytes);
-        tma_load(dst, &ta, ks * 64, pm * bm, bar);
+        if (i >= stages) mbar_wait(smem_u32(&empty[s]), ((i / stages) - 1) & 1);
+        const u32 bar = smem_u32(&full[s]);
+        const u32 dst = smem_u32(ring + s * stage_bytes);
+        mbar_arrive_expect_tx(bar, stage_bytes);
+        tma_load_2d(dst, &ta, ks * 64, pm * bm, bar);
         const u32 sb = dst + bm * 128;
         for (int sl = 0; sl < bn / 64; ++sl) {
           if (mode == G_HALVES) {
-            tma_load_multicast(sb + sl * (64 * 128) + rank * (32 * 128), &tb_half,
-                               pn * bn + sl * 64, ks * 64 + (int)rank * 32, bar, 0b11);
+            tma_load_2d_multicast(sb + sl * (64 * 128) + rank * (32 * 128), &tb_half,
+                                  pn * bn + sl * 64, ks * 64 + (int)rank * 32, bar, 0b11);
           } else {
-            tma_load(sb + sl * (64 * 128), &tb, pn * bn + sl * 64, ks * 64, bar);
+            tma_load_2d(sb + sl * (64 * 128), &tb, pn * bn + sl * 64, ks * 64, bar);
           }
         }
       }
@@ -259,19 +209,13 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
     for (int t0 = first; t0 < tiles; t0 += step) {
       for (int ks = 0; ks < ksteps; ++ks, ++i) {
         const int s = i % stages;
-        mbar_wait(smem_addr(&full[s]), (i / stages) & 1);
+        mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
         acc += ring[s * stage_bytes + (i % stage_bytes)];
         // `hold` cycles standing in for the MMAs that read the stage before it is handed back.
         const long long t0 = clock64();
         while (clock64() - t0 < hold) {
         }
-        const u32 bar = smem_addr(&empty[s]);
-        if (clustered) {
-          mbar_arrive_cluster(bar, 0);
-          mbar_arrive_cluster(bar, 1);
-        } else {
-          mbar_arrive(bar);
-        }
+        hand_back(smem_u32(&empty[s]), clustered);
       }
     }
     sink[blockIdx.x] = acc;

@@ -31,6 +31,18 @@ fn render(e: &Emitted) -> String {
     out
 }
 
+/// CLUSTER=`knob` was refused for `why`: the record says so, and the notes render it in the
+/// words a user reads (`says`).
+fn refused(e: &phobos_cuda::Emitted, why: NoCluster, knob: u32, says: &str) {
+    assert_eq!(e.cluster_refused, Some(why), "{}", e.notes.join("\n"));
+    let note = why.note(knob);
+    assert_eq!(
+        note,
+        format!("CLUSTER={knob} not applied (one block per cluster): {says}")
+    );
+    assert!(e.notes.contains(&note), "{}", e.notes.join("\n"));
+}
+
 #[test]
 fn cluster_4_shares_a_between_neighbouring_n_tiles() {
     let e = emit_text(&gemm_text(POINT, "@launch(288)"), "TA=f16,TB=f16,TC=f16");
@@ -110,14 +122,12 @@ fn cluster_4_needs_the_persistent_schedule_and_an_a_tile_free_of_block_y() {
         (one.persistent, one.cluster, one.gemms[0].shared),
         (false, 1, Some(SharedOperand::B))
     );
-    assert_eq!(one.cluster_refused, Some(NoCluster::ShareANeedsPersistent));
-    // The note is the record's rendering.
-    let note = NoCluster::ShareANeedsPersistent.note(4);
-    assert_eq!(
-        note,
-        "CLUSTER=4 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"
+    refused(
+        &one,
+        NoCluster::ShareANeedsPersistent,
+        4,
+        "sharing A needs the persistent schedule (SCHEDULE=2 or 3)",
     );
-    assert!(one.notes.contains(&note), "{}", one.notes.join("\n"));
     assert!(!one.source.contains("__cluster_dims__"));
 
     // A's rows read ctx.block.y: the two blocks of a pair would need different A tiles.
@@ -131,12 +141,12 @@ fn cluster_4_needs_the_persistent_schedule_and_an_a_tile_free_of_block_y() {
     );
     let y = emit_text(&text, "TA=f16,TB=f16,TC=f16");
     assert_eq!(y.cluster, 1, "{}", y.notes.join("\n"));
-    let why = NoCluster::DependsOnBlock(SharedOperand::A);
-    assert_eq!(y.cluster_refused, Some(why));
-    assert!(why
-        .to_string()
-        .contains("A's tile or the k range depends on ctx.block.y"));
-    assert!(y.notes.contains(&why.note(4)), "{}", y.notes.join("\n"));
+    refused(
+        &y,
+        NoCluster::DependsOnBlock(SharedOperand::A),
+        4,
+        "A's tile or the k range depends on ctx.block.y",
+    );
 }
 
 #[test]
@@ -163,10 +173,12 @@ fn cluster_4_falls_back_with_the_persistent_schedule() {
         e.source
     );
     assert!(!e.source.contains("cluster_n_swizzle_block"));
-    assert_eq!(e.cluster_refused, Some(NoCluster::PersistentRuledOut));
-    let note = NoCluster::PersistentRuledOut.note(4);
-    assert!(note.contains("the code around the main loop rules out"));
-    assert!(e.notes.contains(&note), "{}", e.notes.join("\n"));
+    refused(
+        &e,
+        NoCluster::PersistentRuledOut,
+        4,
+        "sharing A needs the persistent schedule, which the code around the main loop rules out",
+    );
     // The kernel's point is still the one asked for.
     assert!(e.source.contains("CLUSTER=4"));
 }
@@ -210,11 +222,10 @@ fn cluster_5_shares_a_between_four_neighbouring_n_tiles() {
         "TA=f16,TB=f16,TC=f16",
     );
     assert_eq!((one.persistent, one.cluster), (false, 1));
-    assert_eq!(one.cluster_refused, Some(NoCluster::ShareANeedsPersistent));
-    let note = NoCluster::ShareANeedsPersistent.note(5);
-    assert_eq!(
-        note,
-        "CLUSTER=5 not applied (one block per cluster): sharing A needs the persistent schedule (SCHEDULE=2 or 3)"
+    refused(
+        &one,
+        NoCluster::ShareANeedsPersistent,
+        5,
+        "sharing A needs the persistent schedule (SCHEDULE=2 or 3)",
     );
-    assert!(one.notes.contains(&note), "{}", one.notes.join("\n"));
 }

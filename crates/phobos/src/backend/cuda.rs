@@ -299,13 +299,9 @@ fn code_hash(e: &Emitted, defines: Option<&str>) -> String {
         parts.push(n.as_bytes());
         parts.push(t.as_bytes());
     }
-    let maps = match e.tma.is_empty() {
-        true => Vec::new(),
-        false => serde_json::to_vec(&launch_facts(e).tensor_maps).unwrap_or_default(),
-    };
-    if !maps.is_empty() {
-        parts.push(&maps);
-    }
+    let maps = (!e.tma.is_empty())
+        .then(|| serde_json::to_vec(&launch_facts(e).tensor_maps).unwrap_or_default());
+    parts.extend(maps.as_deref());
     stable_hash(&parts)
 }
 
