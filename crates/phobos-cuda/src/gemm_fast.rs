@@ -13,6 +13,8 @@
 pub mod cfg;
 #[path = "gemm_fast_knobs.rs"]
 pub mod knobs;
+#[path = "gemm_fast_reject.rs"]
+mod reject;
 #[path = "gemm_fast_strategies.rs"]
 mod strategies;
 #[path = "gemm_fast_tma.rs"]
@@ -23,6 +25,7 @@ use cfg::Sm90Cfg;
 pub use cfg::{BIssue, CopyIssuer, NoClusterLoop, OperandCopy, Pipeline, Release, SharedOperand};
 pub use knobs::Knobs;
 use phobos_ir::DType;
+pub use reject::NoMainLoop;
 use strategies::{plan_ffma, plan_sm80, plan_sm90};
 pub use tma::{TmaOperand, TmaSpec};
 
@@ -143,13 +146,13 @@ pub struct CallArgs<'a> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Reject {
     #[error("{0:?}: {1}")]
-    Strategy(Strategy, String),
+    Strategy(Strategy, NoMainLoop),
     #[error("no fast main loop: {}", .0.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("; "))]
     None(Vec<Reject>),
 }
 
-fn rej(s: Strategy, why: impl Into<String>) -> Reject {
-    Reject::Strategy(s, why.into())
+fn rej(s: Strategy, why: NoMainLoop) -> Reject {
+    Reject::Strategy(s, why)
 }
 
 /// The fastest strategy that applies, trying them in the order of the module doc.
@@ -166,21 +169,15 @@ pub fn select(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
 
 /// The plan of one strategy, or why it does not apply.
 pub fn plan_for(s: Strategy, req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
-    if let Some(v) = [(knobs.tile_m, req.tile_m), (knobs.tile_n, req.tile_n)]
-        .iter()
-        .find(|(k, t)| k.is_some_and(|k| k != *t))
+    if let Some((knob, tile)) = [(knobs.tile_m, req.tile_m), (knobs.tile_n, req.tile_n)]
+        .into_iter()
+        .find_map(|(k, t)| k.filter(|&k| k != t).map(|k| (k, t)))
     {
-        return Err(rej(
-            s,
-            format!("the loop's tile {} differs from the knob {:?}", v.1, v.0),
-        ));
+        return Err(rej(s, NoMainLoop::TileDiffersFromKnob { tile, knob }));
     }
     let split_k = knobs.split_k();
     if split_k > 1 && req.dtype == DType::I8 {
-        return Err(rej(
-            s,
-            "SPLIT_K reduces with f32 atomics; i8 accumulates in i32",
-        ));
+        return Err(rej(s, NoMainLoop::SplitKOfI8));
     }
     match s {
         Strategy::Sm90 => plan_sm90(req, knobs),

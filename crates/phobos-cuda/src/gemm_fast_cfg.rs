@@ -4,6 +4,7 @@
 
 use phobos_ir::DType;
 
+use super::NoMainLoop;
 use crate::Target;
 
 /// Largest dynamic shared memory a block may opt into on sm_90 (227 KiB): the wgmma loop's
@@ -16,15 +17,11 @@ pub const SM90_SMEM_LIMIT: u32 = crate::Target::sm90a().max_smem_per_block();
 pub const SM90_MAX_STAGES: u32 = 16;
 
 /// `Ok` when `bytes` of shared memory fit one block on `target`.
-fn smem_fits(bytes: u32, target: Target) -> Result<(), String> {
-    let limit = target.max_smem_per_block();
-    if bytes <= limit {
+fn smem_fits(bytes: u32, target: Target) -> Result<(), NoMainLoop> {
+    if bytes <= target.max_smem_per_block() {
         return Ok(());
     }
-    Err(format!(
-        "shared memory over {} KiB ({bytes} bytes; {target} allows {limit})",
-        limit / 1024
-    ))
+    Err(NoMainLoop::SmemOver { bytes, target })
 }
 
 /// The `ph::gemm::Dt` enumerator of an operand type as a main loop reads it.
@@ -257,61 +254,56 @@ impl Sm90Cfg {
         }
     }
     /// The header's static_asserts plus what this crate requires to avoid spills.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), NoMainLoop> {
         let es = self.elem_bytes;
         let kb = 128 / es;
         let (wgm, wgn) = (self.bm / self.wg_m.max(1), self.bn / self.wg_n.max(1));
-        let checks: [(bool, &str); 12] = [
+        let checks: [(bool, NoMainLoop); 12] = [
             (
                 es == 2 || (self.a_k && self.b_k),
-                "tf32/fp8 wgmma needs K-major A and B",
+                NoMainLoop::WgmmaNeedsKMajor,
             ),
             (
                 (1..=4).contains(&(self.wg_m * self.wg_n)),
-                "1..4 consumer warpgroups",
+                NoMainLoop::ConsumerWarpgroups,
             ),
             (
                 self.bm % self.wg_m == 0 && (wgm == 64 || wgm == 128),
-                "64 or 128 rows per warpgroup",
+                NoMainLoop::WarpgroupRows,
             ),
             (
                 self.bn % self.wg_n == 0 && wgn % 32 == 0 && wgn <= 256,
-                "warpgroup N a multiple of 32, at most 256",
+                NoMainLoop::WarpgroupN,
             ),
-            (self.bk % kb == 0, "BK must be whole 128-byte lines"),
+            (self.bk % kb == 0, NoMainLoop::BkNotLines),
             (
                 self.bm <= 256 && self.bn <= 256 && self.bk <= 256,
-                "TMA boxes are at most 256 per dimension",
+                NoMainLoop::TmaBoxTooLarge,
             ),
-            (
-                self.a_k || self.bm % kb == 0,
-                "M-major A is loaded in 64-row slabs",
-            ),
-            (
-                self.b_k || wgn % kb == 0,
-                "N-major B is read in 64-column slabs",
-            ),
+            (self.a_k || self.bm % kb == 0, NoMainLoop::MMajorASlabs),
+            (self.b_k || wgn % kb == 0, NoMainLoop::NMajorBSlabs),
             (
                 (2..=SM90_MAX_STAGES).contains(&self.stages),
-                "STAGES in 2..16",
+                NoMainLoop::Stages {
+                    max: SM90_MAX_STAGES,
+                },
             ),
             (
                 self.smem_bytes() <= SM90_SMEM_LIMIT,
-                "shared memory over 227 KiB",
+                NoMainLoop::WgmmaSmemOver {
+                    bytes: self.smem_bytes(),
+                },
             ),
-            (
-                self.acc_regs() <= 128,
-                "more than 128 accumulators per thread",
-            ),
+            (self.acc_regs() <= 128, NoMainLoop::TooManyAccumulators),
             (
                 // A producer warp rounds the block to 3 warpgroups' worth of registers (168
                 // per thread): two m64 rows of 128 accumulators no longer fit.
                 !self.producer_warp || wgm == 64 || self.acc_regs() <= 64,
-                "a producer warp leaves 168 registers: use 64 rows per warpgroup",
+                NoMainLoop::ProducerWarpRegisters,
             ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, why)) => Err(why.to_string()),
+            Some((_, why)) => Err(*why),
             None => Ok(()),
         }
     }

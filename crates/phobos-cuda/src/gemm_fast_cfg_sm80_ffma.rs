@@ -2,7 +2,7 @@
 //! (mma.sync + ldmatrix + cp.async) and `ph::gemm::ffma::MainLoop` (exact fp32 on FFMA), their
 //! constraints, shared memory and accumulator layouts.
 
-use super::{b, mma_k, smem_fits, OperandCopy};
+use super::{b, mma_k, smem_fits, NoMainLoop, OperandCopy};
 use crate::Target;
 
 /// `ph::gemm::sm80::MainLoop<DT, BM, BN, BK, WARPS_M, WARPS_N, STAGES, A_KMAJOR, B_KMAJOR, VA, VB>`.
@@ -74,7 +74,7 @@ impl Sm80Cfg {
         )
     }
     /// The header's constraints, and shared memory within `target`'s limit per block.
-    pub fn validate(&self, target: Target) -> Result<(), String> {
+    pub fn validate(&self, target: Target) -> Result<(), NoMainLoop> {
         let es = self.elem_bytes;
         let ks = mma_k(es);
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
@@ -84,39 +84,36 @@ impl Sm80Cfg {
             let piece = if self.shifted(v) { 16 } else { v.max(4) };
             line % 32 == 0 && line % piece == 0 && (rows * self.bk * es) % 128 == 0
         };
-        let checks: [(bool, &str); 8] = [
+        let checks: [(bool, NoMainLoop); 8] = [
             (
                 es == 2 || (self.a_k && self.b_k),
-                "tf32 and 8-bit operands must both be K-major",
+                NoMainLoop::MmaNeedsKMajor,
             ),
-            (self.bk % ks == 0, "BK must be a multiple of the MMA k"),
+            (self.bk % ks == 0, NoMainLoop::BkNotMmaK),
             (
                 self.bm % self.warps_m == 0 && self.bn % self.warps_n == 0,
-                "warps divide the tile",
+                NoMainLoop::WarpsDoNotDivide,
             ),
+            (wm % 16 == 0 && wn % 16 == 0, NoMainLoop::WarpTileNot16),
             (
-                wm % 16 == 0 && wn % 16 == 0,
-                "warp tile must be a multiple of 16 x 16",
+                (2..=8).contains(&self.stages),
+                NoMainLoop::Stages { max: 8 },
             ),
-            ((2..=8).contains(&self.stages), "STAGES in 2..8"),
             (
                 [1, 2, 4, 8, 16].contains(&self.va)
                     && [1, 2, 4, 8, 16].contains(&self.vb)
                     && self.va >= es
                     && self.vb >= es,
-                "copy width 1, 2, 4, 8 or 16 bytes, at least one element",
+                NoMainLoop::CopyWidth,
             ),
             (
                 line_ok(self.a_k, self.bm, self.va) && line_ok(self.b_k, self.bn, self.vb),
-                "staged lines must be whole 32-byte pairs of chunks",
+                NoMainLoop::StagedLines,
             ),
-            (
-                self.acc_regs() <= 128,
-                "more than 128 accumulators per thread",
-            ),
+            (self.acc_regs() <= 128, NoMainLoop::TooManyAccumulators),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, why)) => Err(why.to_string()),
+            Some((_, why)) => Err(*why),
             None => smem_fits(self.smem_bytes(), target),
         }
     }
@@ -185,40 +182,43 @@ impl FfmaCfg {
         )
     }
     /// The header's constraints, and shared memory within `target`'s limit per block.
-    pub fn validate(&self, target: Target) -> Result<(), String> {
+    pub fn validate(&self, target: Target) -> Result<(), NoMainLoop> {
         let (wm, wn) = (self.bm / self.warps_m.max(1), self.bn / self.warps_n.max(1));
         let fits = |kmajor: bool, rows: u32, v: u32| (if kmajor { self.bk } else { rows }) % v == 0;
-        let checks: [(bool, &str); 7] = [
+        let checks: [(bool, NoMainLoop); 7] = [
             (
                 [4, 8, 16].contains(&self.tm)
                     && [4, 8, 16].contains(&self.tn)
                     && self.tm * self.tn <= 128,
-                "thread tile of 4, 8 or 16 per side, at most 128 elements",
+                NoMainLoop::ThreadTile,
             ),
             (
                 self.bm % self.warps_m == 0 && self.bn % self.warps_n == 0,
-                "warps divide the tile",
+                NoMainLoop::WarpsDoNotDivide,
             ),
             (
                 wm % self.tm == 0 && wn % self.tn == 0 && (wm / self.tm) * (wn / self.tn) == 32,
-                "a warp tile is 32 thread tiles",
+                NoMainLoop::WarpTileNot32ThreadTiles,
             ),
             (
                 [1, 2, 4].contains(&self.va) && [1, 2, 4].contains(&self.vb),
-                "load width 1, 2 or 4 floats",
+                NoMainLoop::LoadWidth,
             ),
             (
                 fits(self.a_k, self.bm, self.va) && fits(self.b_k, self.bn, self.vb),
-                "load width divides the staged lines",
+                NoMainLoop::LoadWidthLines,
             ),
-            ((2..=4).contains(&self.stages), "STAGES in 2..4"),
+            (
+                (2..=4).contains(&self.stages),
+                NoMainLoop::Stages { max: 4 },
+            ),
             (
                 !(self.a_k || self.b_k) || self.threads() % self.bk == 0,
-                "a K-major operand needs the block's threads to be a multiple of TILE_K",
+                NoMainLoop::KMajorThreads,
             ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, why)) => Err(why.to_string()),
+            Some((_, why)) => Err(*why),
             None => smem_fits(self.smem_bytes(), target),
         }
     }

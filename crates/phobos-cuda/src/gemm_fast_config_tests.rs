@@ -179,13 +179,24 @@ fn invalid_configurations_say_why() {
     let (s90, s80, _) = harness_cfgs();
     let mut c = s90[0].clone();
     c.stages = 5; // 5 x 48 KiB does not fit
-    assert_eq!(c.validate().unwrap_err(), "shared memory over 227 KiB");
+    let e = c.validate().unwrap_err();
+    assert_eq!(
+        e,
+        NoMainLoop::WgmmaSmemOver {
+            bytes: c.smem_bytes()
+        }
+    );
+    assert_eq!(e.to_string(), "shared memory over 227 KiB");
     let mut c = s90[5].clone(); // 256 x 128: two m64 rows per warpgroup
     c.producer_warp = true;
-    assert!(c.validate().unwrap_err().contains("producer warp"));
+    let e = c.validate().unwrap_err();
+    assert_eq!(e, NoMainLoop::ProducerWarpRegisters);
+    assert!(e.to_string().contains("producer warp"));
     let mut c = s80[6].clone();
     c.b_k = false;
-    assert!(c.validate(Target::sm90a()).unwrap_err().contains("K-major"));
+    let e = c.validate(Target::sm90a()).unwrap_err();
+    assert_eq!(e, NoMainLoop::MmaNeedsKMajor);
+    assert!(e.to_string().contains("K-major"));
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use super::cfg::{self, dt_cpp, FfmaCfg, Sm80Cfg, Sm90Cfg, SM90_SMEM_LIMIT};
 use super::tma::TMA_L2_PROMOTION_128B;
 use super::{
-    rej, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Reject, Release,
-    SharedOperand, Strategy, TmaOperand, TmaSpec,
+    rej, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, NoMainLoop, OperandCopy, Pipeline,
+    Reject, Release, SharedOperand, Strategy, TmaOperand, TmaSpec,
 };
 use phobos_ir::DType;
 
@@ -27,7 +27,7 @@ fn main_tile_k(req: &GemmRequest, unit: u32, pref: u32) -> Option<u32> {
 pub(super) fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Sm90;
     if !(req.target.wgmma() && req.target.tma()) {
-        return Err(rej(s, "needs sm_90a"));
+        return Err(rej(s, NoMainLoop::NeedsSm90a));
     }
     let dt = match req.dtype {
         DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 => dt_cpp(req.dtype, false),
@@ -36,39 +36,24 @@ pub(super) fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
         }
         _ => None,
     }
-    .ok_or_else(|| rej(s, format!("no wgmma for {}", req.dtype)))?;
+    .ok_or_else(|| rej(s, NoMainLoop::NoWgmma(req.dtype)))?;
     let es = req.dtype.size_bytes() as u32;
     if !req.plain_2d {
-        return Err(rej(
-            s,
-            "tensor maps need whole 2-D operands (no batch index)",
-        ));
+        return Err(rej(s, NoMainLoop::NotPlain2d));
     }
     if !req.k_whole {
-        return Err(rej(
-            s,
-            "the copy engine masks k only at the tensor's K: the loop must cover it",
-        ));
+        return Err(rej(s, NoMainLoop::KNotWhole));
     }
     if (req.align_a * es) % 16 != 0 || (req.align_b * es) % 16 != 0 {
-        return Err(rej(
-            s,
-            "tensor maps need 16-byte aligned bases and leading dimensions",
-        ));
+        return Err(rej(s, NoMainLoop::TmaMisaligned));
     }
     let (consumers, producer_warp) = match req.threads % 128 {
         0 => (req.threads / 128, false),
         32 => (req.threads / 128, true),
-        _ => {
-            return Err(rej(
-                s,
-                "threads must be 128 per warpgroup (+32 for a producer warp)",
-            ))
-        }
+        _ => return Err(rej(s, NoMainLoop::ThreadsNotWarpgroups)),
     };
     let kb = 128 / es;
-    let bk =
-        main_tile_k(req, kb, kb).ok_or_else(|| rej(s, "TILE_K is not whole 128-byte lines"))?;
+    let bk = main_tile_k(req, kb, kb).ok_or_else(|| rej(s, NoMainLoop::TileKNotLines))?;
     let (bm, bn) = (req.tile_m, req.tile_n);
     // WARP_M x WARP_N is a warpgroup's tile when it splits the block into exactly the
     // consumer warpgroups; otherwise (e.g. the warp tiles of mma.sync or FFMA points of the same
@@ -87,7 +72,7 @@ pub(super) fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
         None => 1,
     };
     if wg_n == 0 || consumers % wg_n != 0 {
-        return Err(rej(s, "consumer warpgroups do not tile the block"));
+        return Err(rej(s, NoMainLoop::WarpgroupsDoNotTile));
     }
     let mut c = Sm90Cfg {
         dt,
@@ -120,7 +105,7 @@ pub(super) fn plan_sm90(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
         operand(TmaOperand::B, c.b_k, if c.b_k { bn } else { bk }),
     );
     let (Some(ta), Some(tb)) = tma else {
-        return Err(rej(s, "no tensor map type"));
+        return Err(rej(s, NoMainLoop::NoTensorMapType));
     };
     Ok(GemmPlan {
         strategy: s,
@@ -159,7 +144,7 @@ fn warp_grid(bm: u32, bn: u32, warps: u32, knobs: &Knobs, quantum: u32) -> Optio
 pub(super) fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Sm80;
     if !req.target.mma_sync() {
-        return Err(rej(s, "needs sm_80"));
+        return Err(rej(s, NoMainLoop::NeedsSm80));
     }
     let tf32 = req.tf32 || req.dtype == DType::Tf32;
     let dt = match req.dtype {
@@ -167,17 +152,16 @@ pub(super) fn plan_sm80(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
         DType::F32 | DType::Tf32 => None,
         d => dt_cpp(d, false),
     }
-    .ok_or_else(|| rej(s, format!("no mma.sync for {}", req.dtype)))?;
+    .ok_or_else(|| rej(s, NoMainLoop::NoMmaSync(req.dtype)))?;
     let es = req.dtype.size_bytes() as u32;
     let ks = cfg::mma_k(es);
     // 64-byte staged lines by default: BK = 32 f16, 16 tf32, 64 for 8-bit types.
-    let bk = main_tile_k(req, ks, 2 * ks)
-        .ok_or_else(|| rej(s, "TILE_K is not a multiple of the MMA k"))?;
+    let bk = main_tile_k(req, ks, 2 * ks).ok_or_else(|| rej(s, NoMainLoop::TileKNotMmaK))?;
     if req.threads % 32 != 0 {
-        return Err(rej(s, "threads must be whole warps"));
+        return Err(rej(s, NoMainLoop::ThreadsNotWarps));
     }
     let (warps_m, warps_n) = warp_grid(req.tile_m, req.tile_n, req.threads / 32, knobs, 16)
-        .ok_or_else(|| rej(s, "no warp grid with 16 x 16-multiple warp tiles"))?;
+        .ok_or_else(|| rej(s, NoMainLoop::NoMmaWarpGrid))?;
     // The widest copy the operand's alignment allows: cp.async of 16, 8 or 4 bytes, or, aligned
     // to under 4 bytes, register-staged element loads (`OperandCopy::RegisterStaged`), or with
     // VEC_COPY=1 and a 16-bit type shifted 16-byte loads (`OperandCopy::Shifted`).
@@ -237,11 +221,11 @@ const FFMA_STAGES: u32 = 2;
 pub(super) fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Reject> {
     let s = Strategy::Ffma;
     if req.dtype != DType::F32 || req.tf32 {
-        return Err(rej(s, "FFMA main loop is exact f32 only"));
+        return Err(rej(s, NoMainLoop::FfmaNotExactF32));
     }
     let bk = req.tile_k;
     if req.threads % 32 != 0 || req.threads == 0 {
-        return Err(rej(s, "threads must be whole warps"));
+        return Err(rej(s, NoMainLoop::ThreadsNotWarps));
     }
     let per_thread = req.tile_m * req.tile_n / req.threads;
     let (tm, tn) = match (knobs.tile_tm, knobs.tile_tn) {
@@ -251,7 +235,7 @@ pub(super) fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
             64 => (8, 8),
             32 => (8, 4),
             16 => (4, 4),
-            _ => return Err(rej(s, format!("{per_thread} elements per thread"))),
+            _ => return Err(rej(s, NoMainLoop::ElementsPerThread(per_thread))),
         },
     };
     let warps = req.threads / 32;
@@ -270,7 +254,7 @@ pub(super) fn plan_ffma(req: &GemmRequest, knobs: &Knobs) -> Result<GemmPlan, Re
             })
             .min_by_key(|&(m, n)| (req.tile_m / m).abs_diff(req.tile_n / n)),
     }
-    .ok_or_else(|| rej(s, "no warp grid of 32 thread tiles per warp"))?;
+    .ok_or_else(|| rej(s, NoMainLoop::NoFfmaWarpGrid))?;
     let width = |align: u32, contiguous: u32| {
         [4u32, 2, 1]
             .into_iter()

@@ -72,6 +72,16 @@ fn pinned_stages_over_the_targets_limit_are_refused_with_the_limit() {
         &knobs,
     )
     .unwrap_err();
+    assert_eq!(
+        e,
+        Reject::Strategy(
+            Strategy::Sm80,
+            NoMainLoop::SmemOver {
+                bytes: 196608,
+                target: Target::sm80()
+            }
+        )
+    );
     let msg = e.to_string();
     assert!(msg.contains("sm_80 allows 166912"), "{msg}");
     assert!(msg.contains("196608 bytes"), "{msg}");
@@ -83,8 +93,15 @@ fn pinned_stages_over_the_targets_limit_are_refused_with_the_limit() {
         r
     };
     plan_for(Strategy::Ffma, &r(Target::sm90a()), &knobs).unwrap();
-    let msg = plan_for(Strategy::Ffma, &r(Target::from_cc(75)), &knobs)
-        .unwrap_err()
-        .to_string();
+    let e = plan_for(Strategy::Ffma, &r(Target::from_cc(75)), &knobs).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Reject::Strategy(Strategy::Ffma, NoMainLoop::SmemOver { target, .. })
+                if target == Target::from_cc(75)
+        ),
+        "{e}"
+    );
+    let msg = e.to_string();
     assert!(msg.contains("shared memory over 64 KiB"), "{msg}");
 }

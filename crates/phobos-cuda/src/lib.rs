@@ -34,7 +34,9 @@ pub mod mainloop;
 pub mod names;
 mod plan;
 pub mod row_split;
-pub use gemm_fast::{BIssue, CopyIssuer, NoClusterLoop, Pipeline, Release, SharedOperand};
+pub use gemm_fast::{
+    BIssue, CopyIssuer, NoClusterLoop, NoMainLoop, Pipeline, Release, SharedOperand,
+};
 pub use gemm_split::{NoClusterSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{

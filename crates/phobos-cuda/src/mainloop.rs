@@ -7,8 +7,8 @@
 //! in [`select`] by [`gemm_fast`]. See the crate README.
 
 use crate::gemm_fast::{
-    self, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, OperandCopy, Pipeline, Release,
-    SharedOperand, Strategy,
+    self, BIssue, CopyIssuer, GemmPlan, GemmRequest, Knobs, NoMainLoop, OperandCopy, Pipeline,
+    Reject, Release, SharedOperand, Strategy,
 };
 use crate::gemm_match::{GemmMatch, GemmOperand};
 use crate::gemm_split::SplitRecord;
@@ -48,11 +48,13 @@ pub enum MainLoop {
 pub struct FastLoop {
     pub plan: GemmPlan,
     pub acc_layout: Layout,
+    /// The faster main loops tried before this one and why each was not taken, in order.
+    pub rejected: Vec<(Strategy, NoMainLoop)>,
 }
 
 /// How one recognized GEMM loop runs: the plan's typed record of it (`Emitted::gemms`; the
 /// notes render it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GemmRecord {
     /// The `cuda/gemm/` main loop, or `None` for the generic FFMA loop of `phobos_dot.cuh`.
     pub strategy: Option<Strategy>,
@@ -72,6 +74,10 @@ pub struct GemmRecord {
     /// The wgmma loop: the operand a cluster's blocks share (CLUSTER=4: [`SharedOperand::A`]);
     /// `None` on the other loops.
     pub shared: Option<SharedOperand>,
+    /// The faster main loops tried for this loop and why each was not taken, in the order
+    /// tried (the notes' "no ... main loop: ..." lines); empty when none was tried (FFMA-only
+    /// policy, or a layout already set by an earlier loop).
+    pub rejected: Vec<(Strategy, NoMainLoop)>,
 }
 
 /// The FFMA strategy's parameters.
@@ -82,6 +88,9 @@ pub struct FfmaLoop {
     pub tile_k: i64,
     pub a_k_inner: bool,
     pub b_k_inner: bool,
+    /// The fast main loops tried before falling back to this one and why each was not taken,
+    /// in order.
+    pub rejected: Vec<(Strategy, NoMainLoop)>,
 }
 
 /// Chooses the strategy of a recognized loop; returns it and the notes that explain the
@@ -110,6 +119,7 @@ pub fn select(
 ) -> (MainLoop, Vec<String>) {
     let threads = k.launch.threads;
     let mut notes = Vec::new();
+    let mut rejected = Vec::new();
     let loop_name = &k.locals[m.k_var].name;
     if fixed.is_some() {
         notes.push(format!(
@@ -127,7 +137,7 @@ pub fn select(
             &[Strategy::Sm90, Strategy::Sm80]
         };
         for &s in order {
-            match gemm_fast::plan_for(s, &req, &knobs) {
+            let why = match gemm_fast::plan_for(s, &req, &knobs) {
                 Ok(plan) if plan.threads == threads => {
                     notes.push(format!("GEMM over {loop_name}: {}", describe_plan(&plan)));
                     let acc_layout = Layout::External {
@@ -136,20 +146,31 @@ pub fn select(
                         r: m.tile_m,
                         c: m.tile_n,
                     };
-                    return (MainLoop::Fast(FastLoop { plan, acc_layout }), notes);
+                    let fast = FastLoop {
+                        plan,
+                        acc_layout,
+                        rejected,
+                    };
+                    return (MainLoop::Fast(fast), notes);
                 }
-                Ok(plan) => notes.push(format!(
-                    "GEMM over {loop_name}: no {} main loop: it needs {} threads, @launch gives \
-                     {threads}",
-                    strategy_name(s),
-                    plan.threads
-                )),
-                Err(e) => notes.push(format!(
-                    "GEMM over {loop_name}: no {} main loop: {}",
-                    strategy_name(s),
-                    reject_reason(&e)
-                )),
-            }
+                Ok(plan) => NoMainLoop::Threads {
+                    needs: plan.threads,
+                    launch: threads,
+                },
+                Err(Reject::Strategy(_, why)) => why,
+                Err(e) => {
+                    notes.push(format!(
+                        "GEMM over {loop_name}: no {} main loop: {e}",
+                        strategy_name(s)
+                    ));
+                    continue;
+                }
+            };
+            notes.push(format!(
+                "GEMM over {loop_name}: no {} main loop: {why}",
+                strategy_name(s)
+            ));
+            rejected.push((s, why));
         }
     }
     let acc_layout = fixed.cloned().unwrap_or_else(|| {
@@ -164,6 +185,7 @@ pub fn select(
         tile_k: m.tile_k,
         a_k_inner: m.a.k_inner,
         b_k_inner: m.b.k_inner,
+        rejected,
     });
     notes.push(format!(
         "GEMM over {loop_name}: generic {}",
@@ -178,14 +200,6 @@ pub fn strategy_name(s: Strategy) -> &'static str {
         Strategy::Sm90 => "Sm90",
         Strategy::Sm80 => "Sm80",
         Strategy::Ffma => "Ffma",
-    }
-}
-
-/// A rejection's reason without the strategy prefix.
-fn reject_reason(e: &gemm_fast::Reject) -> String {
-    match e {
-        gemm_fast::Reject::Strategy(_, why) => why.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -360,7 +374,7 @@ impl MainLoop {
     /// The typed record of the choice (`split` is the plan's: `Plan::split`).
     pub fn record(&self) -> GemmRecord {
         match self {
-            MainLoop::Ffma(_) => GemmRecord {
+            MainLoop::Ffma(f) => GemmRecord {
                 strategy: None,
                 copies: None,
                 pipeline: None,
@@ -368,6 +382,7 @@ impl MainLoop {
                 release: None,
                 b_issue: None,
                 shared: None,
+                rejected: f.rejected.clone(),
             },
             MainLoop::Fast(f) => GemmRecord {
                 strategy: Some(f.plan.strategy),
@@ -377,6 +392,7 @@ impl MainLoop {
                 release: f.plan.sm90.as_ref().map(|c| c.release),
                 b_issue: f.plan.sm90.as_ref().map(|c| c.b_issue),
                 shared: f.plan.sm90.as_ref().map(|c| c.shared),
+                rejected: f.rejected.clone(),
             },
         }
     }

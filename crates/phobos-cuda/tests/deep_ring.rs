@@ -6,8 +6,8 @@ mod common;
 
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy};
 use phobos_cuda::{
-    emit, BIssue, CopyIssuer, EmitOptions, Emitted, GemmRecord, Pipeline, Release, SharedOperand,
-    SplitRecord, SplitReduce,
+    emit, BIssue, CopyIssuer, EmitOptions, Emitted, GemmRecord, NoMainLoop, Pipeline, Release,
+    SharedOperand, SplitRecord, SplitReduce,
 };
 
 const SMALL: &str = "examples/gemm_small.ph";
@@ -57,6 +57,7 @@ fn one_warpgroup_with_a_producer_warp_is_recorded() {
             release: Some(Release::AfterNext),
             b_issue: Some(BIssue::Shares),
             shared: Some(SharedOperand::B),
+            rejected: vec![],
         }]
     );
     assert_eq!(e.threads, 160);
@@ -131,6 +132,14 @@ fn a_ring_past_shared_memory_is_refused_with_the_reason() {
     phobos_cuda::specialize_alignment(&mut k, &dims);
     let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     assert_ne!(e.gemms[0].strategy, Some(Strategy::Sm90));
+    assert!(
+        matches!(
+            e.gemms[0].rejected.first(),
+            Some((Strategy::Sm90, NoMainLoop::WgmmaSmemOver { bytes })) if *bytes > 227 * 1024
+        ),
+        "{:?}",
+        e.gemms[0].rejected
+    );
     let notes = e.notes.join("\n");
     assert!(
         notes.contains("no Sm90 main loop: shared memory over 227 KiB"),

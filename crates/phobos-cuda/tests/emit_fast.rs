@@ -7,8 +7,8 @@ mod common;
 use common::fast::{aligned_dims, emit_text, emitted, gemm_text, has_note, kernel_of, render};
 use phobos_cuda::gemm_fast::{OperandCopy, Strategy};
 use phobos_cuda::{
-    emit_for_target, BIssue, CopyIssuer, EmitOptions, GemmPolicy, GemmRecord, Pipeline, Release,
-    SharedOperand, SplitRecord, SplitReduce, SplitWorkspace, Target,
+    emit_for_target, BIssue, CopyIssuer, EmitOptions, GemmPolicy, GemmRecord, NoMainLoop, Pipeline,
+    Release, SharedOperand, SplitRecord, SplitReduce, SplitWorkspace, Target,
 };
 use phobos_ir::Dim;
 
@@ -99,7 +99,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             split: None,
             release: Some(Release::AfterNext),
             b_issue: Some(BIssue::Shares),
-            shared: Some(SharedOperand::B)
+            shared: Some(SharedOperand::B),
+            rejected: vec![]
         }]
     );
     // K = 72 (8-aligned), N = 45: B's leading dim is odd, no TMA and no cp.async: mma.sync
@@ -127,7 +128,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             split: None,
             release: None,
             b_issue: None,
-            shared: None
+            shared: None,
+            rejected: vec![(Strategy::Sm90, NoMainLoop::TmaMisaligned)]
         }]
     );
     let notes = e.notes.join("\n");
@@ -182,7 +184,8 @@ fn unaligned_problems_keep_tensor_cores_and_say_how() {
             split: None,
             release: None,
             b_issue: None,
-            shared: None
+            shared: None,
+            rejected: vec![]
         }]
     );
     // N = 48 (16-aligned), K = 36 (4-aligned: 8 bytes): mma.sync with 8-byte copies of A.
@@ -217,6 +220,19 @@ fn arch_below_90_never_takes_wgmma() {
         "{}",
         e.notes.join("\n")
     );
+    assert_eq!(
+        e.gemms[0].rejected,
+        [
+            (Strategy::Sm90, NoMainLoop::NeedsSm90a),
+            (
+                Strategy::Sm80,
+                NoMainLoop::SmemOver {
+                    bytes: 4 * 48 * 1024,
+                    target: Target::sm80()
+                }
+            )
+        ]
+    );
     // 3 stages (144 KiB) fit: the mma.sync loop.
     let (k, src) = kernel_of(
         &gemm_text(&WGMMA_POINT.replace("[4]", "[3]"), "@launch(256)"),
@@ -229,6 +245,11 @@ fn arch_below_90_never_takes_wgmma() {
         e.source.contains("ph::gemm::sm80::MainLoop<"),
         "{}",
         e.notes.join("\n")
+    );
+    assert_eq!(e.gemms[0].strategy, Some(Strategy::Sm80));
+    assert_eq!(
+        e.gemms[0].rejected,
+        [(Strategy::Sm90, NoMainLoop::NeedsSm90a)]
     );
 }
 
@@ -253,6 +274,11 @@ fn launch_threads_pick_the_copy_issuer() {
         .notes
         .iter()
         .any(|n| n.contains("a producer warp issues the copies")));
+    assert_eq!(
+        e.gemms[0].pipeline.map(|p| p.issuer),
+        Some(CopyIssuer::ProducerWarp)
+    );
+    assert!(e.gemms[0].rejected.is_empty());
     // 160 threads: one warpgroup plus a producer warp cannot hold 128 x 256 accumulators.
     let e = emit_text(
         &gemm_text(WGMMA_POINT, "@launch(160)"),
@@ -260,6 +286,15 @@ fn launch_threads_pick_the_copy_issuer() {
     );
     assert!(e.tma.is_empty());
     assert!(e.notes.iter().any(|n| n.contains("no Sm90 main loop")));
+    assert_eq!(
+        e.gemms[0].rejected,
+        [
+            (Strategy::Sm90, NoMainLoop::TooManyAccumulators),
+            (Strategy::Sm80, NoMainLoop::NoMmaWarpGrid)
+        ],
+        "{}",
+        e.notes.join("\n")
+    );
 }
 
 #[test]
@@ -276,6 +311,11 @@ fn tf32_and_fp8_take_wgmma_only_k_major() {
             e.notes.iter().any(|n| n.contains("needs K-major A and B")),
             "{types}: {}",
             e.notes.join("\n")
+        );
+        assert_eq!(
+            e.gemms[0].rejected.first(),
+            Some(&(Strategy::Sm90, NoMainLoop::WgmmaNeedsKMajor)),
+            "{types}"
         );
     }
     // With B given as [N, K] through dot_t, both are K-major.
@@ -329,6 +369,11 @@ fn exact_f32_takes_the_register_tiled_ffma_loop() {
         .notes
         .iter()
         .any(|n| n.contains("no Ffma main loop: 8 elements per thread")));
+    assert_eq!(e.gemms[0].strategy, None);
+    assert_eq!(
+        e.gemms[0].rejected,
+        [(Strategy::Ffma, NoMainLoop::ElementsPerThread(8))]
+    );
 }
 
 #[test]
