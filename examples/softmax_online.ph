@@ -46,6 +46,10 @@
 // cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the reductions
 // combined across the cluster: a multiprocessor holds parts of two rows where it held one.
 @autotune(BLOCK in {1024, 2048, 4096, 8192, 16384, 32768, 51200, 57344}, THREADS in {128, 256, 512, 1024}, SHIFT in {0, 1, 2}, EVICT in {0, 1}, PARTIALS in {0, 2, 4}, WHOLE in {0, 1}, PACK in {0, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
+// ONE_PASS (a knob, bench/NOTES.md r30): at a staged row (ROW_SMEM), 1 takes the row's max and its
+// sum of exponentials in one pass, each thread's running (max, sum) as the row lands; 0 in two.
+@autotune(ONE_PASS in {1, 0})
+@where(ONE_PASS == 1 || ROW_SMEM >= 1)
 @where(WHOLE == 1 || BLOCK <= 16384 && PACK == 0 && ROW_SMEM == 0)
 @where(WHOLE == 1 || BLOCK <= 32 * THREADS && BLOCK >= 4 * THREADS)
 @where(WHOLE == 0 || SHIFT == 0 && EVICT == 0 && PARTIALS == 0 && PACK == 4 && (ROW_SMEM == 0 || sizeof(T) == 2))

@@ -39,6 +39,10 @@
 // cluster of ROW_SPLIT blocks, each holding BLOCK / ROW_SPLIT of its columns, the max and the sum
 // combined across the cluster: a multiprocessor holds parts of two rows where it held one.
 @autotune(BLOCK in {8192, 16384, 32768, 51200, 57344, 65536}, THREADS in [256, 1024], PACK in {0, 1, 2, 3, 4}, ROW_SMEM in {0, 1, 2}, ROWS_AHEAD in {0, 1, 2}, ROW_SPLIT in {1, 2, 4})
+// ONE_PASS (a knob, bench/NOTES.md r30): at a staged row (ROW_SMEM), 1 takes the row's max and its
+// sum of exponentials in one pass, each thread's running (max, sum) as the row lands; 0 in two.
+@autotune(ONE_PASS in {1, 0})
+@where(ONE_PASS == 1 || ROW_SMEM >= 1)
 @where(N <= BLOCK)
 @where(BLOCK <= 64 * THREADS * (1 + min(ROW_SMEM, 1)) * ROW_SPLIT && BLOCK >= 8 * THREADS * ROW_SPLIT)
 @where(ROW_SPLIT == 1 || PACK == 4 && ROW_SMEM == 0 && ROWS_AHEAD == 0 && BLOCK >= 16384)

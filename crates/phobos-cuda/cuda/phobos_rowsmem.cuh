@@ -544,6 +544,46 @@ template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ floa
   return combine_lanes<Op, float, WARPS>(acc, part);
 }
 
+// The whole-row max of f32(p), p a staged bf16 row, and `sum` = the sum of exp2(f32(p) a - max a),
+// in one pass (bench/NOTES.md r30): each thread keeps a running max over its groups as they land
+// and its sum rescaled whenever that max grows (one exp2 a group where it grows), then the block
+// combines the pairs: the max of the maxima, then each sum rescaled to it. The exponentials run
+// under the row's landing instead of after it. Masked columns hold -inf: they raise no max and
+// add exp2(-inf) = 0 (a thread whose groups are all masked keeps (-inf, 0) and adds nothing).
+template <class L, int BYTES, bool SL>
+__device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, float a, Scratch<BYTES> s, float& sum) {
+  constexpr int WARPS = L::THREADS / 32;
+  static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "row_max_sumexp2: whole warps, 8-element groups");
+  static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for row_max_sumexp2");
+  float* part = reinterpret_cast<float*>(s.p);
+  const int tid = threadIdx.x;
+  float mt = -inf_f32(), st = 0.0f;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    p.v.ready(p.v.w, j);
+    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
+    const uint4 q = lds128(p.chunk(j));
+    using P = Packed2<Max, bf16>;
+    const unsigned w = P::op(P::op(q.x, q.y), P::op(q.z, q.w));
+    const float g = fmaxf(mt, fmaxf(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)));
+    st *= g == mt ? 1.0f : exp2_approx((mt - g) * a);
+    mt = g;
+    // While every element so far is -inf, so is mt: the offset 0 keeps exp2(-inf) = 0 where
+    // -inf - -inf would give NaN.
+    const float ms = mt == -inf_f32() ? 0.0f : mt * a;
+    const unsigned ws[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      st += exp2_approx(__uint_as_float(ws[k] << 16) * a - ms) + exp2_approx(__uint_as_float(ws[k] & 0xffff0000u) * a - ms);
+  }
+  const float m = combine_lanes<Max, float, WARPS>(mt, part);
+  __syncthreads();  // every warp read the maxima before the sums take their slots
+  sum = combine_lanes<Sum, float, WARPS>(mt == -inf_f32() ? 0.0f : st * exp2_approx((mt - m) * a), part);
+  return m;
+}
+
 // Y's row stored from the staged buffer of `x` (row0: the 16-byte boundary SH elements before
 // the row's start): the destination's 16-byte vector at row0 + 8k, column 8k - SH, holds the
 // last SH elements of chunk k - 1 and the first 8 - SH of chunk k; the vectors at the row's ends

@@ -43,8 +43,8 @@ pub use plan::{
     reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
     MaskRecord, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
     NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer,
-    QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, TensorDot,
-    Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, SumExpRecord,
+    TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;
@@ -172,6 +172,9 @@ pub struct Emitted {
     /// At ROW_SMEM=1, each masked row load's `let`: staged in shared memory, or why not
     /// (typed; `notes` renders it).
     pub row_smem: Vec<RowSmemRecord>,
+    /// Each staged row's max and sum of exponentials computed in one pass (typed; `notes`
+    /// renders it; bench/NOTES.md r30).
+    pub sum_exp: Vec<SumExpRecord>,
     /// At ROWS_AHEAD=1: the staged row read a row ahead in persistent blocks, or why not
     /// (typed; `notes` renders it). Applied, the kernel is `persistent`.
     pub rows_ahead: Option<RowsAheadRecord>,

@@ -19,7 +19,7 @@ fn row(pins: &str, types: &str, n: i64) -> Emitted {
 #[test]
 fn row_smem_stages_the_row_and_stores_through_it() {
     let e = row(
-        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1",
+        "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ONE_PASS=0",
         "T=bf16",
         50257,
     );
@@ -208,7 +208,7 @@ fn row_smem_compiles_to_bulk_copies() {
 }
 
 /// softmax_online.ph's whole-row point (cross_entropy.ph's too: tests/row_smem_xent.rs).
-const WHOLE: &str = "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1";
+const WHOLE: &str = "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ONE_PASS=0";
 
 /// softmax_online.ph's whole-row form (WHOLE=1, bench/NOTES.md r16) is softmax_row.ph's PACK=4
 /// body: staged, the store through the buffer, two blocks a multiprocessor; the chunked points'

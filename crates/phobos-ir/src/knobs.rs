@@ -35,13 +35,14 @@ pub enum Knob {
     RowSmem,
     RowsAhead,
     RowSplit,
+    OnePass,
     WgmmaK,
     VecCopy,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 27] = [
+    pub const ALL: [Knob; 28] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -67,6 +68,7 @@ impl Knob {
         Knob::RowSmem,
         Knob::RowsAhead,
         Knob::RowSplit,
+        Knob::OnePass,
         Knob::WgmmaK,
         Knob::VecCopy,
     ];
@@ -99,6 +101,7 @@ impl Knob {
             Knob::RowSmem => "ROW_SMEM",
             Knob::RowsAhead => "ROWS_AHEAD",
             Knob::RowSplit => "ROW_SPLIT",
+            Knob::OnePass => "ONE_PASS",
             Knob::WgmmaK => "WGMMA_K",
             Knob::VecCopy => "VEC_COPY",
         }
@@ -153,6 +156,9 @@ impl Knob {
             }
             Knob::RowSplit => {
                 "k (2, 4 or 8): each program instance on a cluster of k blocks, every row tile split into k column parts, whole-tile reductions combined across the cluster; 1: one block"
+            }
+            Knob::OnePass => {
+                "1 (undeclared): a staged bf16 row's whole-row max and a later sum of exp2((x - max) a) in one pass, each thread's running (max, sum) as the row lands; 0: two passes"
             }
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {

@@ -6,6 +6,7 @@ use crate::ctype;
 use phobos_ir::{
     Ctx, DType, Dim, Eviction, Expr, ExprKind, Index, Lit, MemOrder, ParamId, ParamKind, ReduceOp,
 };
+use phobos_syntax::Span;
 
 impl<'k> Emitter<'k> {
     /// A scalar expression. Tile reads inside it (`t[i, j]`, full reductions) become statements
@@ -72,7 +73,7 @@ impl<'k> Emitter<'k> {
                 op,
                 axis: None,
                 arg,
-            } => self.reduce_all(*op, arg)?,
+            } => self.reduce_all(*op, arg, e.span)?,
             _ => return self.unsupported_expr("a tile expression in scalar position", e),
         })
     }
@@ -102,7 +103,15 @@ impl<'k> Emitter<'k> {
         Ok(Code::atom(v))
     }
 
-    fn reduce_all(&mut self, op: ReduceOp, arg: &Expr) -> Result<Code> {
+    fn reduce_all(&mut self, op: ReduceOp, arg: &Expr, span: Span) -> Result<Code> {
+        if op == ReduceOp::Sum {
+            if let Some(sum) = self.fused_sums.get(&(span.lo, span.hi)) {
+                return Ok(Code::atom(sum.clone()));
+            }
+        }
+        if let Some(max) = self.max_and_sum_exp(op, arg, span) {
+            return Ok(max);
+        }
         if let Some((op, x)) = self.packed_reduce(op, arg) {
             let bytes = (self.k.launch.threads / 32 * 4).div_ceil(16) * 16;
             let s = self.scratch(bytes);
@@ -154,6 +163,36 @@ impl<'k> Emitter<'k> {
         self.line(format!("const {} {v} = {value};", ctype::register(t)));
         self.headers.insert(crate::REDUCE_HEADER);
         Ok(Code::atom(v))
+    }
+
+    /// A staged bf16 row's packed max whose sum of exponentials follows (`plan::SumExpPair`):
+    /// both in one pass (`ph::row_max_sumexp2`), the sum kept for its statement; None where the
+    /// max is not one (no pair, the row in registers, ROW_SPLIT's cluster step, or ONE_PASS=0).
+    fn max_and_sum_exp(&mut self, op: ReduceOp, arg: &Expr, span: Span) -> Option<Code> {
+        if phobos_ir::knobs::Knob::OnePass.get(&self.k.point) == Some(0) {
+            return None;
+        }
+        let pair = *(self.plan.sum_exp.iter()).find(|p| p.max_span == span)?;
+        let (_, x) = self.packed_reduce(op, arg)?;
+        if !self.staged_rows.contains_key(&pair.x) || self.split_blocks().is_some() {
+            return None;
+        }
+        let bytes = (self.k.launch.threads / 32 * 4).div_ceil(16) * 16;
+        let s = self.scratch(bytes);
+        let (max, sum) = (self.fresh("all"), self.fresh("sum"));
+        self.line(format!("float {sum};"));
+        self.line(format!(
+            "const float {max} = ph::row_max_sumexp2({x}, {}, {s}, {sum});",
+            ctype::literal(Lit::Float(pair.a), DType::F32).0
+        ));
+        self.headers.insert(crate::REDUCE_HEADER);
+        self.headers.insert(crate::ROWPACK_HEADER);
+        self.fused_sums
+            .insert((pair.sum_span.lo, pair.sum_span.hi), sum);
+        let record = crate::plan::SumExpRecord::new(&pair, self.k);
+        self.notes.push(record.to_string());
+        self.sum_exp.push(record);
+        Some(Code::atom(max))
     }
 
     /// ROW_SPLIT: a whole-tile reduction's block partial `value` combined across the cluster

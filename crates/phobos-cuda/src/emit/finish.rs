@@ -287,6 +287,7 @@ impl Emitter<'_> {
                 })
                 .collect(),
             row_smem: self.plan.row_smem.values().cloned().collect(),
+            sum_exp: self.sum_exp.clone(),
             rows_ahead: self.plan.rows_ahead.clone(),
             schedule: self.plan.schedule.clone(),
             tma: self.plan.tma.clone(),

@@ -139,6 +139,11 @@ pub(crate) struct Emitter<'k> {
     staged_rows: std::collections::BTreeMap<phobos_ir::LocalId, u32>,
     /// ROWS_AHEAD=2: the landed row and its buffer's offset in the resident region, reserved.
     landed: Option<(phobos_ir::LocalId, u32)>,
+    /// The sums of exponentials already computed by their row's max (`plan::SumExpPair`), by
+    /// the sum's span (lo, hi): the variable holding each.
+    fused_sums: std::collections::BTreeMap<(u32, u32), String>,
+    /// The pairs fused, in the order emitted.
+    sum_exp: Vec<crate::plan::SumExpRecord>,
     notes: Vec<String>,
     /// The statement being emitted, as in `GemmMatch::path`.
     path: Vec<(usize, usize)>,
@@ -305,6 +310,8 @@ fn emit_with(
         packed: Default::default(),
         staged_rows: Default::default(),
         landed: None,
+        fused_sums: Default::default(),
+        sum_exp: Vec::new(),
         resident_smem: 0,
         resident_at: Default::default(),
         streamed: Default::default(),

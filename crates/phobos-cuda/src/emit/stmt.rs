@@ -12,26 +12,49 @@ use std::collections::BTreeSet;
 impl<'k> Emitter<'k> {
     /// Emits a statement list; `body_idx` says which body of the enclosing statement it is.
     pub(crate) fn block(&mut self, stmts: &'k [Stmt], body_idx: usize) -> Result<()> {
+        // Staged rows whose first use has been emitted, their landed view not yet.
+        let mut landing = Vec::new();
         for (i, s) in stmts.iter().enumerate() {
             self.path.push((body_idx, i));
             self.source_line(s.span);
-            let r = self.stmt(s).map(|()| self.land_staged_rows());
+            self.land_staged_rows(s, &mut landing);
+            let r = self
+                .stmt(s)
+                .map(|()| landing.extend(self.first_used_here()));
             self.path.pop();
             r?;
         }
         Ok(())
     }
 
-    /// SLABS (plan::row_smem): after a staged row's first use, the row landed whole, and its
-    /// later uses read a view of it with no waits (`ph::smem_row_landed`).
-    fn land_staged_rows(&mut self) {
-        let landed: Vec<_> = (self.plan.row_smem.iter())
+    /// SLABS (plan::row_smem): the staged rows whose first use is the statement being emitted.
+    fn first_used_here(&self) -> Vec<phobos_ir::LocalId> {
+        (self.plan.row_smem.iter())
             .filter(|(_, r)| {
                 matches!(&r.staged, Ok(s) if s.slabs.as_deref() == Some(self.path.as_slice()))
             })
             .map(|(&l, _)| l)
+            .collect()
+    }
+
+    /// SLABS: after a staged row's first use the row landed whole, and its later uses read a
+    /// view of it with no waits (`ph::smem_row_landed`), declared before the first statement
+    /// `s` that reads the row, not right after the first use: the view's waits are volatile, so
+    /// the compiler keeps what follows them below them, and a load between (the cross-entropy's
+    /// target logit) would wait for the row instead of being in flight under its pass
+    /// (bench/NOTES.md r30). A statement whose sum the row's max already computed
+    /// (`Emitter::fused_sums`) does not read it.
+    fn land_staged_rows(&mut self, s: &Stmt, landing: &mut Vec<phobos_ir::LocalId>) {
+        let fused = matches!(&s.kind, StmtKind::Assign { value, .. }
+            if self.fused_sums.contains_key(&(value.span.lo, value.span.hi)));
+        if fused {
+            return;
+        }
+        let reads: Vec<_> = (landing.iter().copied())
+            .filter(|&l| crate::visit::stmts_touch_local(std::slice::from_ref(s), l))
             .collect();
-        for l in landed {
+        for l in reads {
+            landing.retain(|&x| x != l);
             let name = self.names.locals[l].clone();
             let view = format!("{name}_landed");
             self.line(format!("const auto {view} = ph::smem_row_landed({name});"));

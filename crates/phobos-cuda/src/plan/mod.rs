@@ -34,6 +34,7 @@ mod row_smem;
 mod rows_ahead;
 mod schedule;
 mod streamed;
+mod sum_exp;
 mod tma_store;
 pub use cluster::{cluster_blocker, NoCluster, NoProducerLoop};
 use dots::{a_operand_layouts, dot_records, resident_operands};
@@ -52,6 +53,7 @@ pub use rows_ahead::{AheadForm, AheadRow, NoRowsAhead, RowsAheadRecord};
 pub use schedule::{persistent_blocker, Blocker, Schedule};
 use std::collections::{BTreeMap, BTreeSet};
 pub(crate) use streamed::streamed_loads;
+pub use sum_exp::{SumExpPair, SumExpRecord};
 use tma_store::plan_tma_store;
 pub use tma_store::TmaStore;
 
@@ -110,6 +112,9 @@ pub struct Plan {
     pub masks: Vec<MaskRecord>,
     /// ROW_SMEM=1: the masked row loads' `let`s, staged in shared memory or why not.
     pub row_smem: BTreeMap<LocalId, RowSmemRecord>,
+    /// Each whole-row max with a later sum of exponentials of the same row (the emitter fuses
+    /// those of staged rows).
+    pub sum_exp: Vec<SumExpPair>,
     /// ROWS_AHEAD=1: the staged row read a row ahead in persistent blocks, or why not.
     pub rows_ahead: Option<RowsAheadRecord>,
 }
@@ -402,6 +407,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         masks,
         row_smem,
         rows_ahead,
+        sum_exp: sum_exp::sum_exp_pairs(k),
     }
 }
 

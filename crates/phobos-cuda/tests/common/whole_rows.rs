@@ -29,7 +29,7 @@ pub fn set_targets(t: &mut HostTensor, v: i64) {
 }
 
 /// (pins, types, M, V) of every case.
-pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 32] = [
+pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 34] = [
     // 56 elements a thread at 1024 threads, two blocks a multiprocessor; every shift.
     (
         "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1",
@@ -140,6 +140,20 @@ pub const WHOLE_ROW_POINTS: [(&str, &str, i64, i64); 32] = [
         "T=f16",
         9,
         50257,
+    ),
+    // ONE_PASS=0 (bench/NOTES.md r30): the max and the sum of exponentials in two passes, the
+    // form the bf16 points above replaced by one.
+    (
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ONE_PASS=0",
+        "T=bf16",
+        9,
+        50257,
+    ),
+    (
+        "BLOCK=2048 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2 ONE_PASS=0",
+        "T=bf16",
+        9,
+        2045,
     ),
     // ROWS_AHEAD=1 (bench/NOTES.md r18): persistent blocks, the next row copied into the other
     // buffer. gpu_diff also runs these on a grid of ROWS_AHEAD_CAP blocks, so that each block

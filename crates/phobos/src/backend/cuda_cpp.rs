@@ -36,6 +36,7 @@ pub fn emitted(kernel: &Kernel, text: &str, tag: Option<&str>) -> Emitted {
         masks: Vec::new(),
         gemms: Vec::new(),
         row_smem: Vec::new(),
+        sum_exp: Vec::new(),
         rows_ahead: None,
         schedule: phobos_cuda::Schedule::OneBlockPerTile,
         tma: Vec::new(),
