@@ -60,6 +60,9 @@ pub enum SplitReduce {
 pub struct SplitRecord {
     pub parts: u32,
     pub reduce: SplitReduce,
+    /// Through the workspace in 8-byte pairs of columns, the last part's own slice from its
+    /// registers (SPLIT_REDUCE=3, or 4 refused: [`SplitK::pairs`]).
+    pub pairs: bool,
     /// SPLIT_REDUCE=4 was asked for and the main loop cannot reduce in a cluster: why (the
     /// parts then meet in the paired workspace).
     pub cluster_refused: Option<NoClusterSplit>,
@@ -85,6 +88,13 @@ pub enum NoClusterSplit {
     ClusterAlongM,
 }
 
+impl NoClusterSplit {
+    /// The plan's note (`phobos emit` prints it).
+    pub fn note(&self) -> String {
+        format!("SPLIT_REDUCE=4 not applied (the paired workspace instead): {self}")
+    }
+}
+
 impl std::fmt::Display for NoClusterSplit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -100,6 +110,90 @@ impl std::fmt::Display for NoClusterSplit {
             NoClusterSplit::Persistent => "persistent blocks do not split K",
             NoClusterSplit::ClusterAlongM => "CLUSTER already groups blocks along M",
         })
+    }
+}
+
+/// Why SPLIT_K, declared above 1, was not applied: the k loop runs whole (`Emitted::split_refused`;
+/// the notes render it with [`NoSplit::note`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoSplit {
+    /// The kernel has this many recognized GEMMs, not exactly one.
+    GemmCount(usize),
+    /// The GEMM loop is not a top-level statement of the kernel.
+    NotTopLevel,
+    /// The GEMM accumulates in this type, not f32 (the parts add f32 partial sums).
+    AccNotF32(DType),
+    /// The accumulator does not start at 0 (each part would add its initial value).
+    AccNotZero,
+    /// The epilogue is this many statements using the accumulator, not one store.
+    EpilogueStatements(usize),
+    /// The epilogue's one statement is not a store of the accumulator.
+    EpilogueNotStore,
+    /// The store target `c` holds `dtype`, which f32 partial sums do not reduce into.
+    CNotFloat { c: String, dtype: DType },
+    /// The store target is not a tensor.
+    CNotTensor,
+    /// The stored value is not linear in the accumulator (a bias or an activation).
+    NotLinear,
+    /// The store target `c` is also read, while other parts add into it.
+    CRead { c: String },
+    /// The epilogue store is not the kernel's only store.
+    OtherStores,
+    /// The kernel uses the grid's z axis, which the parts take.
+    UsesGridZ,
+}
+
+impl NoSplit {
+    /// The plan's note (`phobos emit` prints it) at the knob's value `parts`.
+    pub fn note(&self, parts: u32) -> String {
+        format!("SPLIT_K={parts} not applied (the k loop runs whole): {self}")
+    }
+}
+
+impl std::fmt::Display for NoSplit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoSplit::GemmCount(n) => write!(
+                f,
+                "SPLIT_K needs exactly one recognized GEMM, the kernel has {n}"
+            ),
+            NoSplit::NotTopLevel => {
+                f.write_str("SPLIT_K needs the GEMM loop at the top level of the kernel")
+            }
+            NoSplit::AccNotF32(dt) => write!(
+                f,
+                "SPLIT_K adds f32 partial sums; this GEMM accumulates in {dt}"
+            ),
+            NoSplit::AccNotZero => {
+                f.write_str("SPLIT_K needs the accumulator to start at 0 (each part adds it)")
+            }
+            NoSplit::EpilogueStatements(n) => write!(
+                f,
+                "SPLIT_K needs an epilogue of one store of the accumulator, found {n} statements \
+                 using it"
+            ),
+            NoSplit::EpilogueNotStore => {
+                f.write_str("SPLIT_K needs the epilogue to be a store of the accumulator")
+            }
+            NoSplit::CNotFloat { c, dtype } => {
+                write!(f, "SPLIT_K reduces f32 partial sums; `{c}` holds {dtype}")
+            }
+            NoSplit::CNotTensor => f.write_str("the store target is not a tensor"),
+            NoSplit::NotLinear => f.write_str(
+                "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
+                 `acc`): a bias or an activation cannot be split",
+            ),
+            NoSplit::CRead { c } => write!(
+                f,
+                "SPLIT_K: `{c}` is also read, while other parts add into it"
+            ),
+            NoSplit::OtherStores => {
+                f.write_str("SPLIT_K needs the epilogue store to be the kernel's only store")
+            }
+            NoSplit::UsesGridZ => {
+                f.write_str("SPLIT_K takes the grid's z axis, which the kernel uses")
+            }
+        }
     }
 }
 
@@ -127,6 +221,7 @@ impl SplitK {
         SplitRecord {
             parts: self.parts,
             reduce: self.reduce,
+            pairs: self.pairs,
             cluster_refused: self.cluster_refused,
         }
     }
@@ -173,35 +268,25 @@ pub fn plan_split(
     workspace: bool,
     pairs: bool,
     cluster: bool,
-) -> Result<SplitK, String> {
+) -> Result<SplitK, NoSplit> {
     let [m] = gemms else {
-        return Err(format!(
-            "SPLIT_K needs exactly one recognized GEMM, the kernel has {}",
-            gemms.len()
-        ));
+        return Err(NoSplit::GemmCount(gemms.len()));
     };
     if m.path.len() != 1 {
-        return Err("SPLIT_K needs the GEMM loop at the top level of the kernel".into());
+        return Err(NoSplit::NotTopLevel);
     }
     if m.acc_dtype != DType::F32 {
-        return Err(format!(
-            "SPLIT_K adds f32 partial sums; this GEMM accumulates in {}",
-            m.acc_dtype
-        ));
+        return Err(NoSplit::AccNotF32(m.acc_dtype));
     }
     let loop_at = m.path[0].1;
     if !zero_initialized(&k.body, loop_at, m.acc) {
-        return Err("SPLIT_K needs the accumulator to start at 0 (each part adds it)".into());
+        return Err(NoSplit::AccNotZero);
     }
     let [store] = m.epilogue.as_slice() else {
-        return Err(format!(
-            "SPLIT_K needs an epilogue of one store of the accumulator, found {} statements \
-             using it",
-            m.epilogue.len()
-        ));
+        return Err(NoSplit::EpilogueStatements(m.epilogue.len()));
     };
     let StmtKind::Store { tensor, value, .. } = &k.body[*store].kind else {
-        return Err("SPLIT_K needs the epilogue to be a store of the accumulator".into());
+        return Err(NoSplit::EpilogueNotStore);
     };
     let reduce = match &k.params[*tensor].kind {
         ParamKind::Tensor { dtype, .. } if cluster && dtype.is_float() => SplitReduce::Cluster,
@@ -210,20 +295,16 @@ pub fn plan_split(
         } if !workspace => SplitReduce::AtomicAdd,
         ParamKind::Tensor { dtype, .. } if dtype.is_float() => SplitReduce::Workspace,
         ParamKind::Tensor { dtype, .. } => {
-            return Err(format!(
-                "SPLIT_K reduces f32 partial sums; `{}` holds {dtype}",
-                k.params[*tensor].name
-            ))
+            return Err(NoSplit::CNotFloat {
+                c: k.params[*tensor].name.clone(),
+                dtype: *dtype,
+            })
         }
-        ParamKind::Scalar { .. } => return Err("the store target is not a tensor".into()),
+        ParamKind::Scalar { .. } => return Err(NoSplit::CNotTensor),
     };
     let any_cast = reduce != SplitReduce::AtomicAdd;
     if !linear_in(value, m.acc, any_cast) {
-        return Err(
-            "SPLIT_K needs a store linear in the accumulator (`acc` or a uniform scalar times \
-             `acc`): a bias or an activation cannot be split"
-                .into(),
-        );
+        return Err(NoSplit::NotLinear);
     }
     let mut loaded = BTreeSet::new();
     any_in_stmts(&k.body, &mut |e| {
@@ -232,13 +313,12 @@ pub fn plan_split(
         false
     });
     if loaded.contains(tensor) {
-        return Err(format!(
-            "SPLIT_K: `{}` is also read, while other parts add into it",
-            k.params[*tensor].name
-        ));
+        return Err(NoSplit::CRead {
+            c: k.params[*tensor].name.clone(),
+        });
     }
     if count_stores(&k.body) != 1 {
-        return Err("SPLIT_K needs the epilogue store to be the kernel's only store".into());
+        return Err(NoSplit::OtherStores);
     }
     let reads_z = any_in_stmts(&k.body, &mut |e| {
         matches!(
@@ -248,7 +328,7 @@ pub fn plan_split(
     });
     let grid_z_one = matches!(k.grid[2].kind, ExprKind::Lit(Lit::Int(1)));
     if reads_z || !grid_z_one {
-        return Err("SPLIT_K takes the grid's z axis, which the kernel uses".into());
+        return Err(NoSplit::UsesGridZ);
     }
     Ok(SplitK {
         parts,

@@ -37,14 +37,14 @@ pub mod row_split;
 pub use gemm_fast::{
     BIssue, CopyIssuer, NoClusterLoop, NoMainLoop, Pipeline, Release, SharedOperand,
 };
-pub use gemm_split::{NoClusterSplit, SplitRecord, SplitReduce};
+pub use gemm_split::{NoClusterSplit, NoSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
     reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
     MaskRecord, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
-    NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoWgmma, Overlap, Persist, PingPong, Producer,
-    QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule, StagedRow, SumExpRecord,
-    TensorDot, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoTmaStore, NoWgmma, Overlap, Persist,
+    PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule,
+    StagedRow, SumExpRecord, TensorDot, TmaStore, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;
@@ -181,6 +181,10 @@ pub struct Emitted {
     /// One block per tile, the persistent schedule, or why SCHEDULE=2 was not applied (typed;
     /// `notes` renders it).
     pub schedule: Schedule,
+    /// A GEMM on the wgmma main loop: its epilogue's C store through shared memory and TMA
+    /// stores, or why it stays a store from registers to global memory (typed; `notes` renders
+    /// it). `None` without such a GEMM.
+    pub c_store: Option<Result<TmaStore, NoTmaStore>>,
     /// Tensor-map parameters the kernel takes after the runtime-dim ints, in order (one
     /// `const __grid_constant__ ph::gemm::sm90::TmaDesc` each): what the host encodes per
     /// launch. Empty unless a GEMM runs the wgmma + TMA main loop.
@@ -188,6 +192,9 @@ pub struct Emitted {
     /// Tensors the host must zero right before every launch (SPLIT_K outputs: the parts add
     /// into them with atomics), inside any timed region.
     pub zero_before_launch: Vec<ParamId>,
+    /// Why SPLIT_K, declared above 1 on a kernel with a recognized GEMM, was not applied (the
+    /// k loop runs whole; typed; `notes` renders it); `None` when applied or not declared.
+    pub split_refused: Option<NoSplit>,
     /// SPLIT_K through an f32 workspace ([`SplitReduce::Workspace`]): the kernel takes one more
     /// parameter, `float*`, after the tensor maps, pointing at [`SplitWorkspace::bytes`] the
     /// host allocates (and zeroes once) with the launch.

@@ -180,8 +180,11 @@ fn tensor_core_loops_when_aligned_and_unaligned() {
         Some(phobos_cuda::gemm_fast::OperandCopy::RegisterStaged { align_bytes: 2 })
     );
     assert!(
-        e.notes.iter().any(|n| n.contains("no Sm90 main loop")),
+        e.gemms[0]
+            .rejected
+            .iter()
+            .any(|(s, _)| *s == phobos_cuda::gemm_fast::Strategy::Sm90),
         "{:?}",
-        e.notes
+        e.gemms[0].rejected
     );
 }

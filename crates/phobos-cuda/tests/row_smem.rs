@@ -60,10 +60,15 @@ fn row_smem_stages_the_row_and_stores_through_it() {
     assert!(s.contains("ph::Scratch<128> ph_scratch"), "{s}");
     // One block of 114,704 bytes and a scratch: two a multiprocessor.
     assert!(s.contains("__launch_bounds__(1024, 2)"), "{s}");
-    let note = e.notes.iter().find(|n| n.starts_with("ROW_SMEM=1: x"));
-    let note = note.unwrap_or_else(|| panic!("{:?}", e.notes));
-    assert!(note.contains("114720 bytes"), "{note}");
-    assert!(note.contains("store writes through the buffer"), "{note}");
+    // x's record: staged in 114,720 bytes, its store writing through the buffer.
+    let [rec] = e.row_smem.as_slice() else {
+        panic!("{:?}", e.row_smem)
+    };
+    assert_eq!(rec.name(), "x");
+    let staged = rec.staged.as_ref().unwrap_or_else(|why| panic!("{why:?}"));
+    assert_eq!(staged.bytes, 114720);
+    assert!(staged.store.is_some(), "{staged:?}");
+    assert!(e.notes.contains(&rec.to_string()), "{:?}", e.notes);
     // 512 threads: 112 elements a thread, still two blocks a multiprocessor.
     let half = row("BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=1", "T=bf16", 50257);
     assert!(
@@ -101,11 +106,7 @@ fn row_smem_0_changes_nothing() {
     let without = row("BLOCK=57344 THREADS=1024 PACK=4", "T=bf16", 50257);
     assert_eq!(common::body(&with), common::body(&without));
     assert!(!with.source.contains("SmemRow"), "{}", with.source);
-    assert!(
-        !with.notes.iter().any(|n| n.contains("ROW_SMEM")),
-        "{:?}",
-        with.notes
-    );
+    assert!(with.row_smem.is_empty(), "{:?}", with.row_smem);
     // softmax_row.ph's @where keeps ROW_SMEM=1 to PACK=4 and 2-byte types.
     let src = common::source("examples/softmax_row.ph");
     let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
@@ -135,13 +136,9 @@ kernel twice<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
     let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
     let info = &module.kernels[0];
     for (pins, types, why) in [
-        (
-            "PACK=3 ROW_SMEM=1",
-            "T=bf16",
-            "held packed and filled only at PACK=4",
-        ),
-        ("PACK=4 ROW_SMEM=1", "T=f32", "not bf16 or f16"),
-        ("PACK=4 ROW_SMEM=1", "T=f16", ""),
+        ("PACK=3 ROW_SMEM=1", "T=bf16", Some(NoRowSmem::Pack)),
+        ("PACK=4 ROW_SMEM=1", "T=f32", Some(NoRowSmem::ElementType)),
+        ("PACK=4 ROW_SMEM=1", "T=f16", None),
     ] {
         let variant = info.variant(Some(pins), Some(types), None).expect(pins);
         let k = phobos_check::instantiate(&module, info, &variant).expect(pins);
@@ -152,16 +149,20 @@ kernel twice<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
             },
         )
         .expect(pins);
-        if why.is_empty() {
+        let [rec] = e.row_smem.as_slice() else {
+            panic!("{pins} {types}: {:?}", e.row_smem)
+        };
+        assert_eq!(rec.name(), "x");
+        assert!(e.notes.contains(&rec.to_string()), "{:?}", e.notes);
+        let Some(why) = why else {
+            assert!(rec.staged.is_ok(), "{pins} {types}: {rec:?}");
             // Staged, and its store writes through the buffer.
             assert!(e.source.contains("ph::SmemRow<ph::f16, "), "{}", e.source);
             assert!(e.source.contains("ph::store_row_smem("), "{}", e.source);
             continue;
-        }
+        };
         assert!(!e.source.contains("SmemRow"), "{pins} {types}");
-        let note = (e.notes.iter()).find(|n| n.starts_with("ROW_SMEM=1 not applied to x"));
-        let note = note.unwrap_or_else(|| panic!("{pins} {types}: {:?}", e.notes));
-        assert!(note.contains(why), "{note}");
+        assert_eq!(rec.staged, Err(why), "{pins} {types}");
     }
 }
 

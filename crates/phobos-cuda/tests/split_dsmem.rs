@@ -73,6 +73,7 @@ fn the_cluster_reduction_is_recorded_and_needs_no_workspace() {
             Some(SplitRecord {
                 parts: split_k,
                 reduce: SplitReduce::Cluster,
+                pairs: false,
                 cluster_refused: None,
             }),
             "{why}"
@@ -137,12 +138,13 @@ fn loops_the_cluster_cannot_reduce_take_the_paired_workspace() {
             Some(SplitRecord {
                 parts,
                 reduce: SplitReduce::Workspace,
+                pairs: true,
                 cluster_refused: Some(why),
             }),
             "{autotune}: {notes}"
         );
-        let note = format!("SPLIT_REDUCE=4 not applied (the paired workspace instead): {why}");
-        assert!(e.notes.contains(&note), "{autotune}: {notes}");
+        // The note is the record's rendering.
+        assert!(e.notes.contains(&why.note()), "{autotune}: {notes}");
         assert_eq!(e.cluster, cluster, "{autotune}");
         assert!(e.split_workspace.is_some(), "{autotune}");
         assert!(!e.source.contains("reduce_split_dsmem"), "{autotune}");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use phobos_cuda::{reg_split, Emitted, KeptA, Producer, RegSplit};
+use phobos_cuda::{reg_split, Emitted, KeptA, MmaInstr, Producer, RegSplit};
 
 const FA: &str = "examples/flash_attention.ph";
 const FORM: &str = "BR=192 THREADS=512 MIN_BLOCKS=1 RING=1 PRODUCER=2";
@@ -96,10 +96,14 @@ fn the_record_gives_three_consumer_warpgroups_160_registers() {
             src.contains(&format!("AccLayout<192, {bc}, 12, 1>")),
             "{extra}"
         );
+        // The dots run on wgmma over three warpgroups (12 warps of 16 rows).
         assert!(
-            e.notes.iter().any(|n| n.contains("3 warpgroups")),
-            "{extra}"
+            e.dots.iter().any(|d| d.instr == Some(MmaInstr::Wgmma)
+                && matches!(&d.lowering, Ok(a) if a.warps_m == 12)),
+            "{extra}: {:?}",
+            e.dots
         );
+        assert!(e.dots.iter().all(|d| e.notes.contains(&d.to_string())));
         assert!(src.contains("ph::consumer_sync<384>();"), "{extra}");
         let init = if extra.contains("PERSIST=2") {
             "ph::ring_init_tma_q<3, 384>("

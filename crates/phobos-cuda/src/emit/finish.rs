@@ -290,11 +290,13 @@ impl Emitter<'_> {
             sum_exp: self.sum_exp.clone(),
             rows_ahead: self.plan.rows_ahead.clone(),
             schedule: self.plan.schedule.clone(),
+            c_store: self.plan.c_store.clone(),
             tma: self.plan.tma.clone(),
             zero_before_launch: (self.plan.split.iter())
                 .filter(|s| s.reduce == SplitReduce::AtomicAdd)
                 .map(|s| s.c)
                 .collect(),
+            split_refused: self.plan.split_refused.clone(),
             split_workspace: (self.plan.split.as_ref())
                 .filter(|s| s.reduce == SplitReduce::Workspace)
                 .map(|s| crate::SplitWorkspace {

@@ -3,7 +3,9 @@
 
 use crate::gemm_fast::{BIssue, Knobs, SharedOperand, Strategy};
 use crate::gemm_match::{find_gemms, GemmMatch};
-use crate::gemm_split::{plan_split, reads_block_xy, split_cluster_blocker, SplitK, SplitReduce};
+use crate::gemm_split::{
+    plan_split, reads_block_xy, split_cluster_blocker, NoSplit, SplitK, SplitReduce,
+};
 use crate::launch::TmaParam;
 use crate::layout::{
     blocked_capped, kernel_vec_cap, shifted_store_tensors, shifted_tensors, Layout,
@@ -55,7 +57,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(crate) use streamed::streamed_loads;
 pub use sum_exp::{SumExpPair, SumExpRecord};
 use tma_store::plan_tma_store;
-pub use tma_store::TmaStore;
+pub use tma_store::{NoTmaStore, TmaStore};
 
 /// Layout and declaration decisions for one kernel.
 pub struct Plan {
@@ -70,6 +72,9 @@ pub struct Plan {
     pub group_m: u32,
     /// The split k loop, when SPLIT_K applies.
     pub split: Option<SplitK>,
+    /// Why SPLIT_K, declared above 1 on a kernel with a recognized GEMM, was not applied
+    /// (typed; `notes` renders it); `None` when applied or not declared.
+    pub split_refused: Option<NoSplit>,
     /// SCHEDULE=2 applies: the kernel body runs in a loop over the tiles of the logical grid
     /// (see [`persistent_blocker`]).
     pub persistent: bool,
@@ -88,6 +93,9 @@ pub struct Plan {
     pub cluster_refused: Option<NoCluster>,
     /// The epilogue store that goes through shared memory and TMA (see [`tma_store::plan_tma_store`]).
     pub tma_store: Option<TmaStore>,
+    /// A wgmma GEMM's C store: through shared memory and TMA (`tma_store`), or why not (typed;
+    /// `notes` renders it); `None` without a GEMM on the wgmma main loop.
+    pub c_store: Option<Result<TmaStore, NoTmaStore>>,
     /// Locals declared at their first assignment (or `for`), by that statement's path (as
     /// in `GemmMatch::path`); the others are declared at the top of the kernel.
     pub decl_inline: BTreeMap<LocalId, Vec<(usize, usize)>>,
@@ -145,6 +153,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
             }
         ));
     }
+    let mut split_refused = None;
     let split = match knobs.split_k() {
         parts if parts > 1 && !gemms.is_empty() => {
             let ms: Vec<&GemmMatch> = gemms.iter().map(|(m, _)| m).collect();
@@ -164,9 +173,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                     .flatten();
                 if let Some(why) = why {
                     // Through the paired workspace instead, as SPLIT_REDUCE=3.
-                    cluster_note = Some(format!(
-                        "SPLIT_REDUCE=4 not applied (the paired workspace instead): {why}"
-                    ));
+                    cluster_note = Some(why.note());
                     planned = plan_split(k, &ms, parts, true, true, false).map(|s| SplitK {
                         cluster_refused: Some(why),
                         ..s
@@ -180,9 +187,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                     Some(s)
                 }
                 Err(why) => {
-                    notes.push(format!(
-                        "SPLIT_K={parts} not applied (the k loop runs whole): {why}"
-                    ));
+                    notes.push(why.note(parts));
+                    split_refused = Some(why);
                     None
                 }
             }
@@ -346,15 +352,19 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
                 .or_insert_with(|| blocked_capped(shape, threads, vec_cap));
         }
     }
-    let tma_store = plan_tma_store(
+    let c_store = plan_tma_store(
         k,
         &gemms,
         &layouts,
         split.as_ref().map(|s| s.reduce),
         &mut tma,
-        &mut notes,
         target,
     );
+    notes.extend(c_store.as_ref().map(|c| match c {
+        Ok(ts) => ts.to_string(),
+        Err(why) => why.to_string(),
+    }));
+    let tma_store = c_store.clone().and_then(Result::ok);
     let dots = dot_records(k, target, &gemms, &layouts);
     notes.extend(dots.iter().map(DotRecord::to_string));
     let gemm_paths: Vec<Vec<(usize, usize)>> = gemms.iter().map(|(m, _)| m.path.clone()).collect();
@@ -388,6 +398,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         tma,
         group_m,
         split,
+        split_refused,
         persistent,
         schedule,
         schedule_note,
@@ -395,6 +406,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         cluster_shares,
         cluster_refused,
         tma_store,
+        c_store,
         decl_inline,
         notes,
         vec_cap,

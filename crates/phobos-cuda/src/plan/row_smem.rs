@@ -27,6 +27,13 @@ pub struct RowSmemRecord {
     name: String,
 }
 
+impl RowSmemRecord {
+    /// The name of the `let`'s local, as the notes give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// A row staged in shared memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StagedRow {

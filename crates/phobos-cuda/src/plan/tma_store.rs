@@ -24,13 +24,90 @@ pub struct TmaStore {
     /// Shared memory it needs past the main loop's (the staging buffer and 1024 bytes of
     /// slack).
     pub smem_bytes: u32,
+    /// Boxes of 64 rows x 128 bytes in each warpgroup's part of the tile.
+    pub boxes: u32,
     /// Rounds each warpgroup stages its part of the tile in (1: all at once).
     pub rounds: u32,
 }
 
+impl std::fmt::Display for TmaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "C store: through shared memory and TMA stores, boxes of 64 rows x 128 bytes, {} \
+             per warpgroup in {} round{} ({} bytes; ph::gemm::sm90::store_tile_tma)",
+            self.boxes,
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.smem_bytes
+        )
+    }
+}
+
+/// Why a wgmma GEMM's C store stays a store from registers to global memory (`Emitted::c_store`;
+/// the notes render it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoTmaStore {
+    /// SPLIT_K's parts add their partial tiles into C with atomics.
+    SplitAtomics,
+    /// SPLIT_K through the workspace: the part that arrives last stores the tile.
+    SplitWorkspace,
+    /// SPLIT_K in a cluster: each part stores its own columns of the tile.
+    SplitCluster,
+    /// The kernel's last statement is not the C tile's store.
+    NotLastStore,
+    /// The store is not of one whole TILE_M x TILE_N tile of a 2-D tensor.
+    NotWholeTile,
+    /// The stored value is not elementwise in the accumulator (it has another layout).
+    NotElementwise,
+    /// C is column-major.
+    ColumnMajor,
+    /// The copy engine has no type for C's elements.
+    NoCopyType,
+    /// A warpgroup's columns are not whole 128-byte lines (or its rows whole 64-row boxes).
+    WarpgroupLines,
+    /// C's rows are not known to be 16-byte aligned.
+    RowsNotAligned,
+    /// No whole number of boxes a round fits beside the main loop's `mainloop_bytes` of
+    /// stages without lowering the blocks a multiprocessor holds.
+    NoRoom { mainloop_bytes: u32 },
+}
+
+impl std::fmt::Display for NoTmaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = match self {
+            NoTmaStore::SplitAtomics => "SPLIT_K adds partial tiles with atomics",
+            NoTmaStore::SplitWorkspace => {
+                "SPLIT_K: the last part of each tile stores it, after the others"
+            }
+            NoTmaStore::SplitCluster => {
+                "SPLIT_K: each part of the cluster stores its columns of the tile"
+            }
+            NoTmaStore::NotLastStore => "the kernel's last statement is not the C tile's store",
+            NoTmaStore::NotWholeTile => {
+                "the store is not of one whole TILE_M x TILE_N tile of a 2-D tensor"
+            }
+            NoTmaStore::NotElementwise => "the stored value is not elementwise in the accumulator",
+            NoTmaStore::ColumnMajor => "C is column-major",
+            NoTmaStore::NoCopyType => "the copy engine has no type for C's elements",
+            NoTmaStore::WarpgroupLines => "a warpgroup's columns are not whole 128-byte lines",
+            NoTmaStore::RowsNotAligned => "C's rows are not known to be 16-byte aligned",
+            NoTmaStore::NoRoom { mainloop_bytes } => {
+                return write!(
+                    f,
+                    "C store: registers to global memory (staging even one box per warpgroup \
+                     would take shared memory that the main loop's {mainloop_bytes} bytes need, \
+                     or lower the blocks per multiprocessor)"
+                )
+            }
+        };
+        write!(f, "C store: registers to global memory ({why})")
+    }
+}
+
 /// Decides whether the kernel's C store goes through shared memory and TMA stores, adding C's
-/// tensor map to `tma` when it does; says why not in `notes` when the GEMM is on the wgmma
-/// main loop. It does when the kernel has one GEMM, on the wgmma main loop, whose tile the
+/// tensor map to `tma` when it does; says why not (`Some(Err(..))`) when the GEMM is on the
+/// wgmma main loop, and `None` when it is not. It does when the kernel has one GEMM, on the wgmma main loop, whose tile the
 /// body's last statement stores whole (`C[r :+ TILE_M, c :+ TILE_N] = f(acc)`, f elementwise:
 /// the value keeps the accumulator's layout) into an unbatched row-major C of a type TMA
 /// copies, with 16-byte aligned rows; without SPLIT_K (whose parts combine first), and when a
@@ -43,27 +120,19 @@ pub(super) fn plan_tma_store(
     layouts: &BTreeMap<LocalId, Layout>,
     split_k: Option<SplitReduce>,
     tma: &mut Vec<TmaParam>,
-    notes: &mut Vec<String>,
     target: &Target,
-) -> Option<TmaStore> {
+) -> Option<Result<TmaStore, NoTmaStore>> {
     let [(m, MainLoop::Fast(f))] = gemms else {
         return None;
     };
     let (Strategy::Sm90, Some(cfg)) = (f.plan.strategy, f.plan.sm90.as_deref()) else {
         return None;
     };
-    let mut refuse = |why: &str| {
-        notes.push(format!("C store: registers to global memory ({why})"));
-        None
-    };
+    let refuse = |why: NoTmaStore| Some(Err(why));
     match split_k {
-        Some(SplitReduce::AtomicAdd) => return refuse("SPLIT_K adds partial tiles with atomics"),
-        Some(SplitReduce::Workspace) => {
-            return refuse("SPLIT_K: the last part of each tile stores it, after the others")
-        }
-        Some(SplitReduce::Cluster) => {
-            return refuse("SPLIT_K: each part of the cluster stores its columns of the tile")
-        }
+        Some(SplitReduce::AtomicAdd) => return refuse(NoTmaStore::SplitAtomics),
+        Some(SplitReduce::Workspace) => return refuse(NoTmaStore::SplitWorkspace),
+        Some(SplitReduce::Cluster) => return refuse(NoTmaStore::SplitCluster),
         None => {}
     }
     let last = k.body.len().checked_sub(1)?;
@@ -74,33 +143,33 @@ pub(super) fn plan_tma_store(
         ..
     } = &k.body[last].kind
     else {
-        return refuse("the kernel's last statement is not the C tile's store");
+        return refuse(NoTmaStore::NotLastStore);
     };
     let whole = matches!(index.as_slice(),
         [Index::Span { len: r, .. }, Index::Span { len: c, .. }]
             if *r == m.tile_m && *c == m.tile_n);
     if !whole {
-        return refuse("the store is not of one whole TILE_M x TILE_N tile of a 2-D tensor");
+        return refuse(NoTmaStore::NotWholeTile);
     }
     if natural(k, target, layouts, value).as_ref() != layouts.get(&m.acc) {
-        return refuse("the stored value is not elementwise in the accumulator");
+        return refuse(NoTmaStore::NotElementwise);
     }
     let ParamKind::Tensor { dtype, order, .. } = &k.params[*tensor].kind else {
         return None;
     };
     if *order != MemOrder::RowMajor {
-        return refuse("C is column-major");
+        return refuse(NoTmaStore::ColumnMajor);
     }
     let Some(spec) = TmaSpec::store_c(*dtype) else {
-        return refuse("the copy engine has no type for C's elements");
+        return refuse(NoTmaStore::NoCopyType);
     };
     let es = dtype.size_bytes() as u32;
     let (wgm, wgn) = (cfg.bm / cfg.wg_m, cfg.bn / cfg.wg_n);
     if !(wgn * es).is_multiple_of(128) || !wgm.is_multiple_of(64) {
-        return refuse("a warpgroup's columns are not whole 128-byte lines");
+        return refuse(NoTmaStore::WarpgroupLines);
     }
     if !(crate::mainloop::stride_align(k, *tensor, 0) * es).is_multiple_of(16) {
-        return refuse("C's rows are not known to be 16-byte aligned");
+        return refuse(NoTmaStore::RowsNotAligned);
     }
     // The fewest staging rounds whose buffer fits beside the stages without lowering the
     // blocks a multiprocessor holds (blocks that share one overlap an epilogue with another's
@@ -119,26 +188,18 @@ pub(super) fn plan_tma_store(
         .filter(|r| boxes.is_multiple_of(*r))
         .find_map(fits)
     else {
-        return refuse(&format!(
-            "staging even one box per warpgroup would take shared memory that the main loop's \
-             {} bytes need, or lower the blocks per multiprocessor",
-            f.plan.smem_bytes
-        ));
+        return refuse(NoTmaStore::NoRoom {
+            mainloop_bytes: f.plan.smem_bytes,
+        });
     };
     let map = format!("ph_tma{}", tma.len());
     let param = TmaParam::new(map.clone(), *tensor, &k.params[*tensor].kind, 1, spec)?;
     tma.push(param);
-    notes.push(format!(
-        "C store: through shared memory and TMA stores, boxes of 64 rows x 128 bytes, {} \
-         per warpgroup in {rounds} round{} ({smem_bytes} bytes; \
-         ph::gemm::sm90::store_tile_tma)",
-        boxes,
-        if rounds == 1 { "" } else { "s" }
-    ));
-    Some(TmaStore {
+    Some(Ok(TmaStore {
         stmt: last,
         map,
         smem_bytes,
+        boxes,
         rounds,
-    })
+    }))
 }

@@ -89,10 +89,3 @@ pub fn emit_text(text: &str, types: &str) -> Emitted {
     let (k, src) = kernel_of(text, types, &aligned_dims());
     emit(&k, &EmitOptions { source: Some(src) }).unwrap()
 }
-
-/// A note of `e` that starts with `prefix` and gives `why`.
-pub fn has_note(e: &Emitted, prefix: &str, why: &str) -> bool {
-    e.notes
-        .iter()
-        .any(|n| n.starts_with(prefix) && n.contains(why))
-}
