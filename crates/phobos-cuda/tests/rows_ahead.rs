@@ -211,8 +211,9 @@ fn rows_ahead_records_why_not() {
 
 /// Offline: the ROWS_AHEAD=1 points compile for sm_90a to bulk copies waited on by parity, at
 /// the register budget of the one-buffer form; cross-entropy with no spill, the softmaxes with
-/// at most 16 bytes (loop-invariant scratch addresses ptxas hoists out of the row loop, read
-/// back once a row).
+/// at most 16 bytes in two passes (loop-invariant scratch addresses ptxas hoists out of the row
+/// loop, read back once a row) and 32 in one (ONE_PASS=1, NOTES r30: the running max and sum
+/// of each thread beside them; ptxas 13 spills 28).
 #[test]
 fn rows_ahead_compiles_to_bulk_copies_waited_by_parity() {
     let points = [
@@ -237,7 +238,7 @@ fn rows_ahead_compiles_to_bulk_copies_waited_by_parity() {
         ),
         (
             "softmax_online.ph",
-            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1 ONE_PASS=0",
             "T=bf16",
             "N",
             50257,
@@ -246,12 +247,30 @@ fn rows_ahead_compiles_to_bulk_copies_waited_by_parity() {
         ),
         (
             "softmax_row.ph",
-            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1",
+            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1 ONE_PASS=0",
             "T=bf16",
             "N",
             50257,
             32,
             16,
+        ),
+        (
+            "softmax_online.ph",
+            "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1 ONE_PASS=1",
+            "T=bf16",
+            "N",
+            50257,
+            32,
+            32,
+        ),
+        (
+            "softmax_row.ph",
+            "BLOCK=57344 THREADS=1024 PACK=4 ROW_SMEM=1 ROWS_AHEAD=1 ONE_PASS=1",
+            "T=bf16",
+            "N",
+            50257,
+            32,
+            32,
         ),
     ];
     // Both buffers' barriers initialized once, none invalidated.
