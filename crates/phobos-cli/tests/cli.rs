@@ -210,6 +210,31 @@ fn emit_refuses_a_problem_the_point_cannot_run() {
 }
 
 #[test]
+fn emit_gives_the_grid_of_the_problem_it_is_given() {
+    let args = [
+        "emit",
+        "examples/transpose.ph",
+        "--autotune",
+        "TILE_R=128 TILE_C=64 TILES=2 THREADS=512 AHEAD=2",
+    ];
+    let launch = |dims: &[&str]| {
+        let out = phobos(&[&args[..], dims].concat());
+        assert!(out.status.success(), "{dims:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().next().unwrap_or_default().to_string()
+    };
+    // `@grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))` at 8191 x 8193: 32 x 129 blocks.
+    assert_eq!(
+        launch(&["--dims", "M=8191,N=8193"]),
+        "// launch: 512 threads, 33280 bytes of dynamic shared memory, @grid (32, 129, 1)"
+    );
+    // Without every dim the grid reads (or without --dims), no grid.
+    let partial = "// launch: 512 threads, 33280 bytes of dynamic shared memory";
+    assert_eq!(launch(&["--dims", "M=8191"]), partial);
+    assert_eq!(launch(&[]), partial);
+}
+
+#[test]
 fn space_takes_several_files_and_shows_choice_sets() {
     let out = phobos(&["space", "examples/saxpy.ph", "examples/missing.ph"]);
     assert_eq!(out.status.code(), Some(1));

@@ -41,10 +41,10 @@ fn instantiate(args: &EmitArgs, file: &SourceFile) -> Result<Kernel, Failure> {
 }
 
 /// Specializes `kernel` on the alignment of the problem `--dims` names, if any, after checking
-/// that the problem meets the kernel's `@where`.
-fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<(), Failure> {
+/// that the problem meets the kernel's `@where`; returns those dims.
+fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<Vec<(String, i64)>, Failure> {
     let Some(text) = &args.dims else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let dims = super::parse_dims(text).map_err(|e| Failure::Message {
         message: e,
@@ -68,12 +68,28 @@ fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<(), Failure> {
         return Err(Failure::Diagnostics(vec![d]));
     }
     phobos_cuda::specialize_alignment(kernel, &dims);
-    Ok(())
+    Ok(dims)
+}
+
+/// The blocks `@grid` (or the inferred grid) gives the problem of `dims`, as `, @grid (x, y, z)`
+/// for the launch line; empty where the grid reads something `--dims` does not give (a dim left
+/// out, a scalar parameter).
+fn grid_note(kernel: &Kernel, dims: Vec<(String, i64)>) -> String {
+    if dims.is_empty() {
+        return String::new();
+    }
+    let problem = phobos_tune::Problem {
+        dims,
+        ..phobos_tune::Problem::default()
+    };
+    phobos_tune::facts::grid(kernel, &problem).map_or(String::new(), |[x, y, z]| {
+        format!(", @grid ({x}, {y}, {z})")
+    })
 }
 
 fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
     let mut kernel = instantiate(args, file)?;
-    specialize(args, &mut kernel)?;
+    let dims = specialize(args, &mut kernel)?;
     if args.ir {
         return Ok(phobos_ir::print_kernel(&kernel));
     }
@@ -88,9 +104,10 @@ fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
     })?;
     if !args.ptx {
         let mut out = format!(
-            "// launch: {} threads, {} bytes of dynamic shared memory{}\n",
+            "// launch: {} threads, {} bytes of dynamic shared memory{}{}\n",
             emitted.threads,
             emitted.dynamic_smem_bytes,
+            grid_note(&kernel, dims),
             emitted
                 .max_regs
                 .map_or(String::new(), |r| format!(", -maxrregcount={r}"))
