@@ -522,6 +522,21 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
   return p;
 }
 
+// Each of the thread's groups of the staged row p that the whole-row reductions count (inside
+// the tile, the thread its owner), as it lands: `f` takes the group's chunk, its four words of two
+// elements each, in group order.
+template <class L, class S, bool SL, class F> __device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL>& p, F&& f) {
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < L::N / L::VEC; ++j) {
+    int r, c;
+    L::coord(tid, j * L::VEC, r, c);
+    p.v.ready(p.v.w, j);
+    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
+    f(lds128(p.chunk(j)));
+  }
+}
+
 // The whole-row max or min of f32(p), p a staged bf16 row: reduce_all_packed's combine, the
 // thread's words read a chunk at a time.
 template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ float reduce_all_packed(const SmemRow<bf16, L, SL>& p, Scratch<BYTES> s) {
@@ -529,17 +544,9 @@ template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ floa
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "reduce_all_packed: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for reduce_all_packed");
   float* part = reinterpret_cast<float*>(s.p);
-  const int tid = threadIdx.x;
-  unsigned w = Packed2<Op, bf16>::ID;
-#pragma unroll
-  for (int j = 0; j < L::N / L::VEC; ++j) {
-    int r, c;
-    L::coord(tid, j * L::VEC, r, c);
-    p.v.ready(p.v.w, j);
-    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
-    const uint4 q = lds128(p.chunk(j));
-    w = Packed2<Op, bf16>::op(w, Packed2<Op, bf16>::op(Packed2<Op, bf16>::op(q.x, q.y), Packed2<Op, bf16>::op(q.z, q.w)));
-  }
+  using P = Packed2<Op, bf16>;
+  unsigned w = P::ID;
+  for_each_owned_chunk(p, [&](const uint4 q) { w = P::op(w, P::op(P::op(q.x, q.y), P::op(q.z, q.w))); });
   const float acc = Op::op(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
   return combine_lanes<Op, float, WARPS>(acc, part);
 }
@@ -556,15 +563,8 @@ __device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, 
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "row_max_sumexp2: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for row_max_sumexp2");
   float* part = reinterpret_cast<float*>(s.p);
-  const int tid = threadIdx.x;
   float mt = -inf_f32(), st = 0.0f;
-#pragma unroll
-  for (int j = 0; j < L::N / L::VEC; ++j) {
-    int r, c;
-    L::coord(tid, j * L::VEC, r, c);
-    p.v.ready(p.v.w, j);
-    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
-    const uint4 q = lds128(p.chunk(j));
+  for_each_owned_chunk(p, [&](const uint4 q) {
     using P = Packed2<Max, bf16>;
     const unsigned w = P::op(P::op(q.x, q.y), P::op(q.z, q.w));
     const float g = fmaxf(mt, fmaxf(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)));
@@ -577,7 +577,7 @@ __device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, 
 #pragma unroll
     for (int k = 0; k < 4; ++k)
       st += exp2_approx(__uint_as_float(ws[k] << 16) * a - ms) + exp2_approx(__uint_as_float(ws[k] & 0xffff0000u) * a - ms);
-  }
+  });
   const float m = combine_lanes<Max, float, WARPS>(mt, part);
   __syncthreads();  // every warp read the maxima before the sums take their slots
   sum = combine_lanes<Sum, float, WARPS>(mt == -inf_f32() ? 0.0f : st * exp2_approx((mt - m) * a), part);
