@@ -302,15 +302,19 @@ def emit(case, pins, log):
         base += ["--types", case["types"]]
     src = run(base, log).stdout
     ptx = run(base + ["--ptx"], log).stdout
-    m = re.search(r"// launch: (\d+) threads, (\d+) bytes of dynamic shared memory, @grid \((\d+), (\d+), (\d+)\)", src)
+    m = re.search(r"// launch: (\d+) threads, (\d+) bytes of dynamic shared memory", src)
+    g = re.search(r"^// launch: .*, @grid \((\d+), (\d+), (\d+)\)", src, re.M)
     # Attributes before the name: `__cluster_dims__(..)` (ROW_SPLIT), `__launch_bounds__(..)`.
     sig = re.search(r'extern "C" __global__ void (?:__\w+__\([^)]*\) )*(\w+)\(([^)]*)\)', src)
     if not (m and sig and ".entry" in ptx):
         raise RuntimeError(f"phobos emit gave no kernel for {case['name']} at {pins}")
+    if not g:
+        # phobos emit leaves the grid out when it reads more than --dims gives (a scalar).
+        raise RuntimeError(f"phobos emit gave no @grid for {case['name']} at {pins} ({case['dims']})")
     params = [p.strip().split()[-1] for p in sig.group(2).split(",")]
     # The kernel's own @grid for the problem, as phobos evaluates it (bench/NOTES.md r32: a
     # formula copied here went stale when an example's @grid changed).
-    grid = tuple(int(m.group(i)) for i in (3, 4, 5))
+    grid = tuple(int(g.group(i)) for i in (1, 2, 3))
     return ptx, sig.group(1), params, int(m.group(1)), int(m.group(2)), grid
 
 
