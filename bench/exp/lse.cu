@@ -14,7 +14,8 @@
 //              -DSMEM_N from its `// launch:` line).
 // Each binary checks Loss against a double-precision reference on 64 rows and times the kernel
 // (CUDA events, the median of 20 back-to-back launches) and a device-to-device copy of the same
-// bytes (read X's bytes / 2, write as many, as bench/rowwise.py counts them).
+// bytes (read X's bytes / 2, write as many, as bench/rowwise.py counts them); FLUSH=1 zeroes a
+// buffer twice L2's size before each timed launch (as the tuner and do_bench do).
 //
 // On the GPU machine (no Rust needed):
 //   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Icrates/phobos-cuda/cuda \
@@ -156,12 +157,19 @@ static float from_bf16(unsigned short h) {
   return f;
 }
 
+// FLUSH=1 in the environment: a buffer of twice L2's size is zeroed before each launch, outside
+// its events, as the tuner and do_bench flush L2 (bench/NOTES.md r34): L2 then holds that
+// buffer's written lines when the launch starts.
+static void* flush_buf = nullptr;
+static size_t flush_bytes = 0;
+
 template <class F> static float median_ms(F f) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
   std::vector<float> ts;
   for (int i = 0; i < 23; ++i) {
+    if (flush_buf) CK(cudaMemsetAsync(flush_buf, 0, flush_bytes));
     CK(cudaEventRecord(a));
     f();
     CK(cudaEventRecord(b));
@@ -218,18 +226,24 @@ int main(int argc, char** argv) {
     const double err = fabs(l[r] - ref) / std::max(1.0, fabs(ref));
     worst = std::isnan(err) ? INFINITY : std::max(worst, err);
   }
+  if (getenv("FLUSH") && atoi(getenv("FLUSH")) == 1) {
+    int l2 = 0;
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    flush_bytes = 2 * (size_t)l2;
+    CK(cudaMalloc(&flush_buf, flush_bytes));
+  }
   unsigned char *src, *dst;
   CK(cudaMalloc(&src, xbytes / 2));
   CK(cudaMalloc(&dst, xbytes / 2));
   const float tc = median_ms([&]() { CK(cudaMemcpyAsync(dst, src, xbytes / 2, cudaMemcpyDeviceToDevice)); });
   const float tk = median_ms(run);
   const double bytes = (double)xbytes + 8.0 * M;
-  printf("%s M=%d V=%d: worst relative error %.2e (64 rows) | copy %.1f us | kernel %.1f us, %.2f TB/s, %.3fx copy\n",
+  printf("%s%s M=%d V=%d: worst relative error %.2e (64 rows) | copy %.1f us | kernel %.1f us, %.2f TB/s, %.3fx copy\n",
 #ifdef KERNEL_FILE
          KERNEL_FILE,
 #else
          VARIANT == 0 ? "base " : VARIANT == 1 ? "own  " : "ph:: ",
 #endif
-         M, V, worst, tc * 1e3, tk * 1e3, bytes / (tk * 1e-3) / 1e12, tc / tk);
+         flush_buf ? " (L2 flushed)" : "", M, V, worst, tc * 1e3, tk * 1e3, bytes / (tk * 1e-3) / 1e12, tc / tk);
   return worst < 1e-4 ? 0 : 1;
 }
