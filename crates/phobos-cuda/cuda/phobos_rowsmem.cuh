@@ -524,16 +524,19 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
 
 // Each of the thread's groups of the staged row p that the whole-row reductions count (inside
 // the tile, the thread its owner), as it lands: `f` takes the group's chunk, its four words of two
-// elements each, in group order.
-template <class L, class S, bool SL, class F> __device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL>& p, F&& f) {
+// elements each, and the group's index j (a constant once unrolled), in group order.
+// ROLLED: a loop the compiler keeps rolled (a rare path, so that it holds no registers of its own
+// across the unrolled one).
+template <bool ROLLED = false, class L, class S, bool SL, class F>
+__device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL>& p, F&& f) {
   const int tid = threadIdx.x;
-#pragma unroll
+#pragma unroll(ROLLED ? 1 : L::N / L::VEC)
   for (int j = 0; j < L::N / L::VEC; ++j) {
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
     p.v.ready(p.v.w, j);
     if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
-    f(lds128(p.chunk(j)));
+    f(lds128(p.chunk(j)), j);
   }
 }
 
@@ -546,41 +549,78 @@ template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ floa
   float* part = reinterpret_cast<float*>(s.p);
   using P = Packed2<Op, bf16>;
   unsigned w = P::ID;
-  for_each_owned_chunk(p, [&](const uint4 q) { w = P::op(w, P::op(P::op(q.x, q.y), P::op(q.z, q.w))); });
+  for_each_owned_chunk(p, [&](const uint4 q, int) { w = P::op(w, P::op(P::op(q.x, q.y), P::op(q.z, q.w))); });
   const float acc = Op::op(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
   return combine_lanes<Op, float, WARPS>(acc, part);
 }
 
 // The whole-row max of f32(p), p a staged bf16 row, and `sum` = the sum of exp2(f32(p) a - max a),
 // in one pass (bench/NOTES.md r30): each thread keeps a running max over its groups as they land
-// and its sum rescaled whenever that max grows (one exp2 a group where it grows), then the block
-// combines the pairs: the max of the maxima, then each sum rescaled to it. The exponentials run
-// under the row's landing instead of after it. Masked columns hold -inf: they raise no max and
-// add exp2(-inf) = 0 (a thread whose groups are all masked keeps (-inf, 0) and adds nothing).
+// and its sum of exp2(x a - o) at an offset o of its own, then the block combines the pairs: the
+// max of the maxima, then each sum rescaled to it (sum_t exp2(o_t - max a) s_t is the row's sum
+// for any o_t). The exponentials run under the row's landing instead of after it. Masked columns
+// hold -inf: they raise no max and add exp2(-inf) = 0 (a thread whose groups are all masked keeps
+// (-inf, 0) and adds nothing).
+//
+// For a > 0 (a constant where the emitter calls it, so the test folds; bench/NOTES.md r35) the
+// offset is fixed at the thread's first group: its max times a (-FLT_MAX where that group is
+// wholly masked or not the thread's, which keeps exp2(-inf a - o) = 0). The running max stays
+// packed (two bf16x2 max instructions a group) and no group rescales. If the thread's max ends
+// more than SUMEXP_SPAN above the offset (a term may then have overflowed: a finite element after
+// a masked first group, or a row whose values climb by that much), the thread sums its groups
+// again at an offset of its max; a sum of terms of at most 2^SUMEXP_SPAN each cannot overflow
+// (FLT_MAX is about 2^128). Otherwise (a <= 0) the offset follows the running max, the sum
+// rescaled whenever the max grows.
+constexpr float SUMEXP_SPAN = 96.0f;
 template <class L, int BYTES, bool SL>
 __device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, float a, Scratch<BYTES> s, float& sum) {
   constexpr int WARPS = L::THREADS / 32;
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "row_max_sumexp2: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for row_max_sumexp2");
   float* part = reinterpret_cast<float*>(s.p);
-  float mt = -inf_f32(), st = 0.0f;
-  for_each_owned_chunk(p, [&](const uint4 q) {
-    using P = Packed2<Max, bf16>;
-    const unsigned w = P::op(P::op(q.x, q.y), P::op(q.z, q.w));
-    const float g = fmaxf(mt, fmaxf(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)));
-    st *= g == mt ? 1.0f : exp2_approx((mt - g) * a);
-    mt = g;
-    // While every element so far is -inf, so is mt: the offset 0 keeps exp2(-inf) = 0 where
-    // -inf - -inf would give NaN.
-    const float ms = mt == -inf_f32() ? 0.0f : mt * a;
+  using P = Packed2<Max, bf16>;
+  const auto max_of = [](unsigned w) { return fmaxf(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)); };
+  // The group's eight terms exp2(x a - o), added to st.
+  const auto terms = [&](const uint4 q, float o, float& st) {
     const unsigned ws[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k)
-      st += exp2_approx(__uint_as_float(ws[k] << 16) * a - ms) + exp2_approx(__uint_as_float(ws[k] & 0xffff0000u) * a - ms);
-  });
+      st += exp2_approx(__uint_as_float(ws[k] << 16) * a - o) + exp2_approx(__uint_as_float(ws[k] & 0xffff0000u) * a - o);
+  };
+  float mt, st = 0.0f, o;
+  if (a > 0.0f) {
+    constexpr float LOWEST = -3.40282347e38f;  // -FLT_MAX
+    unsigned w = P::ID;
+    o = LOWEST;
+    for_each_owned_chunk(p, [&](const uint4 q, int j) {
+      w = P::op(w, P::op(P::op(q.x, q.y), P::op(q.z, q.w)));
+      if (j == 0) {
+        const float g = max_of(w);
+        o = g == -inf_f32() ? LOWEST : g * a;
+      }
+      terms(q, o, st);
+    });
+    mt = max_of(w);
+    if (mt != -inf_f32() && mt * a > o + SUMEXP_SPAN) {
+      o = mt * a;
+      st = 0.0f;
+      for_each_owned_chunk<true>(p, [&](const uint4 q, int) { terms(q, o, st); });
+    }
+  } else {
+    mt = -inf_f32();
+    for_each_owned_chunk(p, [&](const uint4 q, int) {
+      const float g = fmaxf(mt, max_of(P::op(P::op(q.x, q.y), P::op(q.z, q.w))));
+      st *= g == mt ? 1.0f : exp2_approx((mt - g) * a);
+      mt = g;
+      // While every element so far is -inf, so is mt: the offset 0 keeps exp2(-inf) = 0 where
+      // -inf - -inf would give NaN.
+      terms(q, mt == -inf_f32() ? 0.0f : mt * a, st);
+    });
+    o = mt * a;
+  }
   const float m = combine_lanes<Max, float, WARPS>(mt, part);
   __syncthreads();  // every warp read the maxima before the sums take their slots
-  sum = combine_lanes<Sum, float, WARPS>(mt == -inf_f32() ? 0.0f : st * exp2_approx((mt - m) * a), part);
+  sum = combine_lanes<Sum, float, WARPS>(mt == -inf_f32() ? 0.0f : st * exp2_approx(o - m * a), part);
   return m;
 }
 

@@ -124,8 +124,8 @@ fn cross_entropy_whole_row_snapshot() {
 #[test]
 fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
     use common::whole_rows::{
-        target_of, whole_row_cases, ONLINE_WHOLE_POINTS, ROW_AHEAD_POINTS, ROW_SPLIT_POINTS,
-        WHOLE_ROW_POINTS,
+        target_of, whole_row_cases, CLIMB_POINTS, ONLINE_WHOLE_POINTS, ROW_AHEAD_POINTS,
+        ROW_SPLIT_POINTS, WHOLE_ROW_POINTS,
     };
     let (m, v) = (9usize, 50257i64);
     let mut seen = [0; 3];
@@ -154,6 +154,7 @@ fn cross_entropy_whole_row_cases_reach_head_tail_and_interior() {
             + ONLINE_WHOLE_POINTS.len()
             + ROW_AHEAD_POINTS.len()
             + ROW_SPLIT_POINTS.len()
+            + CLIMB_POINTS.len()
     );
     for c in cases {
         let c = c.unwrap_or_else(|e| panic!("{e}"));

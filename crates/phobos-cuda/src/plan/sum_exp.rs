@@ -8,12 +8,14 @@
 //! ```
 //!
 //! two passes over `x`, the second's exponentials after the whole row's max. The sum equals
-//! `sum over threads of exp2((m_t - m) a) * sum over the thread's elements of exp2(x a - m_t a)`
-//! for any per-thread `m_t`: each thread keeps a running max and a sum rescaled whenever that
-//! max grows (the online softmax's update), and the block combines the pairs. On a row staged in
-//! shared memory whose groups land on their own barriers (ROW_SMEM=2), the exponentials then
-//! run while the row lands instead of after it (`ph::row_max_sumexp2`). The value differs from
-//! the two passes' by rounding alone (every term is at most 1 in both).
+//! `sum over threads of exp2(o_t - m a) * sum over the thread's elements of exp2(x a - o_t)`
+//! for any per-thread offset `o_t`: each thread keeps a running max and a sum at an offset of
+//! its own (for a > 0 its first group's max times a, summed again at its max in the rare thread
+//! whose values climb 96 above it; bench/NOTES.md r35), and the block combines the pairs. On a
+//! row staged in shared memory whose groups land on their own barriers (ROW_SMEM=2), the
+//! exponentials then run while the row lands instead of after it (`ph::row_max_sumexp2`). The
+//! value differs from the two passes' by rounding alone (every term is at most 2^96, f32's
+//! relative rounding the same at any scale).
 //!
 //! This module finds the pairs (syntax over the IR); the emitter fuses a pair when the max is
 //! the packed max of a staged bf16 row (`Emitted::sum_exp` records each one fused).

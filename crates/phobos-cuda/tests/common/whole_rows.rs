@@ -495,6 +495,46 @@ pub const ROW_SPLIT_POINTS: [(&str, &str, &str, &str, i64, i64); 8] = [
 pub const ROWS_AHEAD_CAP: u32 = 2;
 
 /// The whole-row cases of both examples, built offline (interpreter, emitted code).
+/// (file, width's name, pins, types, M, width) of the one-pass cases on climbing rows (bench/NOTES.md
+/// r35): row r's column c holds c / 16 + r - 40, so each thread's later groups rise far above its
+/// first group's max (by 512 a group step at 8192 columns, 128 at 2048: times log2(e), more than
+/// the 96 that `ph::row_max_sumexp2`'s exponents may reach above its first offset) and the thread
+/// sums its groups again at its own max.
+pub const CLIMB_POINTS: [(&str, &str, &str, &str, i64, i64); 4] = [
+    (
+        "cross_entropy.ph",
+        "V",
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ONE_PASS=1",
+        "T=bf16",
+        7,
+        50257,
+    ),
+    (
+        "cross_entropy.ph",
+        "V",
+        "BLOCK=8192 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=2 ONE_PASS=1",
+        "T=bf16",
+        7,
+        8191,
+    ),
+    (
+        "softmax_online.ph",
+        "N",
+        "BLOCK=57344 THREADS=1024 WHOLE=1 PACK=4 ROW_SMEM=2 ONE_PASS=1",
+        "T=bf16",
+        7,
+        50257,
+    ),
+    (
+        "softmax_online.ph",
+        "N",
+        "BLOCK=8192 THREADS=256 WHOLE=1 PACK=4 ROW_SMEM=1 ONE_PASS=1",
+        "T=f16",
+        7,
+        8191,
+    ),
+];
+
 pub fn whole_row_cases() -> Vec<Result<Case, String>> {
     let mut cases = Vec::new();
     let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
@@ -510,6 +550,20 @@ pub fn whole_row_cases() -> Vec<Result<Case, String>> {
         };
         let dims = [("M", m), (width, v)];
         cases.push(example_case_with(file, pins, Some(types), &dims, &targets));
+    }
+    for (file, width, pins, types, m, v) in CLIMB_POINTS {
+        let inputs = |name: &str, t: &mut HostTensor| match name {
+            "Target" => set_targets(t, v),
+            "X" => {
+                for (i, x) in t.data.iter_mut().enumerate() {
+                    let (r, c) = (i as i64 / v, i as i64 % v);
+                    *x = c as f64 / 16.0 + r as f64 - 40.0;
+                }
+            }
+            _ => {}
+        };
+        let dims = [("M", m), (width, v)];
+        cases.push(example_case_with(file, pins, Some(types), &dims, &inputs));
     }
     cases
 }
