@@ -77,8 +77,8 @@ impl std::fmt::Display for SumExpRecord {
         write!(
             f,
             "max and sum of exponentials of `{x}` in one pass ({m}, {s}): each thread's running \
-             max and its sum rescaled as the staged row's groups land, then the block's combine \
-             (ph::row_max_sumexp2)"
+             max and its sum at an offset of its own as the staged row's groups land, then the \
+             block's combine (ph::row_max_sumexp2)"
         )
     }
 }
