@@ -494,7 +494,6 @@ pub const ROW_SPLIT_POINTS: [(&str, &str, &str, &str, i64, i64); 8] = [
 /// The grid gpu_diff also runs the ROWS_AHEAD=1 cases on (`PreparedLaunch::max_blocks`).
 pub const ROWS_AHEAD_CAP: u32 = 2;
 
-/// The whole-row cases of both examples, built offline (interpreter, emitted code).
 /// (file, width's name, pins, types, M, width) of the one-pass cases on climbing rows (bench/NOTES.md
 /// r35): row r's column c holds c / 16 + r - 40, so each thread's later groups rise far above its
 /// first group's max (by 512 a group step at 8192 columns, 128 at 2048: times log2(e), more than
@@ -535,26 +534,22 @@ pub const CLIMB_POINTS: [(&str, &str, &str, &str, i64, i64); 4] = [
     ),
 ];
 
+/// The whole-row cases of both examples, built offline (interpreter, emitted code).
 pub fn whole_row_cases() -> Vec<Result<Case, String>> {
-    let mut cases = Vec::new();
     let points = (WHOLE_ROW_POINTS.iter()).map(|p| ("cross_entropy.ph", "V", p));
     let online = (ONLINE_WHOLE_POINTS.iter()).map(|p| ("softmax_online.ph", "N", p));
     let row = (ROW_AHEAD_POINTS.iter()).map(|p| ("softmax_row.ph", "N", p));
-    let split = (ROW_SPLIT_POINTS.iter()).map(|&(f, w, p, t, m, v)| (f, w, (p, t, m, v)));
-    let points = points.chain(online).chain(row).map(|(f, w, &p)| (f, w, p));
-    for (file, width, (pins, types, m, v)) in points.chain(split) {
-        let targets = |name: &str, t: &mut HostTensor| {
-            if name == "Target" {
-                set_targets(t, v);
-            }
-        };
-        let dims = [("M", m), (width, v)];
-        cases.push(example_case_with(file, pins, Some(types), &dims, &targets));
-    }
-    for (file, width, pins, types, m, v) in CLIMB_POINTS {
+    let split = (ROW_SPLIT_POINTS.iter()).map(|&(f, w, p, t, m, v)| (f, w, (p, t, m, v), false));
+    let climb = CLIMB_POINTS.map(|(f, w, p, t, m, v)| (f, w, (p, t, m, v), true));
+    let points = points
+        .chain(online)
+        .chain(row)
+        .map(|(f, w, &p)| (f, w, p, false));
+    let all = points.chain(split).chain(climb);
+    all.map(|(file, width, (pins, types, m, v), climbs)| {
         let inputs = |name: &str, t: &mut HostTensor| match name {
             "Target" => set_targets(t, v),
-            "X" => {
+            "X" if climbs => {
                 for (i, x) in t.data.iter_mut().enumerate() {
                     let (r, c) = (i as i64 / v, i as i64 % v);
                     *x = c as f64 / 16.0 + r as f64 - 40.0;
@@ -563,7 +558,7 @@ pub fn whole_row_cases() -> Vec<Result<Case, String>> {
             _ => {}
         };
         let dims = [("M", m), (width, v)];
-        cases.push(example_case_with(file, pins, Some(types), &dims, &inputs));
-    }
-    cases
+        example_case_with(file, pins, Some(types), &dims, &inputs)
+    })
+    .collect()
 }
