@@ -1,0 +1,81 @@
+// bench/NOTES.md r37: an emitted f32 transpose kernel (KERNEL_FILE, compiled with
+// -Dtranspose=kern -DTHREADS_N -DSMEM_N from its `// launch:` line, TILE_R and TILE_C its tile)
+// run at any M x N (argv), checked element for element against X's transpose, and timed (CUDA
+// events, the median of 20 launches, L2 flushed before each as the tuner does) against a
+// device-to-device copy of the same bytes.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include KERNEL_FILE
+
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                            \
+    }                                                                                     \
+  } while (0)
+
+static void* flush_buf = nullptr;
+static size_t flush_bytes = 0;
+
+template <class F> static float median_ms(F f) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<float> ts;
+  for (int i = 0; i < 23; ++i) {
+    CK(cudaMemsetAsync(flush_buf, 0, flush_bytes));
+    CK(cudaEventRecord(a));
+    f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 3) ts.push_back(ms);
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  const int M = atoi(argv[1]), N = atoi(argv[2]);
+  std::vector<float> hx((size_t)M * N);
+  for (size_t i = 0; i < hx.size(); ++i) hx[i] = (float)(i % 1000003);
+  const size_t bytes = hx.size() * 4;
+  float *dx, *dy;
+  CK(cudaMalloc(&dx, bytes));
+  CK(cudaMalloc(&dy, bytes));
+  CK(cudaMemcpy(dx, hx.data(), bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dy, 0xff, bytes));
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_N));
+  const dim3 grid((M + TILE_R - 1) / TILE_R, (N + TILE_C - 1) / TILE_C);
+  auto run = [&]() { kern<<<grid, THREADS_N, SMEM_N>>>(dx, dy, M, N); };
+  run();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<float> hy(hx.size());
+  CK(cudaMemcpy(hy.data(), dy, bytes, cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) bad += hy[(size_t)c * M + r] != hx[(size_t)r * N + c];
+  int l2 = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  flush_bytes = 2 * (size_t)l2;
+  CK(cudaMalloc(&flush_buf, flush_bytes));
+  unsigned char *src, *dst;
+  CK(cudaMalloc(&src, bytes));
+  CK(cudaMalloc(&dst, bytes));
+  for (int round = 0; round < 2; ++round) {
+    const float tc = median_ms([&]() { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); });
+    const float tk = median_ms(run);
+    printf("%s %dx%d: %zu wrong | copy %.1f us | kernel %.1f us, %.2f TB/s, %.3fx copy\n", KERNEL_FILE, M, N, bad, tc * 1e3, tk * 1e3,
+           2.0 * bytes / (tk * 1e-3) / 1e12, tc / tk);
+  }
+  return bad == 0 ? 0 : 1;
+}
