@@ -147,8 +147,8 @@ def main():
             pins, row["kbench_ms"] = tune_pinned(case, log)
             row["pins"] = pins
             if pins:
-                # The grid the kernel's @grid gives the problem (phobos emit's launch line).
-                ptx, kname, params, threads, smem, grid = rw.emit(case, pins, log)
+                # The launch phobos gives the problem (phobos emit's launch line).
+                ptx, kname, params, threads, smem, launch_desc = rw.emit(case, pins, log)
                 fn = drv.load(ptx, kname, smem)
                 p = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in pins.split()}
                 lse = torch.full((bh, n), float("nan"), device="cuda")
@@ -160,11 +160,9 @@ def main():
                 if "ph_tma2" in params:
                     # PERSIST=2: the producer's map of Q, boxes of BR rows.
                     tensors["ph_tma2"] = drv.tensor_map_heads(q, p["BR"])
-                if "ph_gx" in params:
-                    # PERSIST=1: the logical grid as two parameters, the launch's blocks clamped
-                    # to those resident at once (phobos-gpu's `launch_prepared` does the same).
-                    tensors["ph_gx"], tensors["ph_gy"] = grid[0], grid[1]
-                    grid = (min(grid[0] * grid[1], drv.resident_blocks(fn, threads, smem)), 1, 1)
+                # PERSIST=1: the logical grid as two parameters, the blocks clamped to those
+                # resident at once.
+                grid = rw.launch_grid(drv, fn, launch_desc, threads, smem, tensors)
                 args = [tensors[x] for x in params]
                 launch = lambda: drv.launch(fn, grid, threads, smem, args)
                 launch()

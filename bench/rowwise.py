@@ -304,18 +304,42 @@ def emit(case, pins, log):
     ptx = run(base + ["--ptx"], log).stdout
     m = re.search(r"// launch: (\d+) threads, (\d+) bytes of dynamic shared memory", src)
     g = re.search(r"^// launch: .*, @grid \((\d+), (\d+), (\d+)\)", src, re.M)
+    # The blocks the launch has (phobos-gpu's `launch_grid`: ROW_SPLIT's clusters, whole
+    # clusters, a persistent kernel's tiles), its clusters and a persistent walk's logical grid.
+    b = re.search(r"^// launch: .*, blocks \((\d+), (\d+), (\d+)\)", src, re.M)
+    cl = re.search(r"^// launch: .*, clusters \((\d+), (\d+), (\d+)\)", src, re.M)
+    pe = re.search(r"^// launch: .*, persistent over \((\d+), (\d+)\)", src, re.M)
     # Attributes before the name: `__cluster_dims__(..)` (ROW_SPLIT), `__launch_bounds__(..)`.
     sig = re.search(r'extern "C" __global__ void (?:__\w+__\([^)]*\) )*(\w+)\(([^)]*)\)', src)
     if not (m and sig and ".entry" in ptx):
         raise RuntimeError(f"phobos emit gave no kernel for {case['name']} at {pins}")
-    if not g:
-        # phobos emit leaves the grid out when it reads more than --dims gives (a scalar).
-        raise RuntimeError(f"phobos emit gave no @grid for {case['name']} at {pins} ({case['dims']})")
+    if not (g and b):
+        # phobos emit leaves the grid out when it reads more than --dims gives (a scalar), and
+        # says `no launch: ..` where the problem's grid cannot be launched.
+        raise RuntimeError(f"phobos emit gave no launch grid for {case['name']} at {pins} ({case['dims']}): "
+                           + src.splitlines()[0])
     params = [p.strip().split()[-1] for p in sig.group(2).split(",")]
-    # The kernel's own @grid for the problem, as phobos evaluates it (bench/NOTES.md r32: a
-    # formula copied here went stale when an example's @grid changed).
-    grid = tuple(int(g.group(i)) for i in (1, 2, 3))
-    return ptx, sig.group(1), params, int(m.group(1)), int(m.group(2)), grid
+    # The launch as phobos computes it for the problem, never a copy of its rules here
+    # (bench/NOTES.md r32: a formula copied here went stale when an example's @grid changed).
+    launch = dict(grid=tuple(int(b.group(i)) for i in (1, 2, 3)),
+                  cluster=int(cl.group(1)) if cl else 1,
+                  logical=(int(pe.group(1)), int(pe.group(2))) if pe else None)
+    return ptx, sig.group(1), params, int(m.group(1)), int(m.group(2)), launch
+
+
+def launch_grid(drv, fn, launch, threads, smem, tensors):
+    """The grid to launch `fn` with, from `emit`'s launch: its blocks; for a persistent kernel
+    (bench/NOTES.md r18, r21) the logical grid passed as `ph_gx`, `ph_gy` (set in `tensors`) and
+    the blocks clamped to those resident at once, in whole clusters, as phobos-gpu's
+    `Gpu::launch_grid` does (which also bounds a clustered walk by the clusters the GPCs hold:
+    not asked here)."""
+    grid = launch["grid"]
+    if launch["logical"]:
+        tensors["ph_gx"], tensors["ph_gy"] = launch["logical"]
+        c = launch["cluster"]
+        resident = drv.resident_blocks(fn, threads, smem)
+        grid = (max(min(grid[0], max(resident // c, 1) * c), 1), 1, 1)
+    return grid
 
 
 # ---- the cases ----------------------------------------------------------------------------------
@@ -494,19 +518,10 @@ def main():
                 row[name + "_err"] = err
                 row[name] = bench(fn) if err < 2e-2 else None
             if pins:
-                ptx, kname, params, threads, smem, grid = emit(c, pins, log)
+                ptx, kname, params, threads, smem, launch_desc = emit(c, pins, log)
                 fn = drv.load(ptx, kname, smem)
-                split = re.search(r"\.reqnctapercluster\s+(\d+)", ptx)
-                if split:
-                    # ROW_SPLIT (bench/NOTES.md r22): each row on a cluster of blocks along x, as
-                    # phobos-gpu's `plan_launch` multiplies the grid.
-                    grid = (grid[0] * int(split.group(1)), grid[1], grid[2])
-                if "ph_gx" in params:
-                    # ROWS_AHEAD=1 and 2 (bench/NOTES.md r18, r21): the logical grid as two parameters, the
-                    # launch's blocks clamped to those resident at once (as phobos-gpu's
-                    # `launch_prepared` and bench/attention.py's PERSIST do).
-                    tensors["ph_gx"], tensors["ph_gy"] = grid[0], grid[1]
-                    grid = (min(grid[0] * grid[1], drv.resident_blocks(fn, threads, smem)), 1, 1)
+                # ROW_SPLIT's clusters and ROWS_AHEAD's persistent walk come with the launch.
+                grid = launch_grid(drv, fn, launch_desc, threads, smem, tensors)
                 args = [tensors[p] for p in params]
                 launch = lambda: drv.launch(fn, grid, threads, smem, args)
                 for o in outs():

@@ -97,7 +97,9 @@ pub struct EmitArgs {
     pub kernel: KernelArgs,
     /// A problem's runtime dims, e.g. "M=4096,N=4096,K=4096": the code is specialized on their
     /// alignment as `phobos run` and the tuner compile it (the fast GEMM main loops need it),
-    /// and a problem that violates the kernel's `@where` at this point is refused.
+    /// and a problem that violates the kernel's `@where` at this point is refused. The first
+    /// line then gives the problem's `@grid` and the launch's blocks (with its clusters and a
+    /// persistent kernel's logical grid).
     #[arg(long)]
     pub dims: Option<String>,
     /// CUDA C++ (the default).

@@ -223,15 +223,70 @@ fn emit_gives_the_grid_of_the_problem_it_is_given() {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         text.lines().next().unwrap_or_default().to_string()
     };
-    // `@grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))` at 8191 x 8193: 32 x 129 blocks.
+    // `@grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))` at 8191 x 8193: 32 x 129 blocks, and the
+    // launch has those.
     assert_eq!(
         launch(&["--dims", "M=8191,N=8193"]),
-        "// launch: 512 threads, 33280 bytes of dynamic shared memory, @grid (32, 129, 1)"
+        "// launch: 512 threads, 33280 bytes of dynamic shared memory, @grid (32, 129, 1), \
+         blocks (32, 129, 1)"
     );
     // Without every dim the grid reads (or without --dims), no grid.
     let partial = "// launch: 512 threads, 33280 bytes of dynamic shared memory";
     assert_eq!(launch(&["--dims", "M=8191"]), partial);
     assert_eq!(launch(&[]), partial);
+}
+
+#[test]
+fn emit_gives_the_blocks_the_launch_has() {
+    let first_line = |args: &[&str]| {
+        let out = phobos(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().next().unwrap_or_default().to_string()
+    };
+    // ROW_SPLIT=2: each instance of the kernel's grid a cluster of two blocks along x.
+    assert_eq!(
+        first_line(&[
+            "emit",
+            "examples/softmax_row.ph",
+            "--types",
+            "T=bf16",
+            "--dims",
+            "M=2048,N=50257",
+            "--autotune",
+            "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=0 ROWS_AHEAD=0 ROW_SPLIT=2 ONE_PASS=1",
+        ]),
+        "// launch: 512 threads, 1840 bytes of dynamic shared memory, @grid (2048, 1, 1), \
+         blocks (4096, 1, 1), clusters (2, 1, 1)"
+    );
+    // A persistent walk in clusters of two: 24 x 8 tiles (x rounded to whole clusters), one
+    // block a tile at most, the logical grid passed to the kernel.
+    assert_eq!(
+        first_line(&[
+            "emit",
+            "examples/gemm_persistent.ph",
+            "--dims",
+            "M=3000,N=2000,K=1024",
+            "--autotune",
+            "TILE_M=128 TILE_N=256 TILE_K=64 STAGES=4 GROUP_M=8 SCHEDULE=2 CLUSTER=2",
+        ]),
+        "// launch: 288 threads, 231488 bytes of dynamic shared memory, @grid (24, 8, 1), \
+         blocks (192, 1, 1), clusters (2, 1, 1), persistent over (24, 8)"
+    );
+    // SPLIT_K=2 reduced in a cluster along z: the parts are the grid's z.
+    assert_eq!(
+        first_line(&[
+            "emit",
+            "examples/gemm_small.ph",
+            "--dims",
+            "M=512,N=512,K=4096",
+            "--autotune",
+            "TILE_M=64 TILE_N=64 TILE_K=64 THREADS=160 STAGES=8 SPLIT_K=2 SCHEDULE=1 GROUP_M=1 \
+             SPLIT_REDUCE=4 CLUSTER=1 VEC_COPY=1",
+        ]),
+        "// launch: 160 threads, 132224 bytes of dynamic shared memory, @grid (8, 8, 1), \
+         blocks (8, 8, 2), clusters (1, 1, 2)"
+    );
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub use occupancy::{occupancy, Limiter, Occupancy, OccupancyInput};
 pub use resources::{ResourceError, Resources};
 pub use timing::{Event, Stats};
 pub use tma::{
-    encode_args, plan_launch, ClusterResidency, Extent, LaunchFacts, LaunchPlan, MapArrays,
-    OuterArgs, OuterDim, PreparedLaunch, SplitWorkspace, TensorMap, TensorMapArgs, TensorMapParam,
-    TmaError, WorkspacePlan,
+    encode_args, launch_grid, plan_launch, ClusterResidency, Extent, LaunchFacts, LaunchGrid,
+    LaunchPlan, MapArrays, OuterArgs, OuterDim, PreparedLaunch, SplitWorkspace, TensorMap,
+    TensorMapArgs, TensorMapParam, TmaError, WorkspacePlan,
 };

@@ -425,6 +425,69 @@ pub struct LaunchPlan {
     pub workspace: Option<WorkspacePlan>,
 }
 
+/// The blocks a launch has, from the kernel's own grid for the problem (its `@grid`): before
+/// a persistent kernel's clamp to the blocks resident at once, which needs the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchGrid {
+    /// The launch's grid (a persistent kernel's: its tile count along x, in whole clusters).
+    pub grid: [u32; 3],
+    /// A persistent kernel's logical grid (x, y), passed after the tensor maps.
+    pub logical: Option<[u32; 2]>,
+}
+
+/// The grid part of [`plan_launch`] (`phobos emit` prints it on its launch line): the z the
+/// kernel asks for, ROW_SPLIT's blocks along x, whole clusters, a persistent kernel's tiles.
+pub fn launch_grid(facts: &LaunchFacts, mut grid: [u32; 3]) -> Result<LaunchGrid, TmaError> {
+    if facts.grid_z > 1 {
+        if grid[2] != 1 || facts.grid_z > 65535 {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: format!(
+                    "z = {} requested over the kernel's own z = {}",
+                    facts.grid_z, grid[2]
+                ),
+            });
+        }
+        grid[2] = facts.grid_z;
+    }
+    if facts.row_split > 1 {
+        let x = grid[0] as u64 * facts.row_split as u64;
+        if x > i32::MAX as u64 || facts.persistent || facts.cluster_x > 1 {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: format!(
+                    "x = {} blocks of {} (ROW_SPLIT) exceeds 2^31 - 1 or meets another cluster",
+                    grid[0], facts.row_split
+                ),
+            });
+        }
+        grid[0] = x as u32;
+    }
+    let mut logical = None;
+    if facts.cluster_x > 1 {
+        // A persistent kernel's logical grid keeps the tile counts; its launch covers them in
+        // whole clusters.
+        if facts.persistent {
+            logical = Some([grid[0], grid[1]]);
+        }
+        grid[0] = grid[0].div_ceil(facts.cluster_x) * facts.cluster_x;
+    }
+    if facts.persistent {
+        let tiles = grid[0] as u64 * grid[1] as u64;
+        if grid[2] != 1 || tiles > i32::MAX as u64 {
+            return Err(TmaError::Invalid {
+                param: "the grid".into(),
+                what: format!(
+                    "a persistent kernel needs a 2-D grid of at most 2^31 - 1 tiles, not {grid:?}"
+                ),
+            });
+        }
+        logical = logical.or(Some([grid[0], grid[1]]));
+        grid = [tiles as u32, 1, 1];
+    }
+    Ok(LaunchGrid { grid, logical })
+}
+
 /// The pure part of [`crate::Gpu::prepare_launch`]: the encode arguments of every map, the ranges to
 /// zero and the grid, for arguments `args` bound as `bound`.
 pub fn plan_launch(
@@ -486,54 +549,7 @@ pub fn plan_launch(
         let n: usize = t.shape.iter().product();
         zero.push((t.ptr, n * t.dtype.size_bytes()));
     }
-    let mut grid = bound.grid;
-    if facts.grid_z > 1 {
-        if grid[2] != 1 || facts.grid_z > 65535 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
-                what: format!(
-                    "z = {} requested over the kernel's own z = {}",
-                    facts.grid_z, grid[2]
-                ),
-            });
-        }
-        grid[2] = facts.grid_z;
-    }
-    if facts.row_split > 1 {
-        let x = grid[0] as u64 * facts.row_split as u64;
-        if x > i32::MAX as u64 || facts.persistent || facts.cluster_x > 1 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
-                what: format!(
-                    "x = {} blocks of {} (ROW_SPLIT) exceeds 2^31 - 1 or meets another cluster",
-                    grid[0], facts.row_split
-                ),
-            });
-        }
-        grid[0] = x as u32;
-    }
-    let mut logical = None;
-    if facts.cluster_x > 1 {
-        // A persistent kernel's logical grid keeps the tile counts; its launch covers them in
-        // whole clusters.
-        if facts.persistent {
-            logical = Some([grid[0], grid[1]]);
-        }
-        grid[0] = grid[0].div_ceil(facts.cluster_x) * facts.cluster_x;
-    }
-    if facts.persistent {
-        let tiles = grid[0] as u64 * grid[1] as u64;
-        if grid[2] != 1 || tiles > i32::MAX as u64 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
-                what: format!(
-                    "a persistent kernel needs a 2-D grid of at most 2^31 - 1 tiles, not {grid:?}"
-                ),
-            });
-        }
-        logical = logical.or(Some([grid[0], grid[1]]));
-        grid = [tiles as u32, 1, 1];
-    }
+    let LaunchGrid { grid, logical } = launch_grid(facts, bound.grid)?;
     let workspace = match facts.split_workspace {
         None => None,
         Some(w) => {

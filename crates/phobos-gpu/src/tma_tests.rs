@@ -377,6 +377,16 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
     let mut huge = bound.clone();
     huge.grid[0] = 1 << 30;
     assert!(plan_launch(&split, &k, &huge, &args).is_err());
+    // The grid part alone (what `phobos emit` prints), from the kernel's grid without arguments.
+    assert_eq!(
+        launch_grid(&both, [5, 2, 1]).unwrap(),
+        LaunchGrid {
+            grid: [12, 1, 1],
+            logical: Some([5, 2])
+        }
+    );
+    assert_eq!(launch_grid(&split, [5, 2, 1]).unwrap().grid, [20, 2, 1]);
+    assert!(launch_grid(&split, [1 << 30, 1, 1]).is_err());
     // ... and only over a 2-D grid.
     let mut b3 = bound.clone();
     b3.grid[2] = 2;

@@ -71,10 +71,14 @@ fn specialize(args: &EmitArgs, kernel: &mut Kernel) -> Result<Vec<(String, i64)>
     Ok(dims)
 }
 
-/// The blocks `@grid` (or the inferred grid) gives the problem of `dims`, as `, @grid (x, y, z)`
-/// for the launch line; empty where the grid reads something `--dims` does not give (a dim left
-/// out, a scalar parameter).
-fn grid_note(kernel: &Kernel, dims: Vec<(String, i64)>) -> String {
+/// The blocks `@grid` (or the inferred grid) gives the problem of `dims`, as `, @grid (x, y,
+/// z)` for the launch line, then the blocks the launch has (`phobos_gpu::launch_grid`, as `phobos
+/// run` and the tuner launch it): `, blocks (x, y, z)`, with `, clusters (x, y, z)` where its
+/// blocks come in clusters and `, persistent over (x, y)` where the kernel walks that logical
+/// grid (the launch's x then clamped to the blocks resident at once, which needs the device).
+/// Empty where the grid reads something `--dims` does not give (a dim left out, a scalar
+/// parameter).
+fn grid_note(kernel: &Kernel, dims: Vec<(String, i64)>, emitted: &phobos_cuda::Emitted) -> String {
     if dims.is_empty() {
         return String::new();
     }
@@ -82,9 +86,32 @@ fn grid_note(kernel: &Kernel, dims: Vec<(String, i64)>) -> String {
         dims,
         ..phobos_tune::Problem::default()
     };
-    phobos_tune::facts::grid(kernel, &problem).map_or(String::new(), |[x, y, z]| {
-        format!(", @grid ({x}, {y}, {z})")
-    })
+    let Ok([x, y, z]) = phobos_tune::facts::grid(kernel, &problem) else {
+        return String::new();
+    };
+    let mut note = format!(", @grid ({x}, {y}, {z})");
+    let facts = phobos::backend::cuda::launch_facts(emitted);
+    let grid = [x, y, z].map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    match phobos_gpu::launch_grid(&facts, grid) {
+        Ok(launch) => {
+            let [bx, by, bz] = launch.grid;
+            note.push_str(&format!(", blocks ({bx}, {by}, {bz})"));
+            let cluster = [
+                facts.cluster_x.max(facts.row_split).max(1),
+                1,
+                facts.cluster_z.max(1),
+            ];
+            if cluster != [1, 1, 1] {
+                let [cx, cy, cz] = cluster;
+                note.push_str(&format!(", clusters ({cx}, {cy}, {cz})"));
+            }
+            if let Some([gx, gy]) = launch.logical {
+                note.push_str(&format!(", persistent over ({gx}, {gy})"));
+            }
+        }
+        Err(e) => note.push_str(&format!(", no launch: {e}")),
+    }
+    note
 }
 
 fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
@@ -107,7 +134,7 @@ fn emit_file(args: &EmitArgs, file: &SourceFile) -> Result<String, Failure> {
             "// launch: {} threads, {} bytes of dynamic shared memory{}{}\n",
             emitted.threads,
             emitted.dynamic_smem_bytes,
-            grid_note(&kernel, dims),
+            grid_note(&kernel, dims, &emitted),
             emitted
                 .max_regs
                 .map_or(String::new(), |r| format!(", -maxrregcount={r}"))
