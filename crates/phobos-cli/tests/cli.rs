@@ -273,6 +273,22 @@ fn emit_gives_the_blocks_the_launch_has() {
         "// launch: 288 threads, 231488 bytes of dynamic shared memory, @grid (24, 8, 1), \
          blocks (192, 1, 1), clusters (2, 1, 1), persistent over (24, 8)"
     );
+    // A problem whose launch would exceed 2^31 - 1 blocks along x: said, not launched.
+    assert_eq!(
+        first_line(&[
+            "emit",
+            "examples/softmax_row.ph",
+            "--types",
+            "T=bf16",
+            "--dims",
+            "M=1073741824,N=50257",
+            "--autotune",
+            "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=0 ROWS_AHEAD=0 ROW_SPLIT=2 ONE_PASS=1",
+        ]),
+        "// launch: 512 threads, 1840 bytes of dynamic shared memory, @grid (1073741824, 1, 1), \
+         no launch: the grid: x = 1073741824 blocks of 2 (ROW_SPLIT) exceeds 2^31 - 1 or meets \
+         another cluster"
+    );
     // SPLIT_K=2 reduced in a cluster along z: the parts are the grid's z.
     assert_eq!(
         first_line(&[

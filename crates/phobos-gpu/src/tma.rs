@@ -172,6 +172,9 @@ pub enum TmaError {
     },
     #[error("tensor map of `{param}`: {what}")]
     Invalid { param: String, what: String },
+    /// A launch that no map is at fault for: its grid or its split-K workspace (`part`).
+    #[error("{part}: {what}")]
+    Launch { part: &'static str, what: String },
 }
 
 /// Resolves an extent against the runtime dims; `None` for an unbound dim.
@@ -440,8 +443,8 @@ pub struct LaunchGrid {
 pub fn launch_grid(facts: &LaunchFacts, mut grid: [u32; 3]) -> Result<LaunchGrid, TmaError> {
     if facts.grid_z > 1 {
         if grid[2] != 1 || facts.grid_z > 65535 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
+            return Err(TmaError::Launch {
+                part: "the grid",
                 what: format!(
                     "z = {} requested over the kernel's own z = {}",
                     facts.grid_z, grid[2]
@@ -453,8 +456,8 @@ pub fn launch_grid(facts: &LaunchFacts, mut grid: [u32; 3]) -> Result<LaunchGrid
     if facts.row_split > 1 {
         let x = grid[0] as u64 * facts.row_split as u64;
         if x > i32::MAX as u64 || facts.persistent || facts.cluster_x > 1 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
+            return Err(TmaError::Launch {
+                part: "the grid",
                 what: format!(
                     "x = {} blocks of {} (ROW_SPLIT) exceeds 2^31 - 1 or meets another cluster",
                     grid[0], facts.row_split
@@ -475,8 +478,8 @@ pub fn launch_grid(facts: &LaunchFacts, mut grid: [u32; 3]) -> Result<LaunchGrid
     if facts.persistent {
         let tiles = grid[0] as u64 * grid[1] as u64;
         if grid[2] != 1 || tiles > i32::MAX as u64 {
-            return Err(TmaError::Invalid {
-                param: "the grid".into(),
+            return Err(TmaError::Launch {
+                part: "the grid",
                 what: format!(
                     "a persistent kernel needs a 2-D grid of at most 2^31 - 1 tiles, not {grid:?}"
                 ),
@@ -565,8 +568,8 @@ pub fn plan_launch(
                     Some(WorkspacePlan { bytes, counters_at })
                 }
                 _ => {
-                    return Err(TmaError::Invalid {
-                        param: "the split-K workspace".into(),
+                    return Err(TmaError::Launch {
+                        part: "the split-K workspace",
                         what: format!(
                             "{} parts of {elems} elements over a grid of {grid:?}",
                             w.parts

@@ -386,7 +386,17 @@ fn a_map_of_a_column_major_tensor_puts_its_first_axis_innermost() {
         }
     );
     assert_eq!(launch_grid(&split, [5, 2, 1]).unwrap().grid, [20, 2, 1]);
-    assert!(launch_grid(&split, [1 << 30, 1, 1]).is_err());
+    let e = launch_grid(&split, [1 << 30, 1, 1]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TmaError::Launch {
+                part: "the grid",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // ... and only over a 2-D grid.
     let mut b3 = bound.clone();
     b3.grid[2] = 2;
