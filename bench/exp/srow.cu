@@ -14,50 +14,9 @@
 #include <cstring>
 #include <vector>
 
+#include "harness.h"
 #include KERNEL_FILE
 
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
-
-static unsigned short to_bf16(float f) {
-  unsigned u;
-  memcpy(&u, &f, 4);
-  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-static float from_bf16(unsigned short h) {
-  unsigned u = (unsigned)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static void* flush_buf = nullptr;
-static size_t flush_bytes = 0;
-
-template <class F> static float median_ms(F f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> ts;
-  for (int i = 0; i < 23; ++i) {
-    if (flush_buf) CK(cudaMemsetAsync(flush_buf, 0, flush_bytes));
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 3) ts.push_back(ms);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
 
 int main(int argc, char** argv) {
   const int M = argc > 1 ? atoi(argv[1]) : 2048;
@@ -98,12 +57,7 @@ int main(int argc, char** argv) {
       worst = std::isnan(err) ? INFINITY : std::max(worst, err);
     }
   }
-  if (getenv("FLUSH") && atoi(getenv("FLUSH")) == 1) {
-    int l2 = 0;
-    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-    flush_bytes = 2 * (size_t)l2;
-    CK(cudaMalloc(&flush_buf, flush_bytes));
-  }
+  flush_l2_if_asked();
   unsigned char *src, *dst;
   CK(cudaMalloc(&src, bytes));
   CK(cudaMalloc(&dst, bytes));

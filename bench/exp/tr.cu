@@ -10,38 +10,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "harness.h"
 #include KERNEL_FILE
 
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
-
-static void* flush_buf = nullptr;
-static size_t flush_bytes = 0;
-
-template <class F> static float median_ms(F f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> ts;
-  for (int i = 0; i < 23; ++i) {
-    CK(cudaMemsetAsync(flush_buf, 0, flush_bytes));
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 3) ts.push_back(ms);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
 
 int main(int argc, char** argv) {
   const int M = atoi(argv[1]), N = atoi(argv[2]);
@@ -64,10 +35,7 @@ int main(int argc, char** argv) {
   size_t bad = 0;
   for (int r = 0; r < M; ++r)
     for (int c = 0; c < N; ++c) bad += hy[(size_t)c * M + r] != hx[(size_t)r * N + c];
-  int l2 = 0;
-  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  flush_bytes = 2 * (size_t)l2;
-  CK(cudaMalloc(&flush_buf, flush_bytes));
+  flush_l2();
   unsigned char *src, *dst;
   CK(cudaMalloc(&src, bytes));
   CK(cudaMalloc(&dst, bytes));

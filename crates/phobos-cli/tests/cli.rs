@@ -209,6 +209,14 @@ fn emit_refuses_a_problem_the_point_cannot_run() {
     }
 }
 
+/// The first line of a successful run's output (`phobos emit`'s launch line).
+fn first_line(args: &[&str]) -> String {
+    let out = phobos(args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().next().unwrap_or_default().to_string()
+}
+
 #[test]
 fn emit_gives_the_grid_of_the_problem_it_is_given() {
     let args = [
@@ -217,12 +225,7 @@ fn emit_gives_the_grid_of_the_problem_it_is_given() {
         "--autotune",
         "TILE_R=128 TILE_C=64 TILES=2 THREADS=512 AHEAD=2",
     ];
-    let launch = |dims: &[&str]| {
-        let out = phobos(&[&args[..], dims].concat());
-        assert!(out.status.success(), "{dims:?}: {}", stderr(&out));
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.lines().next().unwrap_or_default().to_string()
-    };
+    let launch = |dims: &[&str]| first_line(&[&args[..], dims].concat());
     // `@grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))` at 8191 x 8193: 32 x 129 blocks, and the
     // launch has those.
     assert_eq!(
@@ -238,12 +241,6 @@ fn emit_gives_the_grid_of_the_problem_it_is_given() {
 
 #[test]
 fn emit_gives_the_blocks_the_launch_has() {
-    let first_line = |args: &[&str]| {
-        let out = phobos(args);
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.lines().next().unwrap_or_default().to_string()
-    };
     // ROW_SPLIT=2: each instance of the kernel's grid a cluster of two blocks along x.
     assert_eq!(
         first_line(&[

@@ -344,6 +344,18 @@ pub struct LaunchFacts {
     pub cluster_z: u32,
 }
 
+impl LaunchFacts {
+    /// The kernel's `__cluster_dims__`: ROW_SPLIT's or CLUSTER's blocks along x, SPLIT_REDUCE=4's
+    /// parts along z; `[1, 1, 1]` without clusters.
+    pub fn cluster_dims(&self) -> [u32; 3] {
+        [
+            self.cluster_x.max(self.row_split).max(1),
+            1,
+            self.cluster_z.max(1),
+        ]
+    }
+}
+
 /// The f32 workspace of a split-K GEMM whose C is not f32 (`phobos_cuda::SplitWorkspace`):
 /// `parts` slices of tensor `c`'s elements, then one 4-byte counter per block of the x-y grid.
 /// The counters start at zero and every launch leaves them zero, so the workspace is

@@ -104,12 +104,11 @@ impl Gpu {
             }
         };
         bound.grid = grid;
-        let x = facts.cluster_x.max(facts.row_split).max(1);
         Ok(PreparedLaunch {
             bound,
             zero,
             persistent: logical.is_some(),
-            cluster: [x, 1, facts.cluster_z.max(1)],
+            cluster: facts.cluster_dims(),
             max_blocks: None,
             workspace,
         })

@@ -96,11 +96,7 @@ fn grid_note(kernel: &Kernel, dims: Vec<(String, i64)>, emitted: &phobos_cuda::E
         Ok(launch) => {
             let [bx, by, bz] = launch.grid;
             note.push_str(&format!(", blocks ({bx}, {by}, {bz})"));
-            let cluster = [
-                facts.cluster_x.max(facts.row_split).max(1),
-                1,
-                facts.cluster_z.max(1),
-            ];
+            let cluster = facts.cluster_dims();
             if cluster != [1, 1, 1] {
                 let [cx, cy, cz] = cluster;
                 note.push_str(&format!(", clusters ({cx}, {cy}, {cz})"));
