@@ -1,6 +1,37 @@
 //! The `phobos` and `phobos-kbench` command-line tools: clap, rendering, progress.
 //! **The only crate that prints.**
 
+/// `println!` for the tools' standard output (`print!`: `out!`): a reader that stops early
+/// (`phobos emit ... | head`) ends the process quietly where the std macros would panic.
+macro_rules! outln {
+    () => {
+        $crate::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_out(format_args!($($arg)*))
+    };
+}
+
+/// Writes to standard output. A closed pipe exits with status 0 (its reader has what it wanted,
+/// as with `head`); any other failure (a full disk) says so on standard error and exits with 1.
+#[doc(hidden)]
+pub fn write_out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub mod args;
 pub mod cmd;
 pub mod kbench;

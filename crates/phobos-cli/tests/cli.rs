@@ -380,3 +380,50 @@ fn every_example_space_tunes_without_flags() {
         }
     }
 }
+
+/// A reader that closes the pipe before the output comes (`phobos emit ... | head -0`): a quiet
+/// exit 0, not a panic on the failed write.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_phobos"))
+        .args([
+            "emit",
+            "examples/softmax_row.ph",
+            "--types",
+            "T=bf16",
+            "--dims",
+            "M=2048,N=50257",
+            "--autotune",
+            "BLOCK=57344 THREADS=1024 PACK=4",
+        ])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Output that cannot be written (a full disk) says so and exits 1.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_an_error() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_phobos"))
+        .args(["space", "examples/gemm.ph"])
+        .current_dir(root())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: writing to standard output: No space left on device (os error 28)"
+    );
+}

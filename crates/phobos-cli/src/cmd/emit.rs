@@ -16,7 +16,7 @@ fn msg(message: impl Into<String>) -> Failure {
 pub fn run(args: &EmitArgs) -> ExitCode {
     run_on_file(&args.kernel.file, |file| {
         let text = emit_file(args, file)?;
-        print!("{text}");
+        out!("{text}");
         Ok(())
     })
 }

@@ -122,7 +122,7 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
         .collect();
     for name in &outputs {
         if let Some((_, t)) = tensors.iter().find(|(n, _)| n == name) {
-            println!("{}", summary(name, t));
+            outln!("{}", summary(name, t));
         }
     }
     if let Some(dir) = &args.output_dir {
@@ -138,10 +138,10 @@ fn run_file(args: &RunArgs, file: &SourceFile) -> Result<(), Failure> {
                 .filter(|(n, _)| outputs.contains(n))
                 .map(|(_, m)| m.count())
                 .sum();
-            println!("{}", compare::sample_line(coverage, elements));
+            outln!("{}", compare::sample_line(coverage, elements));
         }
         for c in &results {
-            println!("{}", c.line());
+            outln!("{}", c.line());
         }
         let failed: Vec<&str> = results
             .iter()

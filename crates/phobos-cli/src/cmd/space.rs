@@ -159,6 +159,6 @@ pub fn run(args: &SpaceArgs) -> ExitCode {
         return fail(&format!("no file has a kernel `{name}`"));
     }
     // Text blocks end with a newline, so joining them leaves a blank line between kernels.
-    println!("{}", lines.join("\n").trim_end());
+    outln!("{}", lines.join("\n").trim_end());
     ExitCode::SUCCESS
 }

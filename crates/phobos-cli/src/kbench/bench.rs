@@ -300,7 +300,7 @@ pub fn run(session: &Session, jobs: Vec<Job>) -> Result<ExitCode, UserError> {
         let group: Vec<&Row> = idx.iter().map(|&i| &rows[i]).collect();
         let (peak, how) = peak(&mut runner, &mut store, &group, &settings);
         if n > 0 {
-            println!();
+            outln!();
         }
         let inputs = if a == b {
             name(*a).to_string()
@@ -312,16 +312,16 @@ pub fn run(session: &Session, jobs: Vec<Job>) -> Result<ExitCode, UserError> {
         } else {
             " on the CPU interpreter, wall-clock times, not GPU times".into()
         };
-        println!(
+        outln!(
             "Benchmarking {kernel} with {inputs} inputs, {} output{clock} (peak tflops: {}, {how})",
             name(*c),
             tflops_text(Some(peak))
         );
-        println!("{}", header(on_gpu));
+        outln!("{}", header(on_gpu));
         for r in group {
             let dims = r.job.gemm.map_or((0, 0, 0), |g| (g.m, g.n, g.k));
             let trans = r.job.gemm.map_or("?".into(), |g| g.trans());
-            println!(
+            outln!(
                 "{}",
                 row(&trans, dims, r.tflops, peak, on_gpu.then_some(r.cublas))
             );

@@ -53,14 +53,14 @@ pub fn run(session: &Session, jobs: Vec<Job>) -> Result<ExitCode, UserError> {
             Err(why) => (false, why),
         };
         let mark = if ok { "PASS" } else { "FAIL" };
-        println!("{mark}  {}{}  {text}", origin(job), job.label());
+        outln!("{mark}  {}{}  {text}", origin(job), job.label());
         if ok {
             passed += 1;
         } else {
             failed += 1;
         }
     }
-    println!(
+    outln!(
         "checked {} configuration{}: {passed} passed, {failed} failed",
         jobs.len(),
         if jobs.len() == 1 { "" } else { "s" }

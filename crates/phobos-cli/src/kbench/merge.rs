@@ -76,7 +76,7 @@ pub fn run(args: &MergeArgs) -> Result<ExitCode, UserError> {
         let c = out
             .merge(input)
             .map_err(|e| UserError::new(format!("merging {}: {e}", input.display())))?;
-        println!(
+        outln!(
             "{}: {} added ({} already there), {} added, {} added",
             input.display(),
             plural(c.measurements.0, "measurement"),
@@ -93,7 +93,7 @@ pub fn run(args: &MergeArgs) -> Result<ExitCode, UserError> {
         .map(|(problem, point, _, _)| (problem.as_str(), point.as_str()))
         .collect();
     let problems: BTreeSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
-    println!(
+    outln!(
         "{}: {} of {} in {}",
         args.out.display(),
         plural(rows.len(), "measurement"),

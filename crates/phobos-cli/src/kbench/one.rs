@@ -60,11 +60,11 @@ pub fn run(session: &Session, job: Job) -> Result<ExitCode, UserError> {
         } else {
             "wrong"
         };
-        println!("{line}  {what}: {}", verdict_text(&verdict));
+        outln!("{line}  {what}: {}", verdict_text(&verdict));
         return Ok(ExitCode::from(1));
     }
     if session.args.dry_run {
-        println!(
+        outln!(
             "{line}  ok (not timed: --dry-run)  checked: {}",
             verdict_text(&verdict)
         );
@@ -90,11 +90,11 @@ pub fn run(session: &Session, job: Job) -> Result<ExitCode, UserError> {
             if let Some(r) = &prepared.resources {
                 line.push_str(&format!("  {}", render::resources(r)));
             }
-            println!("{line}");
+            outln!("{line}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("{line}  failed: {e}");
+            outln!("{line}  failed: {e}");
             Ok(ExitCode::from(1))
         }
     }

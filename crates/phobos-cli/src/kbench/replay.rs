@@ -209,17 +209,22 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode, UserError> {
                 })
             })
             .collect();
-        println!("{}", json!({ "replays": out }));
+        outln!("{}", json!({ "replays": out }));
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<48} {:<10} {:>7} {:>8} {:>8} {:>8}",
-        "dataset", "strategy", "points", "best", "worst", "time"
+        "dataset",
+        "strategy",
+        "points",
+        "best",
+        "worst",
+        "time"
     );
     for (d, s, runs) in &rows {
         let n = runs.len() as f64;
         let mean = |f: &dyn Fn(&Replayed) -> f64| runs.iter().map(f).sum::<f64>() / n;
-        println!(
+        outln!(
             "{:<48} {:<10} {:>7.1} {:>8.3} {:>8.3} {:>7.1}%",
             label(d),
             s.name(),
@@ -231,7 +236,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode, UserError> {
             100.0 * mean(&|r| r.time_share),
         );
     }
-    println!(
+    outln!(
         "best: the exhaustive best time over the best time found (mean over {} seed{}); \
          time: share of the exhaustive run's device and compile time",
         args.seeds,

@@ -230,17 +230,17 @@ pub fn run(
                 if args.json {
                     let mut j = json::report(&report, &session.file_name, cmd.as_deref());
                     json::add_job(&mut j, &job, config.as_deref());
-                    println!("{j}");
+                    outln!("{j}");
                 } else {
                     if args.report {
-                        print!("{}", render::phases(&report));
-                        print!("{}", render::table(&report));
-                        print!("{}", render::checks(&report));
+                        out!("{}", render::phases(&report));
+                        out!("{}", render::table(&report));
+                        out!("{}", render::checks(&report));
                     }
                     let summary = report.summary();
-                    println!("{}", render::ending(&report, cmd.as_deref(), &summary));
+                    outln!("{}", render::ending(&report, cmd.as_deref(), &summary));
                     if let Some(cs) = &config {
-                        println!("config: {cs}");
+                        outln!("config: {cs}");
                     }
                 }
                 done.push(Done {
@@ -271,9 +271,9 @@ pub fn run(
         }
     }
     if many && !args.json {
-        println!("summary ({total} problems):");
+        outln!("summary ({total} problems):");
         for d in &done {
-            println!("  {}", d.summary_line());
+            outln!("  {}", d.summary_line());
         }
     }
     if let Some(path) = &args.output {
