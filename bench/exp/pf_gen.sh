@@ -86,3 +86,51 @@ k64 = k.replace("1024 threads, 33280", "512 threads, 16640").replace("128x64", "
 k64 = k64.replace("__launch_bounds__(1024, 2)", "__launch_bounds__(512, 4)").replace("tr_lines<128, 64, 1024>", "tr_lines<64, 64, 512>")
 open(G + "tr_ll64.cu", "w").write(k64)
 PY
+
+# r38: a partly staged row (ph::load_row_smem_fill's ST < G): the thread's first ST groups staged
+# by slabs, the rest read from global memory (HOLD=1: once, into registers, as the copies are
+# issued; 0: by each pass, the store's from L2), so three or more blocks share a multiprocessor.
+# part_<name>: softmax_row at THREADS=T, BLOCK, ST, HOLD and the blocks a multiprocessor asked
+# of the compiler (__launch_bounds__), its buffer cut to the staged chunks.
+part() { # name BLOCK THREADS ST HOLD BLOCKS_PER_SM [xent]
+  if [[ ${7-} == xent ]]; then
+    "$P" emit examples/cross_entropy.ph --types T=bf16 --dims M=4096,V=50257 \
+      --autotune "BLOCK=$2 THREADS=$3 WHOLE=1 PACK=4 ROW_SMEM=2 ROWS_AHEAD=0 ROW_SPLIT=1 ONE_PASS=1" > "$G/xent_$1.cu"
+    set -- "$G/xent_$1.cu" "${@:2}"
+  else
+    "$P" emit examples/softmax_row.ph --types T=bf16 --dims M=2048,N=50257 \
+      --autotune "BLOCK=$2 THREADS=$3 PACK=4 ROW_SMEM=2 ROWS_AHEAD=0 ROW_SPLIT=1 ONE_PASS=1" > "$G/srow_$1.cu"
+    set -- "$G/srow_$1.cu" "${@:2}"
+  fi
+  python3 - "$@" <<'PY'
+import re, sys
+out, block, threads, st, hold, mb = sys.argv[1], *map(int, sys.argv[2:7])
+s = open(out).read()
+g = block // 8 // threads
+def one(pat, rep, n=1):
+    global s
+    s, k = re.subn(pat, rep, s)
+    assert k == n, pat
+m = re.search(r"ph::Scratch<(\d+)> ph_scratch\{ph_smem \+ (\d+)\}", s)
+scratch, at = int(m.group(1)), int(m.group(2))
+head = at - (g * threads + 1) * 16  # the slabs' barriers
+new_at = head + st * threads * 16
+total = new_at + scratch
+one(r"ph_smem \+ %d\}" % at, "ph_smem + %d}" % new_at)
+one(r"(// launch: \d+ threads, )\d+( bytes)", r"\g<1>%d\g<2>" % total)
+one(r"(unsigned char ph_smem\[\];  // )\d+", r"\g<1>%d" % total)
+one(r"__launch_bounds__\((\d+), \d+\)", r"__launch_bounds__(\1, %d)" % mb)
+one(r"(ph::SmemRow<ph::bf16, Blk\w+, true)>", r"\1, %d, %s>" % (st, "true" if hold else "false"))
+one(r"(load_row_smem_fill<Blk\w+, ph::EVICT_NORMAL, true, true)>", r"\1, %d, %s>" % (st, "true" if hold else "false"))
+one(r"(ph::smem_row_put<ph::bf16>\(x_2_landed, ph_j, ph_g)\)", r"\1, ph_out)", "xent_" not in out)
+open(out, "w").write(s)
+PY
+}
+part p9 57344 512 9 0 3    # 14 groups, 9 staged: 73.9 KB, three blocks
+part p9h 57344 512 9 1 3   # the 5 streamed held in 20 registers
+part p9b 53248 512 9 0 3   # 13 groups (the fewest at 512 threads), 4 streamed
+part p9bh 53248 512 9 1 3
+part x9b 53248 512 9 0 3 xent  # the cross-entropy's (no store pass)
+part x9bh 53248 512 9 1 3 xent
+"$P" emit examples/softmax_row.ph --types T=bf16 --dims M=2048,N=50257 \
+  --autotune "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=2 ROWS_AHEAD=0 ROW_SPLIT=1 ONE_PASS=1" > "$G/srow_t512.cu"

@@ -22,9 +22,14 @@ for v in ${SROW-start:0 start:132 start:264 start:396 store:132 store:264 store:
   if [[ -n ${ROWS[$at]-} ]]; then runs+=("srow_${at}_$d ${ROWS[$at]}"); continue; fi
   for n in ${WIDTHS-50257}; do runs+=("srow_${at}_$d 2048 $n"); done
 done
-for d in ${XENT-0 264 396}; do
-  $NV -DKERNEL_FILE="\"gen/xent_start.cu\"" -Dcross_entropy=kern -DTHREADS_N=1024 -DSMEM_N=114896 -DPF_D=$d bench/exp/lse.cu -o "$B/xent_start_$d" &
-  for n in ${WIDTHS-50257}; do runs+=("xent_start_$d 4096 $n"); done
+# XENT: the cross-entropy's files (bench/exp/gen/xent_<at>.cu) and distances, `at:d` (a bare d:
+# xent_start).
+for v in ${XENT-0 264 396}; do
+  [[ $v == *:* ]] || v="start:$v"
+  at=${v%:*} d=${v#*:}
+  read -r t sm < <(sed -n '1s/^\/\/ launch: \([0-9]*\) threads, \([0-9]*\) bytes.*/\1 \2/p' "bench/exp/gen/xent_$at.cu")
+  $NV -DKERNEL_FILE="\"gen/xent_$at.cu\"" -Dcross_entropy=kern -DTHREADS_N=$t -DSMEM_N=$sm -DPF_D=$d bench/exp/lse.cu -o "$B/xent_${at}_$d" &
+  for n in ${WIDTHS-50257}; do runs+=("xent_${at}_$d 4096 $n"); done
 done
 wait
 for pass in 1 2; do

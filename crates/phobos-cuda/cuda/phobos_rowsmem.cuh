@@ -66,8 +66,55 @@ template <class L> struct SmemRowLanding<L, true> {
   __device__ __forceinline__ void ready(const unsigned*, int j) const { gemm::mbar_wait_inline(bar + 8 * j, 0); }
 };
 
-template <class S, class L, bool SLABS = false> struct SmemRow {
-  struct Words : SmemRowLanding<L, SLABS> {
+// Partial staging (ST < G, with SLABS; bench/NOTES.md r38): only groups 0 .. ST - 1 of every
+// thread are staged, so the buffer is ST / G of the row's and more blocks share a
+// multiprocessor; groups ST .. G - 1 (the row's last chunks) are read from global memory. Chunk k
+// (the staged row's numbering: elements 8k .. 8k + 7 from row0, columns 8k - sh on; columns 8k
+// on where the row was not left in place, sh = -1) by one 16-byte load where it lies wholly in
+// the copied interior [a0, a1), else element by element with the staged row's mask. HOLD: the
+// streamed groups are loaded once, as the row's copies are issued, and held in registers (4 a
+// group) for every pass; otherwise each pass reads them (the later ones from L2).
+template <class S, class L, int ST, bool HOLD, bool PART = (ST < L::N / L::VEC)> struct SmemRowStream {
+  __device__ __forceinline__ uint4 streamed(int) const { return make_uint4(0, 0, 0, 0); }
+};
+template <class S, class L, int ST, bool HOLD> struct SmemRowStream<S, L, ST, HOLD, true> {
+  static constexpr int NS = L::N / L::VEC - ST;
+  // Element 8k + i from r0 is column 8k + i - sh. Left in place: r0 the row's 16-byte boundary,
+  // [a0, a1) the copied interior (elements from r0). Realigned (a row that reaches the tile's
+  // last columns): r0 the row's start, sh 0 and no interior (element loads). A row out of
+  // bounds: n = 0 (zeros and the fill, no loads).
+  const unsigned short* r0;
+  int a0, a1, sh, n, e;  // n: the row's columns; e: the mask's end
+  unsigned bits;         // the fill's bits
+  uint4 held[HOLD ? NS : 1];
+  // The thread's group j (its chunk k) read from global memory, masked as the staged chunks are.
+  __device__ __forceinline__ uint4 fetch(int j) const {
+    int r, c;
+    L::coord((int)threadIdx.x, j * L::VEC, r, c);
+    const int k = c >> 3;
+    const unsigned short* src = r0 + 8 * k;
+    if (8 * k >= a0 && 8 * k + 8 <= a1) return __ldg(reinterpret_cast<const uint4*>(src));
+    unsigned h[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int col = 8 * k + i - sh;
+      h[i] = (!in_tile<L>(r, c) || col < 0 || col >= e) ? bits : col >= n ? 0u : (unsigned)ldh<EVICT_NORMAL>(src + i);
+    }
+    return make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+  }
+  // Streamed group j (>= ST): from the registers (HOLD; j a constant of an unrolled loop) or read.
+  __device__ __forceinline__ uint4 streamed(int j) const {
+    if constexpr (HOLD) return held[j - ST];
+    return fetch(j);
+  }
+};
+
+template <class S, class L, bool SLABS = false, int ST = L::N / L::VEC, bool HOLD = false> struct SmemRow {
+  static constexpr int G = L::N / L::VEC;
+  static constexpr bool PART = ST < G;
+  // The group a pass reads first: the streamed ones lead (their loads issued before any wait).
+  static constexpr int FIRST = PART ? ST : 0;
+  struct Words : SmemRowLanding<L, SLABS>, SmemRowStream<S, L, ST, HOLD> {
     unsigned* w;  // the row's first word (two elements)
     // The group last read (its index, -1 for none) and its chunk: each group's chunk is read
     // once a pass, one LDS.128, where the element loops read it element by element (i is a
@@ -75,13 +122,18 @@ template <class S, class L, bool SLABS = false> struct SmemRow {
     // change between passes (only the store through the buffer writes it, after the last read).
     mutable uint4 q;
     mutable int qj;
+    // Group j's chunk: from shared memory once its slab landed, or streamed.
+    __device__ __forceinline__ uint4 group(int j) const {
+      if (PART && j >= ST) return this->streamed(j);
+      this->ready(w, j);
+      int r, c;
+      L::coord((int)threadIdx.x, j * L::VEC, r, c);
+      return lds128(w + (c >> 1));
+    }
     __device__ __forceinline__ unsigned word(int i) const {
       const int j = i / L::VEC;
       if (j != qj) {
-        this->ready(w, j);
-        int r, c;
-        L::coord((int)threadIdx.x, j * L::VEC, r, c);
-        q = lds128(w + (c >> 1));
+        q = group(j);
         qj = j;
       }
       switch ((i % L::VEC) >> 1) {
@@ -96,7 +148,7 @@ template <class S, class L, bool SLABS = false> struct SmemRow {
   // Where column c lies: -1, at element c (realigned); 0 to 7, at element c + sh, where the copy
   // put it (ROW_SMEM=2, masked in place).
   int sh;
-  // The 16-byte chunk of the thread's group j.
+  // The 16-byte chunk of the thread's group j (a staged one).
   __device__ __forceinline__ uint4* chunk(int j) const {
     int r, c;
     L::coord((int)threadIdx.x, j * L::VEC, r, c);
@@ -104,7 +156,7 @@ template <class S, class L, bool SLABS = false> struct SmemRow {
   }
 };
 
-template <class S, class L, bool SL> __device__ __forceinline__ Tile<float, L> unpack(const SmemRow<S, L, SL>& p) {
+template <class S, class L, bool SL, int ST, bool H> __device__ __forceinline__ Tile<float, L> unpack(const SmemRow<S, L, SL, ST, H>& p) {
   Tile<float, L> t;
 #pragma unroll
   for (int i = 0; i < L::N; ++i) t.v[i] = p.v[i];
@@ -194,8 +246,10 @@ template <class S> __device__ __forceinline__ bool smem_row_contiguous(const Reg
 }
 
 // The element path: each thread writes its own groups (column c at element c) from ordinary loads.
-template <class L, class S> __device__ __forceinline__ void smem_row_elements(const Region<S>& g, int e, unsigned bits, uint4* ch) {
-  constexpr int G = L::N / L::VEC;
+// NG: the thread's first NG groups (the staged ones of a partly staged row).
+template <class L, class S, int NG = L::N / L::VEC>
+__device__ __forceinline__ void smem_row_elements(const Region<S>& g, int e, unsigned bits, uint4* ch) {
+  constexpr int G = NG;
   const int tid = threadIdx.x;
 #pragma unroll
   for (int j = 0; j < G; ++j) {
@@ -268,8 +322,10 @@ template <int EV, class S> __device__ __forceinline__ void smem_row_ends(const S
 // SLABS: slab j's part of the interior (chunks jT .. jT + T - 1 of the buffer) by one bulk copy
 // on its own mbarrier at bar + 8j (lane j % 32 of warp 0 sets the barrier's bytes, then issues
 // it); a slab the interior misses completes with no bytes.
-template <class L, class S> __device__ __forceinline__ void smem_row_issue_slabs(const SmemRowCopy<S>& c, uint4* ch, gemm::u32 bar) {
-  constexpr int G = L::N / L::VEC, SLAB = L::THREADS * 16;
+// NG: slabs 0 .. NG - 1 only (a partly staged row's).
+template <class L, class S, int NG = L::N / L::VEC>
+__device__ __forceinline__ void smem_row_issue_slabs(const SmemRowCopy<S>& c, uint4* ch, gemm::u32 bar) {
+  constexpr int G = NG, SLAB = L::THREADS * 16;
   static_assert(SLAB <= SMEM_ROW_COPY, "staged rows: a slab in one copy");
   const int tid = threadIdx.x;
   if (tid >= 32) return;
@@ -345,10 +401,18 @@ template <class L> __device__ __forceinline__ void smem_row_static_checks() {
 // thread, its elements loaded or masked as smem_row_mask_group would leave them. Otherwise the
 // row settles whole as without SLABS (realigned, or by elements) and every slab's barrier
 // completes with no bytes.
-template <class L, int EV, class S, class U>
-__device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<S>& g, int e, unsigned bits, unsigned char* buf) {
-  constexpr int G = L::N / L::VEC;
-  SmemRow<U, L, true> p;
+// HOLD: a partly staged row's streamed groups loaded into its registers, with the copies in flight.
+template <class S, class L, bool SL, int ST, bool H> __device__ __forceinline__ void smem_row_hold(SmemRow<S, L, SL, ST, H>& p) {
+  if constexpr (SmemRow<S, L, SL, ST, H>::PART && H) {
+#pragma unroll
+    for (int j = ST; j < SmemRow<S, L, SL, ST, H>::G; ++j) p.v.held[j - ST] = p.v.fetch(j);
+  }
+}
+
+template <class L, int EV, int ST, bool HOLD, class S, class U>
+__device__ __forceinline__ SmemRow<U, L, true, ST, HOLD> load_row_smem_slabs(const Region<S>& g, int e, unsigned bits, unsigned char* buf) {
+  typedef SmemRow<U, L, true, ST, HOLD> Row;
+  Row p;
   uint4* ch = reinterpret_cast<uint4*>(buf + smem_row_head<L, true>());
   p.v.w = reinterpret_cast<unsigned*>(ch);
   p.v.qj = -1;
@@ -356,22 +420,33 @@ __device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<
   const gemm::u32 bar = gemm::smem_u32(buf);
   p.v.bar = bar;
   if (tid == 0) {
-    for (int j = 0; j < G; ++j) gemm::mbar_init(bar + 8 * j, 1);
+    for (int j = 0; j < ST; ++j) gemm::mbar_init(bar + 8 * j, 1);
     // The initialized barriers visible to the copies (the async proxy).
     gemm::fence_proxy_async();
   }
   const bool contiguous = smem_row_contiguous(g);
   SmemRowCopy<S> c = smem_row_copy<L>(g);
+  if constexpr (Row::PART) {
+    p.v.e = e;
+    p.v.bits = bits;
+  }
   __syncthreads();
   if (contiguous && smem_row_fits_in_place<L>(c, e)) {
     // Columns from min(n, e) on are masked, not copied.
     const int lim = c.lim < e ? c.lim : (e > 0 ? e : 0);
     c.a1 = (c.sh + lim) & ~7;
     c.bytes = c.a1 > c.a0 ? (c.a1 - c.a0) * 2 : 0;
-    smem_row_issue_slabs<L>(c, ch, bar);
+    smem_row_issue_slabs<L, S, ST>(c, ch, bar);
     const unsigned short* src = reinterpret_cast<const unsigned short*>(c.row0);
+    if constexpr (Row::PART) {
+      p.v.r0 = src;
+      p.v.a0 = c.a0;
+      p.v.a1 = c.a1;
+      p.v.sh = c.sh;
+      p.v.n = c.n;
+    }
 #pragma unroll
-    for (int j = 0; j < G; ++j) {
+    for (int j = 0; j < ST; ++j) {
       // The thread's chunk k holds elements 8k .. 8k + 7 from row0: columns 8k - sh on.
       const int k = j * L::THREADS + tid;
       if (8 * k >= c.a0 && 8 * k + 8 <= c.a1) continue;
@@ -384,6 +459,21 @@ __device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<
       ch[k] = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
     }
     p.sh = c.sh;
+    smem_row_hold(p);
+    return p;
+  }
+  if constexpr (Row::PART) {
+    // Not in place: the staged groups by elements (column c at element c), the streamed ones
+    // element by element as they are read; no copy, so every slab's barrier completes empty.
+    smem_row_elements<L, S, ST>(g, e, bits, ch);
+    p.v.r0 = reinterpret_cast<const unsigned short*>(c.row0 + c.sh);
+    p.v.a0 = p.v.a1 = 0;
+    p.v.sh = 0;
+    p.v.n = contiguous ? c.n : 0;
+    p.sh = -1;
+    if (tid == 0)
+      for (int j = 0; j < ST; ++j) gemm::mbar_arrive(bar + 8 * j);
+    smem_row_hold(p);
     return p;
   }
   if (contiguous) {
@@ -397,16 +487,33 @@ __device__ __forceinline__ SmemRow<U, L, true> load_row_smem_slabs(const Region<
     p.sh = -1;
   }
   if (tid == 0)
-    for (int j = contiguous ? 1 : 0; j < G; ++j) gemm::mbar_arrive(bar + 8 * j);
+    for (int j = contiguous ? 1 : 0; j < ST; ++j) gemm::mbar_arrive(bar + 8 * j);
   return p;
 }
 
 // SLABS: after the row's first use, the row landed (every slab waited on: at once where that use
 // read every group), as a row with no waits for the later uses.
-template <class S, class L> __device__ __forceinline__ SmemRow<S, L> smem_row_landed(const SmemRow<S, L, true>& x) {
+// A partly staged row's view holds its streamed groups (HOLD), read here if they were not held
+// already: the later passes' loads issued together, not one a group between their stores.
+template <class S, class L, int ST, bool H>
+__device__ __forceinline__ SmemRow<S, L, false, ST, H || (ST < L::N / L::VEC)> smem_row_landed(const SmemRow<S, L, true, ST, H>& x) {
 #pragma unroll
-  for (int j = 0; j < L::N / L::VEC; ++j) x.v.ready(x.v.w, j);
-  SmemRow<S, L> y;
+  for (int j = 0; j < ST; ++j) x.v.ready(x.v.w, j);
+  constexpr bool PART = ST < L::N / L::VEC;
+  SmemRow<S, L, false, ST, H || PART> y;
+  if constexpr (PART) {
+    const SmemRowStream<S, L, ST, H>& a = x.v;
+    SmemRowStream<S, L, ST, true>& b = y.v;
+    b.r0 = a.r0;
+    b.a0 = a.a0;
+    b.a1 = a.a1;
+    b.sh = a.sh;
+    b.n = a.n;
+    b.e = a.e;
+    b.bits = a.bits;
+#pragma unroll
+    for (int j = ST; j < L::N / L::VEC; ++j) b.held[j - ST] = H ? a.held[j - ST] : a.fetch(j);
+  }
   y.v.w = x.v.w;
   y.v.qj = -1;
   y.sh = x.sh;
@@ -420,15 +527,22 @@ template <class S, class L> __device__ __forceinline__ SmemRow<S, L> smem_row_la
 // groups from ordinary loads).
 //
 // SLABS (with IN_PLACE, for a row loaded once a block): load_row_smem_slabs.
-template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, bool SLABS = false, class S>
-__device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS> load_row_smem_fill(const Region<S>& g, int e, float fill, unsigned char* buf) {
+//
+// ST < L::N / L::VEC (with SLABS): only the thread's first ST groups are staged, the rest read
+// from global memory (SmemRowStream; HOLD: once, into registers).
+template <class L, int EV = EVICT_NORMAL, bool IN_PLACE = false, bool SLABS = false, int ST = L::N / L::VEC,
+          bool HOLD = false, class S>
+__device__ __forceinline__ SmemRow<typename Bare<S>::T, L, SLABS, ST, HOLD> load_row_smem_fill(const Region<S>& g, int e, float fill,
+                                                                                        unsigned char* buf) {
   typedef typename Bare<S>::T U;
   static_assert(sizeof(U) == 2, "load_row_smem_fill: a 2-byte type");
   static_assert(!SLABS || IN_PLACE, "load_row_smem_fill: slabs land in place");
+  static_assert(SLABS || ST == L::N / L::VEC, "load_row_smem_fill: a partly staged row lands in slabs");
+  static_assert(ST >= 1 && ST <= L::N / L::VEC, "load_row_smem_fill: 1 .. G staged groups");
   smem_row_static_checks<L>();
   const unsigned bits = pack_bits<U>(fill);
   if constexpr (SLABS) {
-    return load_row_smem_slabs<L, EV, S, U>(g, e, bits, buf);
+    return load_row_smem_slabs<L, EV, ST, HOLD, S, U>(g, e, bits, buf);
   } else {
   SmemRow<U, L> p;
   uint4* ch = reinterpret_cast<uint4*>(buf + 16);
@@ -527,22 +641,57 @@ __device__ SmemRow<typename Bare<S>::T, L> load_row_smem_ahead(const Region<S>& 
 // elements each, and the group's index j (a constant once unrolled), in group order.
 // ROLLED: a loop the compiler keeps rolled (a rare path, so that it holds no registers of its own
 // across the unrolled one).
-template <bool ROLLED = false, class L, class S, bool SL, class F>
-__device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL>& p, F&& f) {
+template <bool ROLLED = false, class L, class S, bool SL, int ST, bool H, class F>
+__device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL, ST, H>& p, F&& f) {
+  typedef SmemRow<S, L, SL, ST, H> Row;
   const int tid = threadIdx.x;
+  if constexpr (!Row::PART) {
 #pragma unroll(ROLLED ? 1 : L::N / L::VEC)
-  for (int j = 0; j < L::N / L::VEC; ++j) {
+    for (int j = 0; j < L::N / L::VEC; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      p.v.ready(p.v.w, j);
+      if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
+      f(lds128(p.chunk(j)), j);
+    }
+    return;
+  }
+  const auto one = [&](int j) {
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
-    p.v.ready(p.v.w, j);
-    if (!(in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))) continue;
-    f(lds128(p.chunk(j)), j);
+    if (in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))
+      f(p.v.group(j), j);
+    else if (j < ST)
+      p.v.ready(p.v.w, j);
+  };
+  if constexpr (ROLLED) {
+#pragma unroll 1
+    for (int j = 0; j < ST; ++j) one(j);
+    // A partly staged row's streamed groups unrolled: held ones sit in registers by index.
+#pragma unroll
+    for (int j = ST; j < Row::G; ++j) one(j);
+  } else {
+    // The streamed groups first (Row::FIRST): all their loads issued, then their uses, then the
+    // staged groups as their slabs land.
+    constexpr int NS = Row::G - ST;
+    uint4 sq[NS];
+#pragma unroll
+    for (int j = ST; j < Row::G; ++j) sq[j - ST] = p.v.group(j);
+#pragma unroll
+    for (int j = ST; j < Row::G; ++j) {
+      int r, c;
+      L::coord(tid, j * L::VEC, r, c);
+      if (in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC)) f(sq[j - ST], j);
+    }
+#pragma unroll
+    for (int j = 0; j < ST; ++j) one(j);
   }
 }
 
 // The whole-row max or min of f32(p), p a staged bf16 row: reduce_all_packed's combine, the
 // thread's words read a chunk at a time.
-template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ float reduce_all_packed(const SmemRow<bf16, L, SL>& p, Scratch<BYTES> s) {
+template <class Op, class L, int BYTES, bool SL, int ST, bool H>
+__device__ __forceinline__ float reduce_all_packed(const SmemRow<bf16, L, SL, ST, H>& p, Scratch<BYTES> s) {
   constexpr int WARPS = (L::THREADS + 31) / 32;
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "reduce_all_packed: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for reduce_all_packed");
@@ -572,8 +721,8 @@ template <class Op, class L, int BYTES, bool SL> __device__ __forceinline__ floa
 // (FLT_MAX is about 2^128). Otherwise (a <= 0) the offset follows the running max, the sum
 // rescaled whenever the max grows.
 constexpr float SUMEXP_SPAN = 96.0f;
-template <class L, int BYTES, bool SL>
-__device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, float a, Scratch<BYTES> s, float& sum) {
+template <class L, int BYTES, bool SL, int ST, bool H>
+__device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL, ST, H>& p, float a, Scratch<BYTES> s, float& sum) {
   constexpr int WARPS = L::THREADS / 32;
   static_assert(L::THREADS % 32 == 0 && L::VEC == 8, "row_max_sumexp2: whole warps, 8-element groups");
   static_assert(reduce_all_bytes<float>(L::THREADS) <= BYTES, "scratch too small for row_max_sumexp2");
@@ -594,7 +743,7 @@ __device__ __forceinline__ float row_max_sumexp2(const SmemRow<bf16, L, SL>& p, 
     o = LOWEST;
     for_each_owned_chunk(p, [&](const uint4 q, int j) {
       w = P::op(w, P::op(P::op(q.x, q.y), P::op(q.z, q.w)));
-      if (j == 0) {
+      if (j == SmemRow<bf16, L, SL, ST, H>::FIRST) {
         const float g = max_of(w);
         o = g == -inf_f32() ? LOWEST : g * a;
       }
@@ -659,13 +808,16 @@ __device__ __forceinline__ void store_row_smem_sh(S* row0, int lim, const uint4*
 // ROW_SMEM=1, the store that is the staged row x's last use, a group at a time: group j of the
 // value (v, VEC elements of the thread's group j, computed from x's own elements) written over
 // x's chunk as elements of V.
-template <class V, class S, class L, bool SL, class T> __device__ __forceinline__ void smem_row_put(const SmemRow<S, L, SL>& x, int j, const T (&v)[L::VEC]) {
+template <class V, class S, class L, bool SL, int ST, bool H, class T>
+__device__ __forceinline__ void smem_row_put(const SmemRow<S, L, SL, ST, H>& x, int j, const T (&v)[L::VEC]) {
   static_assert(L::VEC == 8, "smem_row_put: 8-element groups");
+  static_assert(!SmemRow<S, L, SL, ST, H>::PART, "smem_row_put: a partly staged row stores through its RowOut");
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = (unsigned)Reg<V>::store(v[2 * i]).bits | ((unsigned)Reg<V>::store(v[2 * i + 1]).bits << 16);
   *x.chunk(j) = make_uint4(w[0], w[1], w[2], w[3]);
 }
+
 
 // ROW_SMEM=2, a store through a row left in place: where the destination's row starts at the
 // row's own shift (same width, both bases 16-byte aligned: the usual case), each thread's chunk k
@@ -676,14 +828,17 @@ template <class S> struct RowOut {
   S* row0;  // the destination's 16-byte boundary at or before its row's start
   int lim;  // the destination's columns in the tile
   bool direct;
+  Region<S> g;  // the destination (a partly staged row's element stores)
 };
-template <class S, class U, class L, bool SL> __device__ __forceinline__ RowOut<S> row_out(const Region<S>& g, const SmemRow<U, L, SL>& x) {
+template <class S, class U, class L, bool SL, int ST, bool H>
+__device__ __forceinline__ RowOut<S> row_out(const Region<S>& g, const SmemRow<U, L, SL, ST, H>& x) {
   // row0 from the tensor's pointer on every path, so the compiler keeps it a global address.
   S* start = elem_ptr(g, 0, 0);
   const int n = g.cn - g.c0;
   RowOut<S> o;
   o.row0 = start - x.sh;
   o.lim = n < L::C ? n : L::C;
+  o.g = g;
   o.direct = x.sh >= 0 && g.cs == 1 && g.c0 >= 0 && g.ok && (unsigned)g.r0 < (unsigned)g.rn &&
              (int)(((unsigned long long)start >> 1) & 7) == x.sh;
   return o;
@@ -691,8 +846,8 @@ template <class S, class U, class L, bool SL> __device__ __forceinline__ RowOut<
 
 // The direct store of group j (o.direct): the thread's chunk k holds columns 8k - sh .. 8k - sh
 // + 7, the destination's vector at row0 + 8k; vectors partly outside [0, lim) element by element.
-template <class V, int EV = EVICT_NORMAL, class S, class U, class L, bool SL, class T>
-__device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L, SL>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
+template <class V, int EV = EVICT_NORMAL, class S, class U, class L, bool SL, int ST, bool H, class T>
+__device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L, SL, ST, H>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
   static_assert(L::VEC == 8, "smem_row_store_direct: 8-element groups");
   int r, c;
   L::coord((int)threadIdx.x, j * L::VEC, r, c);
@@ -710,18 +865,40 @@ __device__ __forceinline__ void smem_row_store_direct(const SmemRow<U, L, SL>& x
   store_row_vec<EV>(o.row0 + c, col, o.lim, make_uint4(w[0], w[1], w[2], w[3]), l2_policy<EV>());
 }
 
+// The same for a row that may be partly staged: such a row has no whole buffer to store from, so
+// each group's elements go straight to the destination (the store when Y's row does not start at
+// X's shift, a rare path); a wholly staged row's through its buffer as above.
+template <class V, int EV = EVICT_NORMAL, class S, class U, class L, bool SL, int ST, bool H, class T>
+__device__ __forceinline__ void smem_row_put(const SmemRow<U, L, SL, ST, H>& x, int j, const T (&v)[L::VEC], const RowOut<S>& o) {
+  if constexpr (!SmemRow<U, L, SL, ST, H>::PART) {
+    smem_row_put<V>(x, j, v);
+  } else {
+    int r, c;
+    L::coord((int)threadIdx.x, j * L::VEC, r, c);
+    const int col0 = c - (x.sh > 0 ? x.sh : 0);
+#pragma unroll
+    for (int e = 0; e < L::VEC; ++e) {
+      const int col = col0 + e;
+      if (in_tile<L>(r, c + e) && col >= 0 && in_bounds(o.g, 0, col))
+        sth<EV>(reinterpret_cast<unsigned short*>(elem_ptr(o.g, 0, col)), (unsigned short)Reg<V>::store(v[e]).bits);
+    }
+  }
+}
+
 // Then the row stored into g from x's buffer (a barrier first: the vectors take neighbouring
 // threads' chunks). Regions that are not one row of contiguous elements: each thread stores its
 // own groups' elements.
-template <int EV = EVICT_NORMAL, class S, class U, class L, bool SL>
-__device__ __forceinline__ void store_row_smem(const Region<S>& g, const SmemRow<U, L, SL>& x) {
+template <int EV = EVICT_NORMAL, class S, class U, class L, bool SL, int ST, bool H>
+__device__ __forceinline__ void store_row_smem(const Region<S>& g, const SmemRow<U, L, SL, ST, H>& x) {
   static_assert(sizeof(S) == 2 && L::VEC == 8 && L::R == 1 && IsBlocked<L>::value && L::THREADS % 32 == 0,
                 "store_row_smem: a blocked row tile of a 2-byte type, 8-element groups, whole warps");
   constexpr int G = L::N / L::VEC;
   const uint4* ch = reinterpret_cast<const uint4*>(x.v.w);
   // SLABS: every group landed (its value's passes have waited for each already).
 #pragma unroll
-  for (int j = 0; j < G; ++j) x.v.ready(x.v.w, j);
+  for (int j = 0; j < ST; ++j) x.v.ready(x.v.w, j);
+  // A partly staged row's groups were stored by its puts.
+  if constexpr (SmemRow<U, L, SL, ST, H>::PART) return;
   if (x.sh > 0) {
     // Left in place (ROW_SMEM=2) for a destination at another shift: realigned first.
     __syncthreads();
