@@ -674,7 +674,7 @@ __device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL, ST,
     // The streamed groups first (Row::FIRST): all their loads issued, then their uses, then the
     // staged groups as their slabs land.
     constexpr int NS = Row::G - ST;
-    uint4 sq[NS];
+    uint4 sq[NS > 0 ? NS : 1];
 #pragma unroll
     for (int j = ST; j < Row::G; ++j) sq[j - ST] = p.v.group(j);
 #pragma unroll
