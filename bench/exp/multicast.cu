@@ -25,7 +25,8 @@
 //   bench/exp/multicast.cu -lcuda -o mc
 // ./mc [stages] [box_rows] [iters]
 // ./mc gemm [M N K [stages [hold]]]  (the copies alone of a GEMM's tiles: `pull_gemm`; each
-//                                     stage held `hold` cycles before it is handed back)
+//                                     stage held `hold` cycles before it is handed back;
+//                                     TILE=192x128 for tiles of 192 rows, PROMOTION=0..3)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -56,13 +57,13 @@ constexpr int MAX_STAGES = 16;
 
 /// The ring's barriers, initialized by thread 0 and published to the block (or the cluster):
 /// each full barrier takes the producer's one arrival, each empty one the consumer of every
-/// block whose copies land in this block (both of a cluster of two).
+/// block whose copies land in this block (both of a cluster of two; `users` of them in general).
 __device__ void init_ring(unsigned long long* full, unsigned long long* empty, int stages,
-                          bool clustered) {
+                          bool clustered, int users = 0) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
-      mbar_init(smem_u32(&empty[s]), clustered ? 2 : 1);
+      mbar_init(smem_u32(&empty[s]), users > 0 ? users : clustered ? 2 : 1);
     }
     ph::gemm::fence_mbar_init();
   }
@@ -149,8 +150,19 @@ __global__ void __launch_bounds__(64) pull(const __grid_constant__ CUtensorMap w
 /// of two on tiles 2q and 2q + 1 in lock step, each copying its own), `halves` (the same
 /// clusters, each block copying half of every B slab's k rows multicast to both: the GEMM's
 /// CLUSTER=2), `scrambled` (no cluster, tile t read as (37 t) mod tiles: neighbours on
-/// different N tiles).
-enum GemmMode { G_OWN = 0, G_CLUSTER_OWN = 1, G_HALVES = 2, G_SCRAMBLED = 3 };
+/// different N tiles). bench/NOTES.md v28: `a-halves` (clusters of two on neighbouring N tiles
+/// of one M tile, each copying half of A's box rows multicast to both, B its own: the GEMM's
+/// CLUSTER=4) and `quad` (clusters of four on a 2x2 block of tiles: each copies half of its A
+/// box multicast to the block of the same M tile, and half of each B slab's k rows to the block
+/// of the same N tile, so each operand's requests are halved), both walking 1x2 or 2x2 blocks of
+/// tiles in a GROUP_M=8 order.
+enum GemmMode { G_OWN = 0, G_CLUSTER_OWN = 1, G_HALVES = 2, G_SCRAMBLED = 3, G_A_HALVES = 4, G_QUAD = 5 };
+constexpr int G_MODES = 6;
+
+/// Blocks a cluster of `mode` has.
+__host__ __device__ inline int cluster_size(int mode) {
+  return mode == G_QUAD ? 4 : (mode == G_CLUSTER_OWN || mode == G_HALVES || mode == G_A_HALVES) ? 2 : 1;
+}
 
 __device__ inline void tile_of(int t, int tiles_m, int tiles_n, int group_m, int& pm, int& pn) {
   const int in_group = group_m * tiles_n;
@@ -160,7 +172,82 @@ __device__ inline void tile_of(int t, int tiles_m, int tiles_n, int group_m, int
   pn = (t % in_group) / size;
 }
 
+/// v28's modes: the copies of block `rank` of a cluster walking 1x2 (`a-halves`) or 2x2 (`quad`)
+/// blocks of tiles, and who its consumer hands each slot back to.
+__device__ void pull_blocks(const CUtensorMap* ta_half, const CUtensorMap* tb,
+                            const CUtensorMap* tb_half, int mode, int stages, int tiles_m,
+                            int tiles_n, int ksteps, int bm, int bn, long long hold,
+                            unsigned char* ring, unsigned long long* full,
+                            unsigned long long* empty, unsigned long long* sink) {
+  const u32 stage_bytes = (bm + bn) * 128;
+  const int csize = cluster_size(mode);
+  const u32 rank = cluster_rank();
+  const bool quad = mode == G_QUAD;
+  // The block's place in its block of tiles: quad ranks 0..3 are (dm, dn) = (r & 1, r >> 1).
+  const int su_m = quad ? 2 : 1, su_n = 2;
+  const int dm = quad ? (int)(rank & 1) : 0, dn = quad ? (int)(rank >> 1) : (int)rank;
+  const int stm = (tiles_m + su_m - 1) / su_m, stn = (tiles_n + su_n - 1) / su_n;
+  const int supers = stm * stn;
+  const int cluster = blockIdx.x / csize, clusters = gridDim.x / csize;
+  // The blocks of the same M tile share A (mask_a), those of the same N tile B (mask_b).
+  const unsigned short mask_a = quad ? (unsigned short)((1u << dm) | (1u << (dm + 2))) : 0b11;
+  const unsigned short mask_b = (unsigned short)(0b11u << (2 * dn));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 0 && lane == 0) {
+    int i = 0;
+    for (int u = cluster; u < supers; u += clusters) {
+      int um, un;
+      tile_of(u, stm, stn, 8 / su_m, um, un);
+      const int pm = um * su_m + dm, pn = un * su_n + dn;
+      for (int ks = 0; ks < ksteps; ++ks, ++i) {
+        const int s = i % stages;
+        if (i >= stages) mbar_wait(smem_u32(&empty[s]), ((i / stages) - 1) & 1);
+        const u32 bar = smem_u32(&full[s]);
+        const u32 dst = smem_u32(ring + s * stage_bytes);
+        mbar_arrive_expect_tx(bar, stage_bytes);
+        // Half dn of the A box (bm / 2 rows), to the blocks of this M tile.
+        tma_load_2d_multicast(dst + dn * (bm / 2) * 128, ta_half, ks * 64, pm * bm + dn * (bm / 2),
+                              bar, mask_a);
+        const u32 sb = dst + bm * 128;
+        for (int sl = 0; sl < bn / 64; ++sl) {
+          if (quad) {
+            tma_load_2d_multicast(sb + sl * (64 * 128) + dm * (32 * 128), tb_half, pn * bn + sl * 64,
+                                  ks * 64 + dm * 32, bar, mask_b);
+          } else {
+            tma_load_2d(sb + sl * (64 * 128), tb, pn * bn + sl * 64, ks * 64, bar);
+          }
+        }
+      }
+    }
+  } else if (warp == 1 && lane == 0) {
+    unsigned long long acc = 0;
+    int i = 0;
+    for (int u = cluster; u < supers; u += clusters) {
+      for (int ks = 0; ks < ksteps; ++ks, ++i) {
+        const int s = i % stages;
+        mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
+        acc += ring[s * stage_bytes + (i % stage_bytes)];
+        const long long t0 = clock64();
+        while (clock64() - t0 < hold) {
+        }
+        // Every block whose copies land here: itself and its partners.
+        const u32 bar = smem_u32(&empty[s]);
+        if (quad) {
+          mbar_arrive_cluster(bar, rank);
+          mbar_arrive_cluster(bar, rank ^ 1);
+          mbar_arrive_cluster(bar, rank ^ 2);
+        } else {
+          hand_back(bar, true);
+        }
+      }
+    }
+    sink[blockIdx.x] = acc;
+  }
+  cluster_sync();
+}
+
 __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensorMap ta,
+                                                const __grid_constant__ CUtensorMap ta_half,
                                                 const __grid_constant__ CUtensorMap tb,
                                                 const __grid_constant__ CUtensorMap tb_half,
                                                 int mode, int stages, int m, int n, int k,
@@ -170,10 +257,16 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
   __shared__ __align__(8) unsigned long long full[MAX_STAGES], empty[MAX_STAGES];
   unsigned char* ring = ring_base(raw);
   const u32 stage_bytes = (bm + bn) * 128;
-  const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
-  const u32 rank = clustered ? cluster_rank() : 0;
   const int tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
   const int tiles = tiles_m * tiles_n, ksteps = (k + 63) / 64;
+  if (mode == G_A_HALVES || mode == G_QUAD) {
+    init_ring(full, empty, stages, true, mode == G_QUAD ? 3 : 2);
+    pull_blocks(&ta_half, &tb, &tb_half, mode, stages, tiles_m, tiles_n, ksteps, bm, bn, hold, ring,
+                full, empty, sink);
+    return;
+  }
+  const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
+  const u32 rank = clustered ? cluster_rank() : 0;
   init_ring(full, empty, stages, clustered);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Clustered: cluster c's j-th pair of tiles is 2 (c + j * clusters) + rank.
@@ -269,12 +362,15 @@ static CUtensorMap box_map(void* base, int rows, int box_rows) {
   return map_2d(base, 64, rows, 64, box_rows);
 }
 
-/// `./mc gemm M N K [stages [hold]]`: the copies alone of 128x192x64 tiles (module comment).
+/// `./mc gemm M N K [stages [hold]]`: the copies alone of 128x192x64 tiles (module comment);
+/// TILE=192x128 in the environment for 192x128 tiles.
 static int gemm_main(int argc, char** argv) {
   const int m = argc > 2 ? atoi(argv[2]) : 3000, n = argc > 3 ? atoi(argv[3]) : 2000;
   const int k = argc > 4 ? atoi(argv[4]) : 1000, stages = argc > 5 ? atoi(argv[5]) : 4;
   const long long hold = argc > 6 ? atoll(argv[6]) : 0;
-  const int bm = 128, bn = 192;
+  const char* tile = getenv("TILE");
+  const bool tall = tile != nullptr && std::string(tile) == "192x128";
+  const int bm = tall ? 192 : 128, bn = tall ? 128 : 192;
   if (stages < 2 || stages > MAX_STAGES || m < 1 || n < 1 || k < 1 || (k * 2) % 16 != 0 ||
       (n * 2) % 16 != 0) {
     fprintf(stderr, "stages in 2..16; K and N multiples of 8\n");
@@ -289,6 +385,7 @@ static int gemm_main(int argc, char** argv) {
   unsigned long long* sink;
   CK(cudaMalloc(&sink, 4096 * sizeof(unsigned long long)));
   const CUtensorMap ta = map_2d(a, k, m, 64, bm);
+  const CUtensorMap tah = map_2d(a, k, m, 64, bm / 2);
   const CUtensorMap tb = map_2d(b, n, k, 64, 64);
   const CUtensorMap tbh = map_2d(b, n, k, 64, 32);
   const int smem = stages * (bm + bn) * 128 + 1024;
@@ -314,11 +411,17 @@ static int gemm_main(int argc, char** argv) {
          "%d: %d tiles, %d blocks at once, %d clusters of 2\n", m, n, k, bm, bn, stages, hold,
          (int)promotion(), tiles, per_sm * sms, clusters);
   printf("%-12s %10s %14s\n", "mode", "us", "landed TB/s");
-  const char* names[4] = {"own", "cluster-own", "halves", "scrambled"};
-  for (int mode = 0; mode < 4; ++mode) {
-    const bool clustered = mode == G_CLUSTER_OWN || mode == G_HALVES;
-    if (clustered && tiles % 2 != 0) continue;
-    cfg.gridDim = dim3(clustered ? 2 * clusters : per_sm * sms);
+  const char* names[G_MODES] = {"own", "cluster-own", "halves", "scrambled", "a-halves", "quad"};
+  for (int mode = 0; mode < G_MODES; ++mode) {
+    const int csize = cluster_size(mode);
+    const bool clustered = csize > 1;
+    if ((mode == G_CLUSTER_OWN || mode == G_HALVES) && tiles % 2 != 0) continue;
+    attr[0].val.clusterDim.x = csize;
+    cfg.numAttrs = 1;
+    cfg.gridDim = dim3(264);
+    int fit = 0;
+    if (clustered) CK(cudaOccupancyMaxActiveClusters(&fit, pull_gemm, &cfg));
+    cfg.gridDim = dim3(clustered ? csize * fit : per_sm * sms);
     cfg.numAttrs = clustered ? 1 : 0;
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -326,7 +429,7 @@ static int gemm_main(int argc, char** argv) {
     std::vector<float> times;
     for (int rep = 0; rep <= 20; ++rep) {
       CK(cudaEventRecord(e0));
-      CK(cudaLaunchKernelEx(&cfg, pull_gemm, ta, tb, tbh, mode, stages, m, n, k, bm, bn, hold,
+      CK(cudaLaunchKernelEx(&cfg, pull_gemm, ta, tah, tb, tbh, mode, stages, m, n, k, bm, bn, hold,
                             sink));
       CK(cudaEventRecord(e1));
       CK(cudaEventSynchronize(e1));
