@@ -134,3 +134,16 @@ part x9b 53248 512 9 0 3 xent  # the cross-entropy's (no store pass)
 part x9bh 53248 512 9 1 3 xent
 "$P" emit examples/softmax_row.ph --types T=bf16 --dims M=2048,N=50257 \
   --autotune "BLOCK=57344 THREADS=512 PACK=4 ROW_SMEM=2 ROWS_AHEAD=0 ROW_SPLIT=1 ONE_PASS=1" > "$G/srow_t512.cu"
+
+# r39: the odd transpose's winner with eviction hints (examples/transpose.ph's accesses given
+# `cache = ...`): X's tiles read once, `evict_first` (tr_ef); Y's row segments, whose end sectors
+# a neighbouring block completes, `evict_last` (tr_el); both (tr_efl).
+trh() { # name x_hint y_hint
+  sed -E "s/(X\[[^]]*TILE_C)\]/\1, cache = $2]/; s/(Y\[c :\+ TILE_C, r :\+ TILE_R)\]/\1, cache = $3]/" \
+    examples/transpose.ph > "$G/$1.ph"
+  "$P" emit "$G/$1.ph" --dims M=8191,N=8193 \
+    --autotune "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024 AHEAD=1 VEC_COPY=0" > "$G/$1.cu"
+}
+trh tr_ef evict_first evict_normal
+trh tr_el evict_normal evict_last
+trh tr_efl evict_first evict_last
