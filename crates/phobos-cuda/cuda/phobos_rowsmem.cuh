@@ -818,7 +818,6 @@ __device__ __forceinline__ void smem_row_put(const SmemRow<S, L, SL, ST, H>& x, 
   *x.chunk(j) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-
 // ROW_SMEM=2, a store through a row left in place: where the destination's row starts at the
 // row's own shift (same width, both bases 16-byte aligned: the usual case), each thread's chunk k
 // is the destination's aligned 16-byte vector k, so every group is stored from the registers it
