@@ -79,26 +79,30 @@ template <class S, class L, int ST, bool HOLD, bool PART = (ST < L::N / L::VEC)>
 };
 template <class S, class L, int ST, bool HOLD> struct SmemRowStream<S, L, ST, HOLD, true> {
   static constexpr int NS = L::N / L::VEC - ST;
-  // Element 8k + i from r0 is column 8k + i - sh. Left in place: r0 the row's 16-byte boundary,
-  // [a0, a1) the copied interior (elements from r0). Realigned (a row that reaches the tile's
-  // last columns): r0 the row's start, sh 0 and no interior (element loads). A row out of
-  // bounds: n = 0 (zeros and the fill, no loads).
-  const unsigned short* r0;
-  int a0, a1, sh, n, e;  // n: the row's columns; e: the mask's end
-  unsigned bits;         // the fill's bits
+  // Element 8k + i of the thread's chunk k is column 8k + i - sh, at c0p + col * cs when col lies
+  // in [lo, n) (0 otherwise, the fill from e on). Left in place: the chunk's 16 bytes at
+  // c0p - sh + 8k, one load where [8k, 8k + 8) lies in the copied interior [a0, a1). Realigned
+  // (a row that reaches the tile's last columns), strided, starting before the tensor's column
+  // 0, or out of bounds (lo = n = 0): sh 0, no interior, element loads.
+  const unsigned short* c0p;
+  long long cs;
+  int a0, a1, sh, lo, n, e;
+  unsigned bits;  // the fill's bits
   uint4 held[HOLD ? NS : 1];
   // The thread's group j (its chunk k) read from global memory, masked as the staged chunks are.
   __device__ __forceinline__ uint4 fetch(int j) const {
     int r, c;
     L::coord((int)threadIdx.x, j * L::VEC, r, c);
     const int k = c >> 3;
-    const unsigned short* src = r0 + 8 * k;
-    if (8 * k >= a0 && 8 * k + 8 <= a1) return __ldg(reinterpret_cast<const uint4*>(src));
+    const bool tile = in_tile<L>(r, c);
+    if (tile && 8 * k >= a0 && 8 * k + 8 <= a1) return __ldg(reinterpret_cast<const uint4*>(c0p - sh + 8 * k));
     unsigned h[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int col = 8 * k + i - sh;
-      h[i] = (!in_tile<L>(r, c) || col < 0 || col >= e) ? bits : col >= n ? 0u : (unsigned)ldh<EVICT_NORMAL>(src + i);
+      h[i] = (!tile || col < 0 || col >= e) ? bits
+             : (col < lo || col >= n) ? 0u
+                                      : (unsigned)ldh<EVICT_NORMAL>(c0p + (long long)col * cs);
     }
     return make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
   }
@@ -112,8 +116,9 @@ template <class S, class L, int ST, bool HOLD> struct SmemRowStream<S, L, ST, HO
 template <class S, class L, bool SLABS = false, int ST = L::N / L::VEC, bool HOLD = false> struct SmemRow {
   static constexpr int G = L::N / L::VEC;
   static constexpr bool PART = ST < G;
-  // The group a pass reads first: the streamed ones lead (their loads issued before any wait).
-  static constexpr int FIRST = PART ? ST : 0;
+  // The group a pass reads first (for_each_owned_chunk): the staged group 0, the streamed
+  // groups' loads issued before its wait.
+  static constexpr int FIRST = 0;
   struct Words : SmemRowLanding<L, SLABS>, SmemRowStream<S, L, ST, HOLD> {
     unsigned* w;  // the row's first word (two elements)
     // The group last read (its index, -1 for none) and its chunk: each group's chunk is read
@@ -122,13 +127,17 @@ template <class S, class L, bool SLABS = false, int ST = L::N / L::VEC, bool HOL
     // change between passes (only the store through the buffer writes it, after the last read).
     mutable uint4 q;
     mutable int qj;
-    // Group j's chunk: from shared memory once its slab landed, or streamed.
-    __device__ __forceinline__ uint4 group(int j) const {
-      if (PART && j >= ST) return this->streamed(j);
+    // Staged group j's chunk, once its slab landed.
+    __device__ __forceinline__ uint4 staged(int j) const {
       this->ready(w, j);
       int r, c;
       L::coord((int)threadIdx.x, j * L::VEC, r, c);
       return lds128(w + (c >> 1));
+    }
+    // Group j's chunk: staged, or streamed (j a constant of an unrolled loop).
+    __device__ __forceinline__ uint4 group(int j) const {
+      if (PART && j >= ST) return this->streamed(j);
+      return staged(j);
     }
     __device__ __forceinline__ unsigned word(int i) const {
       const int j = i / L::VEC;
@@ -439,10 +448,12 @@ __device__ __forceinline__ SmemRow<U, L, true, ST, HOLD> load_row_smem_slabs(con
     smem_row_issue_slabs<L, S, ST>(c, ch, bar);
     const unsigned short* src = reinterpret_cast<const unsigned short*>(c.row0);
     if constexpr (Row::PART) {
-      p.v.r0 = src;
+      p.v.c0p = src + c.sh;
+      p.v.cs = 1;
       p.v.a0 = c.a0;
       p.v.a1 = c.a1;
       p.v.sh = c.sh;
+      p.v.lo = 0;
       p.v.n = c.n;
     }
 #pragma unroll
@@ -466,10 +477,15 @@ __device__ __forceinline__ SmemRow<U, L, true, ST, HOLD> load_row_smem_slabs(con
     // Not in place: the staged groups by elements (column c at element c), the streamed ones
     // element by element as they are read; no copy, so every slab's barrier completes empty.
     smem_row_elements<L, S, ST>(g, e, bits, ch);
-    p.v.r0 = reinterpret_cast<const unsigned short*>(c.row0 + c.sh);
+    // Column col of the region at g.p + (g.r0 rs) + (g.c0 + col) cs, in bounds for col in
+    // [-g.c0, g.cn - g.c0) of a row in bounds (in_bounds).
+    const bool row_in = g.ok && (unsigned)g.r0 < (unsigned)g.rn;
+    p.v.c0p = reinterpret_cast<const unsigned short*>(g.p) + (long long)g.r0 * g.rs + (long long)g.c0 * g.cs;
+    p.v.cs = g.cs;
     p.v.a0 = p.v.a1 = 0;
     p.v.sh = 0;
-    p.v.n = contiguous ? c.n : 0;
+    p.v.lo = row_in ? (g.c0 < 0 ? -g.c0 : 0) : 0;
+    p.v.n = row_in ? g.cn - g.c0 : 0;
     p.sh = -1;
     if (tid == 0)
       for (int j = 0; j < ST; ++j) gemm::mbar_arrive(bar + 8 * j);
@@ -504,15 +520,23 @@ __device__ __forceinline__ SmemRow<S, L, false, ST, H || (ST < L::N / L::VEC)> s
   if constexpr (PART) {
     const SmemRowStream<S, L, ST, H>& a = x.v;
     SmemRowStream<S, L, ST, true>& b = y.v;
-    b.r0 = a.r0;
+    b.c0p = a.c0p;
+    b.cs = a.cs;
     b.a0 = a.a0;
     b.a1 = a.a1;
     b.sh = a.sh;
+    b.lo = a.lo;
     b.n = a.n;
     b.e = a.e;
     b.bits = a.bits;
 #pragma unroll
-    for (int j = ST; j < L::N / L::VEC; ++j) b.held[j - ST] = H ? a.held[j - ST] : a.fetch(j);
+    for (int j = ST; j < L::N / L::VEC; ++j) {
+      if constexpr (H) {
+        b.held[j - ST] = a.held[j - ST];
+      } else {
+        b.held[j - ST] = a.fetch(j);
+      }
+    }
   }
   y.v.w = x.v.w;
   y.v.qj = -1;
@@ -656,35 +680,38 @@ __device__ __forceinline__ void for_each_owned_chunk(const SmemRow<S, L, SL, ST,
     }
     return;
   }
-  const auto one = [&](int j) {
+  const auto owned = [&](int j) {
     int r, c;
     L::coord(tid, j * L::VEC, r, c);
-    if (in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC))
-      f(p.v.group(j), j);
-    else if (j < ST)
+    return in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC);
+  };
+  // A staged group as its slab lands (waited on whether or not the thread owns it).
+  const auto staged = [&](int j) {
+    if (owned(j))
+      f(p.v.staged(j), j);
+    else
       p.v.ready(p.v.w, j);
   };
+  constexpr int NS = Row::G - ST;
   if constexpr (ROLLED) {
 #pragma unroll 1
-    for (int j = 0; j < ST; ++j) one(j);
-    // A partly staged row's streamed groups unrolled: held ones sit in registers by index.
+    for (int j = 0; j < ST; ++j) staged(j);
+    // The streamed groups unrolled: held ones sit in registers by index.
 #pragma unroll
-    for (int j = ST; j < Row::G; ++j) one(j);
+    for (int j = ST; j < Row::G; ++j)
+      if (owned(j)) f(p.v.streamed(j), j);
   } else {
-    // The streamed groups first (Row::FIRST): all their loads issued, then their uses, then the
-    // staged groups as their slabs land.
-    constexpr int NS = Row::G - ST;
+    // The streamed groups' loads issued first, then group 0 (Row::FIRST) as its slab lands,
+    // then the streamed groups' uses, then the other staged groups.
     uint4 sq[NS > 0 ? NS : 1];
 #pragma unroll
-    for (int j = ST; j < Row::G; ++j) sq[j - ST] = p.v.group(j);
+    for (int j = ST; j < Row::G; ++j) sq[j - ST] = p.v.streamed(j);
+    staged(0);
 #pragma unroll
-    for (int j = ST; j < Row::G; ++j) {
-      int r, c;
-      L::coord(tid, j * L::VEC, r, c);
-      if (in_tile<L>(r, c) && Owner<L>::at(tid, j * L::VEC)) f(sq[j - ST], j);
-    }
+    for (int j = ST; j < Row::G; ++j)
+      if (owned(j)) f(sq[j - ST], j);
 #pragma unroll
-    for (int j = 0; j < ST; ++j) one(j);
+    for (int j = 1; j < ST; ++j) staged(j);
   }
 }
 
