@@ -172,6 +172,19 @@ __device__ inline void tile_of(int t, int tiles_m, int tiles_n, int group_m, int
   pn = (t % in_group) / size;
 }
 
+/// The consumer's step i: waits for its stage to land, reads a byte of it, and holds it `hold`
+/// cycles (standing in for the MMAs that read the stage) before the caller hands it back.
+__device__ inline int take_stage(unsigned long long* full, const unsigned char* ring, u32 stage_bytes,
+                                 int i, int stages, long long hold, unsigned long long& acc) {
+  const int s = i % stages;
+  mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
+  acc += ring[s * stage_bytes + (i % stage_bytes)];
+  const long long t0 = clock64();
+  while (clock64() - t0 < hold) {
+  }
+  return s;
+}
+
 /// v28's modes: the copies of block `rank` of a cluster walking 1x2 (`a-halves`) or 2x2 (`quad`)
 /// blocks of tiles, and who its consumer hands each slot back to.
 __device__ void pull_blocks(const CUtensorMap* ta_half, const CUtensorMap* tb,
@@ -224,12 +237,7 @@ __device__ void pull_blocks(const CUtensorMap* ta_half, const CUtensorMap* tb,
     int i = 0;
     for (int u = cluster; u < supers; u += clusters) {
       for (int ks = 0; ks < ksteps; ++ks, ++i) {
-        const int s = i % stages;
-        mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
-        acc += ring[s * stage_bytes + (i % stage_bytes)];
-        const long long t0 = clock64();
-        while (clock64() - t0 < hold) {
-        }
+        const int s = take_stage(full, ring, stage_bytes, i, stages, hold, acc);
         // Every block whose copies land here: itself and its partners.
         const u32 bar = smem_u32(&empty[s]);
         if (quad) {
@@ -301,13 +309,7 @@ __global__ void __launch_bounds__(64) pull_gemm(const __grid_constant__ CUtensor
     int i = 0;
     for (int t0 = first; t0 < tiles; t0 += step) {
       for (int ks = 0; ks < ksteps; ++ks, ++i) {
-        const int s = i % stages;
-        mbar_wait(smem_u32(&full[s]), (i / stages) & 1);
-        acc += ring[s * stage_bytes + (i % stage_bytes)];
-        // `hold` cycles standing in for the MMAs that read the stage before it is handed back.
-        const long long t0 = clock64();
-        while (clock64() - t0 < hold) {
-        }
+        const int s = take_stage(full, ring, stage_bytes, i, stages, hold, acc);
         hand_back(smem_u32(&empty[s]), clustered);
       }
     }
