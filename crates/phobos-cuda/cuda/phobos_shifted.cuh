@@ -255,6 +255,58 @@ __device__ void transpose_store_shifted(const Region<S>& g, const Tile<T, Lin>& 
   }
 }
 
+// g[..] = transpose(x) for 4-byte rows known not to start on 16 bytes, by warp windows on
+// 128-byte lines (STORE_LINES=1, bench/NOTES.md r37c, r40). x goes to the scratch at the odd
+// stride R + 1 as in `transpose`. Warp w stores the tile's rows w, w + WARPS, ...: with sh the row
+// segment's first element's word in its 128-byte line (computed once a row), window j covers the
+// segment's elements 32j - sh .. 32j - sh + 31, one whole line, so the only partial sectors are the
+// segment's two ends, where the layout's own stores (a warp's 32 consecutive elements from any
+// word) touch two lines a warp. A segment of C elements takes at most (C + 62) / 32 windows; the
+// lanes outside the segment or the tensor store nothing. Lout's layout is not used beyond its
+// shape and thread count: no registers are shuffled, the shared tile absorbs the shift.
+template <class Lout, class S, class T, class Lin, int BYTES>
+__device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x, Scratch<BYTES> s) {
+  static_assert(Lout::R == Lin::C && Lout::C == Lin::R, "transpose shape");
+  static_assert(sizeof(S) == 4, "stores by line windows: 4-byte elements");
+  static_assert(Lout::THREADS % 32 == 0, "stores by line windows: whole warps");
+  constexpr int LD = Lin::C + 1;  // odd stride: a window's column reads hit distinct banks
+  static_assert((Lin::R * LD * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for transpose");
+  constexpr int R = Lout::R, C = Lout::C, WARPS = Lout::THREADS / 32;
+  constexpr int WIN = (C + 62) / 32, ROWS = (R + WARPS - 1) / WARPS;
+  T* buf = reinterpret_cast<T*>(s.p);
+  write_tile(x, buf, LD);
+  __syncthreads();
+  const int tid = threadIdx.x;
+  const unsigned long long pol = l2_policy<EVICT_NORMAL>();
+  if (!(g.ok && g.cs == 1)) {
+    Tile<T, Lout> y;
+#pragma unroll
+    for (int i = 0; i < Lout::N; ++i) {
+      int r, c;
+      Lout::coord(tid, i, r, c);
+      y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
+    }
+    store_tile(g, y);
+    return;
+  }
+  const int warp = tid / 32, lane = tid % 32;
+  // The tile's columns inside the tensor: [lo, hi).
+  const int lo = g.c0 < 0 ? -g.c0 : 0;
+  const int hi = g.cn - g.c0 < C ? g.cn - g.c0 : C;
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) {
+    const int r = warp + WARPS * i;
+    if ((R % WARPS != 0 && r >= R) || warp >= WARPS || (unsigned)(g.r0 + r) >= (unsigned)g.rn) continue;
+    S* row = elem_ptr(g, r, 0);
+    const int sh = (int)(((unsigned long long)row >> 2) & 31);
+#pragma unroll
+    for (int j = 0; j < WIN; ++j) {
+      const int c = lane - sh + 32 * j;
+      if (c >= lo && c < hi) sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
+    }
+  }
+}
+
 // SHIFT (the knob): 0, each group computes its own shift and shifts at run time (r8); 1, a row
 // tile's shift is computed once and the conversion branches on it (load_row_shifted); 2, as 1,
 // and a tile wholly inside the row skips the per-group guards and the ragged-end path (r13).

@@ -38,11 +38,12 @@ pub enum Knob {
     OnePass,
     WgmmaK,
     VecCopy,
+    StoreLines,
 }
 
 impl Knob {
     /// Every knob, in the order the docs list them.
-    pub const ALL: [Knob; 28] = [
+    pub const ALL: [Knob; 29] = [
         Knob::TileM,
         Knob::TileN,
         Knob::TileK,
@@ -71,6 +72,7 @@ impl Knob {
         Knob::OnePass,
         Knob::WgmmaK,
         Knob::VecCopy,
+        Knob::StoreLines,
     ];
 
     /// The name a kernel declares in `@autotune`.
@@ -104,6 +106,7 @@ impl Knob {
             Knob::OnePass => "ONE_PASS",
             Knob::WgmmaK => "WGMMA_K",
             Knob::VecCopy => "VEC_COPY",
+            Knob::StoreLines => "STORE_LINES",
         }
     }
 
@@ -163,6 +166,9 @@ impl Knob {
             Knob::WgmmaK => "1: tf32, fp8 and i8 dots outside GEMM loops on wgmma; 0: mma.sync",
             Knob::VecCopy => {
                 "1: 16-bit mma.sync GEMM operands aligned to 2 bytes read by shifted 16-byte vectors, and 4-byte tiles of rows known unaligned loaded (and stored transposed) by them; 0: element accesses"
+            }
+            Knob::StoreLines => {
+                "1: a transposed 4-byte tile stored to rows known unaligned (without VEC_COPY=1) by warp windows on 128-byte lines, a warp a row; 0: the layout's element stores"
             }
         }
     }

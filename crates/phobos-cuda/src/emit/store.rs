@@ -24,6 +24,9 @@ impl Emitter<'_> {
         if cache == Eviction::Normal && self.transpose_store_shifted(tensor, index, value)? {
             return Ok(());
         }
+        if cache == Eviction::Normal && self.transpose_store_lines(tensor, index, value)? {
+            return Ok(());
+        }
         let value = self.store_rounds(tensor, value);
         let (name, lay) = self.as_tile(value)?;
         let region = self.region(tensor, index, true)?;
@@ -66,6 +69,34 @@ impl Emitter<'_> {
         let region = self.region(tensor, index, true)?;
         self.line(format!(
             "ph::transpose_store_shifted<{alias}>({region}, {src}, {s});"
+        ));
+        Ok(true)
+    }
+
+    /// STORE_LINES=1: a transposed tile stored to a 4-byte tensor whose rows are known
+    /// unaligned (`Plan::line_stores`) goes through `ph::transpose_store_lines`, a warp a row
+    /// segment by windows on 128-byte lines (bench/NOTES.md r37c, r40); false (nothing emitted)
+    /// for every other store.
+    fn transpose_store_lines(
+        &mut self,
+        tensor: ParamId,
+        index: &[Index],
+        value: &Expr,
+    ) -> Result<bool> {
+        let ExprKind::Transpose(arg) = &value.kind else {
+            return Ok(false);
+        };
+        if !self.plan.line_stores.contains(&tensor) {
+            return Ok(false);
+        }
+        let lay = self.natural_layout(value);
+        let alias = self.alias(&lay);
+        let (src, _) = self.as_tile(arg)?;
+        let s = self.transpose_scratch(arg);
+        self.headers.insert(crate::SHIFTED_HEADER);
+        let region = self.region(tensor, index, true)?;
+        self.line(format!(
+            "ph::transpose_store_lines<{alias}>({region}, {src}, {s});"
         ));
         Ok(true)
     }

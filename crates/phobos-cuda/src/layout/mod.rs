@@ -7,7 +7,10 @@ pub mod mma;
 pub mod vec_cap;
 pub use ffma::FfmaAcc;
 pub use mma::{staged_bytes, staged_swizzled, MmaAcc, MmaRows};
-pub use vec_cap::{kernel_vec_cap, rows_known_unaligned, shifted_store_tensors, shifted_tensors};
+pub use vec_cap::{
+    kernel_vec_cap, line_store_tensors, rows_known_unaligned, shifted_store_tensors,
+    shifted_tensors,
+};
 
 /// A register layout of an `[r, c]` tile (a rank-1 tile `[n]` is `[1, n]`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -116,6 +116,33 @@ pub fn shifted_store_tensors(
     out
 }
 
+/// The tensors whose transposed tile stores (`t[..] = transpose(x)`) go by warp windows on
+/// 128-byte lines (`ph::transpose_store_lines`): at `STORE_LINES=1` without `VEC_COPY=1`,
+/// 4-byte elements whose rows are known not to start on 16 bytes. A warp stores a whole row
+/// segment of the tile, window w covering the row's elements 32w − sh .. 32w − sh + 31 where sh
+/// is the segment's first element's word in its line: every window one line, so only the
+/// segment's two end sectors are partial, where a warp of the element layout's stores touches
+/// two lines and two partial sectors (bench/NOTES.md r37c, r40).
+pub fn line_store_tensors(k: &phobos_ir::Kernel) -> std::collections::BTreeSet<usize> {
+    use phobos_ir::{knobs::Knob, ExprKind, ParamKind};
+    let mut out = std::collections::BTreeSet::new();
+    if Knob::StoreLines.get(&k.point) != Some(1) || shifted_f32(k) {
+        return out;
+    }
+    each_store(&k.body, &mut |t, value| {
+        if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
+            if matches!(value.kind, ExprKind::Transpose(_))
+                && dtype.size_bytes() == 4
+                && value.ty.dtype().size_bytes() == 4
+                && outer_stride_align(k, t, dims.len()) < 4
+            {
+                out.insert(t);
+            }
+        }
+    });
+    out
+}
+
 /// Every store statement's tensor and value, in nested loops and branches too.
 fn each_store(stmts: &[phobos_ir::Stmt], f: &mut dyn FnMut(usize, &phobos_ir::Expr)) {
     use phobos_ir::StmtKind;

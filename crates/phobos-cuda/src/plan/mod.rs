@@ -8,7 +8,8 @@ use crate::gemm_split::{
 };
 use crate::launch::TmaParam;
 use crate::layout::{
-    blocked_capped, kernel_vec_cap, shifted_store_tensors, shifted_tensors, Layout,
+    blocked_capped, kernel_vec_cap, line_store_tensors, shifted_store_tensors, shifted_tensors,
+    Layout,
 };
 use crate::mainloop::{select, MainLoop};
 use crate::visit::{bodies, stmt_exprs, stmts_touch_local};
@@ -108,6 +109,9 @@ pub struct Plan {
     /// Tensors whose transposed tile stores are shifted 16-byte stores
     /// ([`shifted_store_tensors`], `VEC_COPY=1`).
     pub shifted_stores: BTreeSet<phobos_ir::ParamId>,
+    /// Tensors whose transposed tile stores go by warp windows on 128-byte lines
+    /// ([`line_store_tensors`], `STORE_LINES=1`).
+    pub line_stores: BTreeSet<phobos_ir::ParamId>,
     /// The target GPU.
     pub target: Target,
     /// Tile locals held in shared memory as tensor-core dot operands ([`resident_operands`]).
@@ -345,6 +349,13 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
             k.params[t].name
         ));
     }
+    let line_stores = line_store_tensors(k);
+    for &t in &line_stores {
+        notes.push(format!(
+            "{}: rows known unaligned, transposed tile stores by warp windows on 128-byte lines (a warp a row)",
+            k.params[t].name
+        ));
+    }
     for (l, local) in k.locals.iter().enumerate() {
         if let Some(shape) = local.ty.shape() {
             layouts
@@ -412,6 +423,7 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         vec_cap,
         shifted,
         shifted_stores,
+        line_stores,
         target: *target,
         resident,
         dots,

@@ -415,6 +415,27 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             &[("M", m), ("N", n)],
         ));
     }
+    // STORE_LINES=1 (bench/NOTES.md r37c, r40): Y's unaligned rows stored by warp windows on
+    // 128-byte lines. Odd M and N (every row shift 0..31 met), M ≡ 2 (mod 4), only X's rows
+    // unaligned (windows not taken), tiles with fewer Y rows than warps, rows shorter than a
+    // line, several tiles a block, one-row and one-column problems.
+    for (pins, m, n) in [
+        ("TILE_R=128 TILE_C=64 TILES=1 THREADS=1024", 1001, 3001),
+        ("TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2", 333, 45),
+        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", 77, 131),
+        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67),
+        ("TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2", 130, 94),
+        ("TILE_R=32 TILE_C=64 TILES=1 THREADS=256", 128, 77),
+        ("TILE_R=16 TILE_C=64 TILES=1 THREADS=128", 1, 37),
+        ("TILE_R=64 TILE_C=16 TILES=2 THREADS=256", 3, 1),
+    ] {
+        cases.push(example_case(
+            "transpose.ph",
+            &format!("{pins} STORE_LINES=1"),
+            None,
+            &[("M", m), ("N", n)],
+        ));
+    }
     // The partials in f32 (4-element groups; SHIFT is for 2-byte rows only).
     for (file, pins, m, (dim, v)) in [
         (

@@ -1,0 +1,186 @@
+//! The odd transpose's stores by warp windows on 128-byte lines (`STORE_LINES=1`,
+//! bench/NOTES.md r37c, r40): a transposed 4-byte tile stored to a tensor whose rows are known not
+//! to start on 16 bytes goes through `ph::transpose_store_lines`, a warp a row segment, each
+//! window one whole line. Which tensors take it (the layout function the plan records), that
+//! STORE_LINES=0, VEC_COPY=1 and aligned problems keep the code of before, the emitted code (a
+//! snapshot), and that the kernels compile to one element store a window, no spills (offline
+//! NVRTC). On the GPU: gpu_diff's `transpose.ph ... STORE_LINES=1` cases at ragged shapes.
+
+mod common;
+
+use phobos_cuda::layout::{line_store_tensors, shifted_store_tensors};
+use phobos_cuda::{emit, EmitOptions, Emitted};
+
+/// r25's winner at 8191x8193 (bench/NOTES.md r37).
+const WINNER: &str = "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024 AHEAD=1";
+
+/// examples/transpose.ph at `pins`, specialized on M and N when given. Its `@where` that keeps
+/// STORE_LINES=1 from VEC_COPY=1 is dropped, so that tests can ask for both.
+fn kernel(pins: &str, dims: Option<(i64, i64)>) -> phobos_ir::Kernel {
+    let path = "examples/transpose.ph";
+    let full = common::source(path);
+    let rule = "@where(STORE_LINES == 0 || VEC_COPY == 0)\n";
+    assert!(full.text.contains(rule));
+    let src = phobos_syntax::SourceFile::new(path, full.text.replace(rule, ""));
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{path}: {d:?}"));
+    let info = &module.kernels[0];
+    let variant =
+        (info.variant(Some(pins), None, None)).unwrap_or_else(|e| panic!("{pins}: {e:?}"));
+    let mut k = phobos_check::instantiate(&module, info, &variant)
+        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
+    if let Some((m, n)) = dims {
+        phobos_cuda::specialize_alignment(&mut k, &[("M".into(), m), ("N".into(), n)]);
+    }
+    k
+}
+
+fn emitted(pins: &str, dims: Option<(i64, i64)>) -> Emitted {
+    let opts = EmitOptions {
+        source: Some(common::source("examples/transpose.ph")),
+    };
+    emit(&kernel(pins, dims), &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+/// The names of the tensors stored by line windows, and of those stored shifted.
+fn decisions(pins: &str, dims: Option<(i64, i64)>) -> (Vec<String>, Vec<String>) {
+    let k = kernel(pins, dims);
+    let names = |s: std::collections::BTreeSet<usize>| -> Vec<String> {
+        s.into_iter().map(|t| k.params[t].name.clone()).collect()
+    };
+    let cap = phobos_cuda::layout::kernel_vec_cap(&k);
+    (
+        names(line_store_tensors(&k)),
+        names(shifted_store_tensors(&k, cap)),
+    )
+}
+
+#[test]
+fn unaligned_f32_rows_take_line_windows_at_store_lines_1() {
+    let on = format!("{WINNER} STORE_LINES=1");
+    let none: Vec<String> = Vec::new();
+    let y = vec!["Y".to_string()];
+    // Odd M: Y's rows unaligned.
+    assert_eq!(
+        decisions(&on, Some((8191, 8193))),
+        (y.clone(), none.clone())
+    );
+    assert_eq!(
+        decisions(&on, Some((8193, 8192))),
+        (y.clone(), none.clone())
+    );
+    // M ≡ 2 (mod 4): rows aligned to 8 bytes only are unaligned too.
+    assert_eq!(decisions(&on, Some((94, 99))), (y.clone(), none.clone()));
+    // Only X's rows unaligned (M = 128): Y's stores keep `store_tile`'s vectors.
+    assert_eq!(
+        decisions(&on, Some((128, 77))),
+        (none.clone(), none.clone())
+    );
+    // Aligned, and not specialized.
+    assert_eq!(
+        decisions(&on, Some((8192, 8192))),
+        (none.clone(), none.clone())
+    );
+    assert_eq!(decisions(&on, None), (none.clone(), none.clone()));
+    // STORE_LINES=0 or undeclared: the layout's element stores.
+    let off = format!("{WINNER} STORE_LINES=0");
+    assert_eq!(
+        decisions(&off, Some((8191, 8193))),
+        (none.clone(), none.clone())
+    );
+    assert_eq!(
+        decisions(WINNER, Some((8191, 8193))),
+        (none.clone(), none.clone())
+    );
+    // VEC_COPY=1 takes the shifted 16-byte stores, not the windows.
+    let both = format!("{WINNER} VEC_COPY=1 STORE_LINES=1");
+    assert_eq!(decisions(&both, Some((8191, 8193))), (none, y));
+}
+
+#[test]
+fn store_lines_0_and_aligned_problems_emit_the_code_of_before() {
+    // The point's comment line names the knob; every other line is the same.
+    let body = |e: Emitted| -> String {
+        (e.source.lines())
+            .filter(|l| !l.starts_with("// Phobos kernel `transpose` at"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for dims in [Some((8191, 8193)), Some((77, 45))] {
+        let old = body(emitted(WINNER, dims));
+        assert_eq!(body(emitted(&format!("{WINNER} STORE_LINES=0"), dims)), old);
+        assert!(!old.contains("lines"), "{old}");
+        let shifted = format!("{WINNER} VEC_COPY=1");
+        assert_eq!(
+            body(emitted(&format!("{shifted} STORE_LINES=1"), dims)),
+            body(emitted(&shifted, dims))
+        );
+    }
+    for dims in [Some((8192, 8192)), Some((128, 77)), None] {
+        let old = body(emitted(WINNER, dims));
+        assert_eq!(body(emitted(&format!("{WINNER} STORE_LINES=1"), dims)), old);
+        assert!(!old.contains("transpose_store_lines"), "{old}");
+    }
+}
+
+#[test]
+fn odd_transpose_by_lines_snapshot() {
+    let e = emitted(&format!("{WINNER} STORE_LINES=1"), Some((8191, 8193)));
+    assert_eq!(
+        (e.source)
+            .matches("ph::transpose_store_lines<Blk64x128>(")
+            .count(),
+        1
+    );
+    assert!(!e.source.contains("ph::store_tile("), "{}", e.source);
+    assert!(!e.source.contains("ph::transpose<"), "{}", e.source);
+    insta::assert_snapshot!(e.source);
+}
+
+/// One 4-byte store a window (`ROWS` rows a warp, `(C + 62) / 32` windows a row, unrolled), no
+/// vector stores and no spills: r25's winner, a tile with fewer Y rows than warps (warps left
+/// idle), rows shorter than a line, and several tiles a block.
+#[test]
+fn line_stores_compile_to_one_store_a_window() {
+    // (pins, M, N, stores a thread)
+    let points = [
+        (WINNER, 8191, 8193, 2 * 5),
+        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", 77, 131, 5),
+        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67, 4 * 2),
+        (
+            "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
+            130,
+            94,
+            4 * 4 * 2,
+        ),
+        ("TILE_R=64 TILE_C=32 TILES=1 THREADS=512", 1001, 3001, 2 * 3),
+    ];
+    let emitted: Vec<(Emitted, usize)> = (points.iter())
+        .map(|(pins, m, n, stores)| {
+            let e = emitted(&format!("{pins} STORE_LINES=1"), Some((*m, *n)));
+            assert!(e.source.contains("ph::transpose_store_lines<"), "{pins}");
+            (e, *stores)
+        })
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|(e, _)| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
+    for ((e, stores), r) in emitted.iter().zip(&results) {
+        let c = (r.as_ref()).unwrap_or_else(|err| panic!("{}: {}", e.entry, err.log));
+        let st: Vec<&str> = (c.ptx.lines())
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("st.global"))
+            .collect();
+        assert_eq!(st.len(), *stores, "{}: stores\n{}", e.entry, c.ptx);
+        assert!(
+            st.iter()
+                .all(|l| !l.contains(".v2.") && !l.contains(".v4.")),
+            "{}: vector stores {st:?}",
+            e.entry
+        );
+        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+        assert_eq!(res.spill_store_bytes, 0, "{}: spills", e.entry);
+    }
+}
