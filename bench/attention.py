@@ -122,6 +122,7 @@ def main():
     elif a.quick:
         cases = cases[:1]
     dtypes = a.dtype.split(",")
+    rw.ensure_bins()
     drv = rw.Driver()
     rows = []
     for (bh, n, d, causal, file), dtype in ((c, t) for t in dtypes for c in cases):

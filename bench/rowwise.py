@@ -41,6 +41,17 @@ OUT = os.environ.get("OUT", os.path.join(ROOT, "target", "rowwise"))
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
+def ensure_bins():
+    """Phobos's binaries in BIN: a carried .gpu-bundle still packed is unpacked first
+    (scripts/gpu-unpack.sh); without them the run stops before timing anything."""
+    kbench = os.path.join(BIN, "phobos-kbench")
+    if not os.path.exists(kbench):
+        subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu-unpack.sh")], check=False)
+    if not os.path.exists(kbench):
+        sys.exit(f"no {kbench}: run scripts/gpu-bundle.sh here and carry .gpu-bundle, "
+                 "or set PHOBOS_BIN_DIR to the folder of phobos-kbench")
+
+
 # ---- Triton kernels (written the way the Triton tutorials write them) --------------------------
 
 @triton.jit
@@ -496,6 +507,7 @@ def main():
                 seen.add((c["op"], c["dtype"]))
                 q.append(c)
         cases = q
+    ensure_bins()
     drv = Driver()
     rows = []
     for c in cases:
