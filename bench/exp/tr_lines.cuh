@@ -100,7 +100,7 @@ __device__ void tr_lines2(const float* __restrict__ X, float* __restrict__ Y, in
     const int xr = warp + WARPS * i, row = r0 + xr;
     const float* rowp = X + (long long)row * N + c0;
     const int sh = (int)(((unsigned long long)rowp >> 2) & 31);
-    shs[i] = row < M ? sh : 64;  // 64: no column of the row in range
+    shs[i] = row < M ? sh : 32 * WIN_IN + 32;  // past every window: no column of the row in range
 #pragma unroll
     for (int w = 0; w < WIN_IN; ++w) {
       const int c = lane - shs[i] + 32 * w;
