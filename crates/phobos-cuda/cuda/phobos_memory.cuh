@@ -533,6 +533,19 @@ template <class T, class L, class U> __device__ __forceinline__ void write_tile(
   }
 }
 
+// The [C, R] tile in layout Lout whose element (r, c) is buf[c * LD + r]: the read side of a
+// transpose through shared memory (`transpose`, and the fused stores' strided-region path).
+template <class Lout, class T> __device__ __forceinline__ Tile<T, Lout> transposed_from(const T* buf, int LD) {
+  Tile<T, Lout> y;
+#pragma unroll
+  for (int i = 0; i < Lout::N; ++i) {
+    int r, c;
+    Lout::coord(threadIdx.x, i, r, c);
+    y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
+  }
+  return y;
+}
+
 // x in layout Lout; the caller's barrier discipline: scratch may be rewritten only after a
 // __syncthreads() that follows these reads (the generated code inserts it).
 template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> convert(const Tile<T, Lin>& x, Scratch<BYTES> s) {

@@ -262,14 +262,7 @@ template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> tr
   T* buf = reinterpret_cast<T*>(s.p);
   write_tile(x, buf, LD);
   __syncthreads();
-  Tile<T, Lout> y;
-#pragma unroll
-  for (int i = 0; i < Lout::N; ++i) {
-    int r, c;
-    Lout::coord(threadIdx.x, i, r, c);
-    y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
-  }
-  return y;
+  return transposed_from<Lout>(buf, LD);
 }
 
 // One element x[r, c] (per thread: the indices may differ between threads); out of range reads 0.

@@ -212,14 +212,7 @@ __device__ void transpose_store_shifted(const Region<S>& g, const Tile<T, Lin>& 
   const int tid = threadIdx.x;
   const unsigned long long pol = l2_policy<EVICT_NORMAL>();
   if (!(g.ok && g.cs == 1)) {
-    Tile<T, Lout> y;
-#pragma unroll
-    for (int i = 0; i < Lout::N; ++i) {
-      int r, c;
-      Lout::coord(tid, i, r, c);
-      y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
-    }
-    store_tile(g, y);
+    store_tile(g, transposed_from<Lout>(buf, LD));
     return;
   }
 #pragma unroll
@@ -279,14 +272,7 @@ __device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x,
   const int tid = threadIdx.x;
   const unsigned long long pol = l2_policy<EVICT_NORMAL>();
   if (!(g.ok && g.cs == 1)) {
-    Tile<T, Lout> y;
-#pragma unroll
-    for (int i = 0; i < Lout::N; ++i) {
-      int r, c;
-      Lout::coord(tid, i, r, c);
-      y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
-    }
-    store_tile(g, y);
+    store_tile(g, transposed_from<Lout>(buf, LD));
     return;
   }
   const int warp = tid / 32, lane = tid % 32;

@@ -22,16 +22,8 @@ fn kernel(pins: &str, dims: Option<(i64, i64)>) -> phobos_ir::Kernel {
     let rule = "@where(STORE_LINES == 0 || VEC_COPY == 0)\n";
     assert!(full.text.contains(rule));
     let src = phobos_syntax::SourceFile::new(path, full.text.replace(rule, ""));
-    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{path}: {d:?}"));
-    let info = &module.kernels[0];
-    let variant =
-        (info.variant(Some(pins), None, None)).unwrap_or_else(|e| panic!("{pins}: {e:?}"));
-    let mut k = phobos_check::instantiate(&module, info, &variant)
-        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
-    if let Some((m, n)) = dims {
-        phobos_cuda::specialize_alignment(&mut k, &[("M".into(), m), ("N".into(), n)]);
-    }
-    k
+    let dims = dims.map(|(m, n)| [("M", m), ("N", n)]);
+    common::specialized_kernel(src, pins, None, dims.as_ref().map_or(&[], |d| &d[..]))
 }
 
 fn emitted(pins: &str, dims: Option<(i64, i64)>) -> Emitted {

@@ -16,18 +16,9 @@ const WINNER: &str = "TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2";
 
 /// examples/transpose.ph at `pins`, specialized on M and N when given.
 fn kernel(pins: &str, dims: Option<(i64, i64)>) -> phobos_ir::Kernel {
-    let path = "examples/transpose.ph";
-    let src = common::source(path);
-    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{path}: {d:?}"));
-    let info = &module.kernels[0];
-    let variant =
-        (info.variant(Some(pins), None, None)).unwrap_or_else(|e| panic!("{pins}: {e:?}"));
-    let mut k = phobos_check::instantiate(&module, info, &variant)
-        .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
-    if let Some((m, n)) = dims {
-        phobos_cuda::specialize_alignment(&mut k, &[("M".into(), m), ("N".into(), n)]);
-    }
-    k
+    let src = common::source("examples/transpose.ph");
+    let dims = dims.map(|(m, n)| [("M", m), ("N", n)]);
+    common::specialized_kernel(src, pins, None, dims.as_ref().map_or(&[], |d| &d[..]))
 }
 
 fn emitted(pins: &str, dims: Option<(i64, i64)>) -> Emitted {

@@ -21,10 +21,7 @@ impl Emitter<'_> {
         if cache == Eviction::Normal && self.grouped_store(tensor, index, value)? {
             return Ok(());
         }
-        if cache == Eviction::Normal && self.transpose_store_shifted(tensor, index, value)? {
-            return Ok(());
-        }
-        if cache == Eviction::Normal && self.transpose_store_lines(tensor, index, value)? {
+        if cache == Eviction::Normal && self.transpose_store_fused(tensor, index, value)? {
             return Ok(());
         }
         let value = self.store_rounds(tensor, value);
@@ -43,11 +40,13 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// VEC_COPY=1: a transposed tile stored to a 4-byte tensor whose rows are known unaligned
-    /// (`Plan::shifted_stores`) goes through `ph::transpose_store_shifted`, which reads the
-    /// transpose's shared tile at each output row's shift and writes aligned 16-byte chunks
-    /// (bench/NOTES.md r19); false (nothing emitted) for every other store.
-    fn transpose_store_shifted(
+    /// A transposed tile stored to a 4-byte tensor whose rows are known unaligned, fused with its
+    /// transpose: at VEC_COPY=1 (`Plan::shifted_stores`, a 4-element Blocked value)
+    /// `ph::transpose_store_shifted`, which reads the shared tile at each output row's shift and
+    /// writes aligned 16-byte chunks (bench/NOTES.md r19); at STORE_LINES=1
+    /// (`Plan::line_stores`) `ph::transpose_store_lines`, a warp a row segment by windows on
+    /// 128-byte lines (r37c, r40). False (nothing emitted) for every other store.
+    fn transpose_store_fused(
         &mut self,
         tensor: ParamId,
         index: &[Index],
@@ -57,47 +56,21 @@ impl Emitter<'_> {
             return Ok(false);
         };
         let lay = self.natural_layout(value);
-        if !self.plan.shifted_stores.contains(&tensor)
-            || !matches!(lay, crate::layout::Layout::Blocked { vec: 4, .. })
+        let func = if self.plan.shifted_stores.contains(&tensor)
+            && matches!(lay, crate::layout::Layout::Blocked { vec: 4, .. })
         {
-            return Ok(false);
-        }
-        let alias = self.alias(&lay);
-        let (src, _) = self.as_tile(arg)?;
-        let s = self.transpose_scratch(arg);
-        self.headers.insert(crate::SHIFTED_HEADER);
-        let region = self.region(tensor, index, true)?;
-        self.line(format!(
-            "ph::transpose_store_shifted<{alias}>({region}, {src}, {s});"
-        ));
-        Ok(true)
-    }
-
-    /// STORE_LINES=1: a transposed tile stored to a 4-byte tensor whose rows are known
-    /// unaligned (`Plan::line_stores`) goes through `ph::transpose_store_lines`, a warp a row
-    /// segment by windows on 128-byte lines (bench/NOTES.md r37c, r40); false (nothing emitted)
-    /// for every other store.
-    fn transpose_store_lines(
-        &mut self,
-        tensor: ParamId,
-        index: &[Index],
-        value: &Expr,
-    ) -> Result<bool> {
-        let ExprKind::Transpose(arg) = &value.kind else {
+            "transpose_store_shifted"
+        } else if self.plan.line_stores.contains(&tensor) {
+            "transpose_store_lines"
+        } else {
             return Ok(false);
         };
-        if !self.plan.line_stores.contains(&tensor) {
-            return Ok(false);
-        }
-        let lay = self.natural_layout(value);
         let alias = self.alias(&lay);
         let (src, _) = self.as_tile(arg)?;
         let s = self.transpose_scratch(arg);
         self.headers.insert(crate::SHIFTED_HEADER);
         let region = self.region(tensor, index, true)?;
-        self.line(format!(
-            "ph::transpose_store_lines<{alias}>({region}, {src}, {s});"
-        ));
+        self.line(format!("ph::{func}<{alias}>({region}, {src}, {s});"));
         Ok(true)
     }
 

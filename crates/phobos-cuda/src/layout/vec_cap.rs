@@ -97,23 +97,10 @@ pub fn shifted_store_tensors(
     k: &phobos_ir::Kernel,
     vec_cap: i64,
 ) -> std::collections::BTreeSet<usize> {
-    use phobos_ir::{ExprKind, ParamKind};
-    let mut out = std::collections::BTreeSet::new();
     if vec_cap != 4 || !shifted_f32(k) {
-        return out;
+        return std::collections::BTreeSet::new();
     }
-    each_store(&k.body, &mut |t, value| {
-        if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
-            if matches!(value.kind, ExprKind::Transpose(_))
-                && dtype.size_bytes() == 4
-                && value.ty.dtype().size_bytes() == 4
-                && outer_stride_align(k, t, dims.len()) < 4
-            {
-                out.insert(t);
-            }
-        }
-    });
-    out
+    unaligned_transposed_stores(k)
 }
 
 /// The tensors whose transposed tile stores (`t[..] = transpose(x)`) go by warp windows on
@@ -124,11 +111,17 @@ pub fn shifted_store_tensors(
 /// segment's two end sectors are partial, where a warp of the element layout's stores touches
 /// two lines and two partial sectors (bench/NOTES.md r37c, r40).
 pub fn line_store_tensors(k: &phobos_ir::Kernel) -> std::collections::BTreeSet<usize> {
-    use phobos_ir::{knobs::Knob, ExprKind, ParamKind};
-    let mut out = std::collections::BTreeSet::new();
-    if Knob::StoreLines.get(&k.point) != Some(1) || shifted_f32(k) {
-        return out;
+    if phobos_ir::knobs::Knob::StoreLines.get(&k.point) != Some(1) || shifted_f32(k) {
+        return std::collections::BTreeSet::new();
     }
+    unaligned_transposed_stores(k)
+}
+
+/// The 4-byte tensors stored a 4-byte `transpose(x)` whose rows are known not to start on 16
+/// bytes (an outer stride with no factor 4): the stores the fused transposed forms can take.
+fn unaligned_transposed_stores(k: &phobos_ir::Kernel) -> std::collections::BTreeSet<usize> {
+    use phobos_ir::{ExprKind, ParamKind};
+    let mut out = std::collections::BTreeSet::new();
     each_store(&k.body, &mut |t, value| {
         if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
             if matches!(value.kind, ExprKind::Transpose(_))

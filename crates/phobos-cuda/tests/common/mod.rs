@@ -223,17 +223,31 @@ pub fn specialized(
     types: &str,
     dims: &[(&str, i64)],
 ) -> phobos_cuda::Emitted {
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let k = specialized_kernel(src.clone(), pins, Some(types), dims);
+    let opts = phobos_cuda::EmitOptions { source: Some(src) };
+    phobos_cuda::emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+}
+
+/// The first kernel of `src` at `pins` (with `types`, else the defaults), specialized on the
+/// alignment of `dims` (none: not specialized).
+pub fn specialized_kernel(
+    src: SourceFile,
+    pins: &str,
+    types: Option<&str>,
+    dims: &[(&str, i64)],
+) -> Kernel {
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
     let info = &module.kernels[0];
     let variant = info
-        .variant(Some(pins), Some(types), None)
+        .variant(Some(pins), types, None)
         .unwrap_or_else(|e| panic!("{pins}: {e:?}"));
     let mut k = phobos_check::instantiate(&module, info, &variant)
         .unwrap_or_else(|d| panic!("{pins}: {d:?}"));
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    let opts = phobos_cuda::EmitOptions { source: Some(src) };
-    phobos_cuda::emit(&k, &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    if !dims.is_empty() {
+        let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        phobos_cuda::specialize_alignment(&mut k, &dims);
+    }
+    k
 }
 
 /// The emitted text but its first line (which names the point).
