@@ -407,6 +407,41 @@ fn a_closed_pipe_ends_quietly() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+/// Help and version text that cannot be written says so and exits 1, for both tools (clap's own
+/// exit reports success); a usage error still exits 2.
+#[cfg(target_os = "linux")]
+#[test]
+fn help_to_a_full_disk_is_an_error() {
+    for (bin, args) in [
+        (env!("CARGO_BIN_EXE_phobos"), &["--help"][..]),
+        (env!("CARGO_BIN_EXE_phobos"), &["emit", "--help"][..]),
+        (env!("CARGO_BIN_EXE_phobos"), &["--version"][..]),
+        (env!("CARGO_BIN_EXE_phobos-kbench"), &["--help"][..]),
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(bin).args(args).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).trim(),
+            "error: writing to standard output: No space left on device (os error 28)",
+            "{args:?}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_phobos"))
+        .arg("--bogus")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unexpected argument '--bogus'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Output that cannot be written (a full disk) says so and exits 1.
 #[cfg(target_os = "linux")]
 #[test]

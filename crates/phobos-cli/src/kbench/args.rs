@@ -359,7 +359,7 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 impl KbenchArgs {
     /// Parses the process's arguments (with the seed's spellings).
     pub fn from_env() -> KbenchArgs {
-        KbenchArgs::parse_from(normalize(std::env::args_os()))
+        crate::parse_args(normalize(std::env::args_os()))
     }
 
     /// The file `--benchmark` names, or the sizes file for a bare `--benchmark`.
