@@ -176,3 +176,63 @@ fn line_stores_compile_to_one_store_a_window() {
         assert_eq!(res.spill_store_bytes, 0, "{}: spills", e.entry);
     }
 }
+
+/// The fused transposed stores' strided-region path: a transpose stored into a 3-axis tensor at
+/// a fixed last index (the region's column stride K, Y's rows known unaligned) takes the shifted
+/// store at VEC_COPY=1 and the store by lines at STORE_LINES=1, whose run-time check sends the
+/// strided region to `ph::transposed_from` and the layout's element stores. Each point's gpu_diff
+/// case builds (the interpreter's reference at ragged tiles) and compiles with no spill; the GPU
+/// runs it (`strided transposed store` in gpu_diff).
+#[test]
+fn strided_regions_take_the_fused_stores_and_compile() {
+    use common::rowwise_cases::{strided_transpose_kernel, STRIDED_TRANSPOSE};
+    let dims = [
+        ("M".to_string(), 99),
+        ("N".to_string(), 77),
+        ("K".to_string(), 3),
+    ];
+    let src = phobos_syntax::SourceFile::new("strided.ph", STRIDED_TRANSPOSE);
+    let points = [
+        ("VEC_COPY=0 STORE_LINES=0", None),
+        (
+            "VEC_COPY=1 STORE_LINES=0",
+            Some("ph::transpose_store_shifted<Blk32x64>("),
+        ),
+        (
+            "VEC_COPY=0 STORE_LINES=1",
+            Some("ph::transpose_store_lines<Blk32x64>("),
+        ),
+    ];
+    let mut emitted = Vec::new();
+    for (pins, fused) in points {
+        let k = strided_transpose_kernel(pins, &dims);
+        let case = common::cases::build(pins.to_string(), k.clone(), src.clone(), &dims, 13, false)
+            .unwrap_or_else(|e| panic!("{pins}: {e}"));
+        assert_eq!(case.grid, [2, 3, 1], "{pins}");
+        let e = emit(
+            &k,
+            &EmitOptions {
+                source: Some(src.clone()),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{pins}: {e}"));
+        // Y's region: its column stride is K (the tile's columns step along Y's middle axis).
+        assert!(
+            e.source
+                .contains("(long long)M * K, K, (unsigned)1 < (unsigned)K}"),
+            "{pins}: {}",
+            e.source
+        );
+        match fused {
+            Some(call) => assert_eq!(e.source.matches(call).count(), 1, "{pins}: {}", e.source),
+            None => assert!(
+                !e.source.contains("transpose_store_"),
+                "{pins}: {}",
+                e.source
+            ),
+        }
+        emitted.push(e);
+    }
+    let labels: Vec<String> = points.iter().map(|(p, _)| p.to_string()).collect();
+    common::assert_no_spills(&emitted, &labels);
+}

@@ -514,6 +514,61 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ));
     }
     cases.extend(shifted_store_cases());
+    cases.extend(strided_transpose_cases());
+    cases
+}
+
+/// A transpose stored into a 3-axis tensor at a fixed last index: the tile's columns step by K
+/// (a region whose column stride is K, not 1) while Y's rows are known unaligned (its outer
+/// strides M K and K have no factor 4 at odd M and K), so the fused transposed stores
+/// (VEC_COPY=1's shifted one, STORE_LINES=1's by lines) take their strided-region path
+/// (`ph::transposed_from`, then the layout's element stores).
+pub const STRIDED_TRANSPOSE: &str = "\
+@autotune(VEC_COPY in {0, 1}, STORE_LINES in {0, 1})
+@where(STORE_LINES == 0 || VEC_COPY == 0)
+@launch(256)
+@grid(cdiv(M, 64), cdiv(N, 32))
+kernel strided(X: tensor<f32>[M, N], Y: tensor<f32>[N, M, K]) {
+  let r = ctx.block.x * 64
+  let c = ctx.block.y * 32
+  let t = X[r :+ 64, c :+ 32]
+  Y[c :+ 32, r :+ 64, 1] = transpose(t)
+}
+";
+
+/// [`STRIDED_TRANSPOSE`] at `pins`, specialized on `dims` (M, N, K) as the tuner compiles it.
+pub fn strided_transpose_kernel(pins: &str, dims: &[(String, i64)]) -> phobos_ir::Kernel {
+    let src = SourceFile::new("strided.ph", STRIDED_TRANSPOSE);
+    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let variant = info.variant(Some(pins), None, None).expect("variant");
+    let mut k =
+        phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+    phobos_cuda::specialize_alignment(&mut k, dims);
+    k
+}
+
+/// [`STRIDED_TRANSPOSE`] at both fused stores and neither: ragged tiles, K of 3 and 5 (Y's
+/// elements at the other last indices are never written and stay as poisoned).
+fn strided_transpose_cases() -> Vec<Result<Case, String>> {
+    let src = SourceFile::new("strided.ph", STRIDED_TRANSPOSE);
+    let mut cases = Vec::new();
+    for pins in [
+        "VEC_COPY=0 STORE_LINES=0",
+        "VEC_COPY=1 STORE_LINES=0",
+        "VEC_COPY=0 STORE_LINES=1",
+    ] {
+        for (m, n, k) in [(99, 77, 3), (33, 5, 5)] {
+            let dims = [
+                ("M".to_string(), m),
+                ("N".to_string(), n),
+                ("K".to_string(), k),
+            ];
+            let label = format!("strided transposed store, {pins} M={m} N={n} K={k}");
+            let kernel = strided_transpose_kernel(pins, &dims);
+            cases.push(build(label, kernel, src.clone(), &dims, 13, false));
+        }
+    }
     cases
 }
 
