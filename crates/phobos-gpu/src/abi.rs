@@ -12,7 +12,7 @@
 //!      `__nv_fp8_e4m3`/`__nv_fp8_e5m2` (their 8-bit pattern; `unsigned char` is the same ABI);
 //! 2. then one `int` per runtime dim, in [`phobos_ir::Kernel::dims`] order;
 //! 3. then one `const __grid_constant__` 128-byte tensor map per entry of the generated code's
-//!    launch facts ([`crate::tma::LaunchFacts`]), appended by [`crate::Gpu::prepare_launch`],
+//!    launch facts ([`crate::launch_plan::LaunchFacts`]), appended by [`crate::Gpu::prepare_launch`],
 //!    which also appends the other parameters the facts name (a persistent kernel's tile grid,
 //!    a split-K workspace's `float*`).
 //!

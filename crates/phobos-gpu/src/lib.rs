@@ -21,6 +21,7 @@ pub mod blas_plan;
 pub mod device;
 pub mod error;
 pub mod launch;
+pub mod launch_plan;
 pub mod memory;
 pub mod module;
 pub mod nvrtc;
@@ -36,6 +37,10 @@ pub use blas::Blas;
 pub use device::{device_count, probe_device, DeviceInfo, Gpu};
 pub use error::{CallError, GpuError};
 pub use launch::LaunchConfig;
+pub use launch_plan::{
+    launch_grid, plan_launch, ClusterResidency, LaunchFacts, LaunchGrid, LaunchPlan,
+    PreparedLaunch, SplitWorkspace, WorkspacePlan,
+};
 pub use memory::{DeviceBuffer, DeviceTensor};
 pub use module::{FuncAttributes, Function, Module, ModuleImage};
 pub use nvrtc::{
@@ -45,7 +50,6 @@ pub use occupancy::{occupancy, Limiter, Occupancy, OccupancyInput};
 pub use resources::{ResourceError, Resources};
 pub use timing::{Event, Stats};
 pub use tma::{
-    encode_args, launch_grid, plan_launch, ClusterResidency, Extent, LaunchFacts, LaunchGrid,
-    LaunchPlan, MapArrays, OuterArgs, OuterDim, PreparedLaunch, SplitWorkspace, TensorMap,
-    TensorMapArgs, TensorMapParam, TmaError, WorkspacePlan,
+    encode_args, Extent, MapArrays, OuterArgs, OuterDim, TensorMap, TensorMapArgs, TensorMapParam,
+    TmaError,
 };

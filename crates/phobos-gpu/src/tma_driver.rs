@@ -1,11 +1,12 @@
-//! The driver side of tensor maps: encoding (`cuTensorMapEncodeTiled`), preparing and
-//! launching (see the parent module).
+//! The driver side of tensor maps and launch plans: encoding (`cuTensorMapEncodeTiled`),
+//! preparing and launching (see the parent module and [`crate::launch_plan`]).
 
-use super::{plan_launch, LaunchFacts, LaunchPlan, PreparedLaunch, TensorMap, TensorMapArgs};
+use super::{TensorMap, TensorMapArgs};
 use crate::abi::{Arg, BoundArgs};
 use crate::device::{call_error, Gpu};
 use crate::error::GpuError;
 use crate::launch::LaunchConfig;
+use crate::launch_plan::{plan_launch, LaunchFacts, LaunchPlan, PreparedLaunch};
 use crate::module::Function;
 use phobos_ir::Kernel;
 

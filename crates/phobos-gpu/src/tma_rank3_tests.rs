@@ -1,7 +1,8 @@
 //! Tests of rank-3 tensor maps (attention's K and V as `[BH, N, D]`), without a GPU.
 
 use super::*;
-use crate::abi::{bind_args, TensorRef};
+use crate::abi::{bind_args, Arg, TensorRef};
+use crate::launch_plan::*;
 use phobos_ir::{
     DType, Dim, DimVar, Expr, ExprKind, Launch, Lit, MemOrder, Param, ParamKind, Point, Ty,
 };

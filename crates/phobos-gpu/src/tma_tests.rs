@@ -1,8 +1,9 @@
 //! Tests of the tensor-map arguments and launch preparation, without a GPU.
 
 use super::*;
-use crate::abi::{bind_args, TensorRef};
+use crate::abi::{bind_args, Arg, TensorRef};
 use crate::args::KernelArgs;
+use crate::launch_plan::*;
 use phobos_ir::{
     DType, Dim, DimVar, Expr, ExprKind, Launch, Lit, MemOrder, Param, ParamKind, Point, Ty,
 };
