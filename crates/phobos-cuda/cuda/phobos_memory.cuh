@@ -533,17 +533,22 @@ template <class T, class L, class U> __device__ __forceinline__ void write_tile(
   }
 }
 
-// The [C, R] tile in layout Lout whose element (r, c) is buf[c * LD + r]: the read side of a
-// transpose through shared memory (`transpose`, and the fused stores' strided-region path).
-template <class Lout, class T> __device__ __forceinline__ Tile<T, Lout> transposed_from(const T* buf, int LD) {
+// The tile in layout Lout whose element (r, c) is buf[r * RS + c * CS] (0 outside the tile).
+template <class Lout, class T> __device__ __forceinline__ Tile<T, Lout> tile_from(const T* buf, int RS, int CS) {
   Tile<T, Lout> y;
 #pragma unroll
   for (int i = 0; i < Lout::N; ++i) {
     int r, c;
     Lout::coord(threadIdx.x, i, r, c);
-    y.v[i] = in_tile<Lout>(r, c) ? buf[c * LD + r] : T(0);
+    y.v[i] = in_tile<Lout>(r, c) ? buf[r * RS + c * CS] : T(0);
   }
   return y;
+}
+
+// The [C, R] tile in layout Lout whose element (r, c) is buf[c * LD + r]: the read side of a
+// transpose through shared memory (`transpose`, and the fused stores' strided-region path).
+template <class Lout, class T> __device__ __forceinline__ Tile<T, Lout> transposed_from(const T* buf, int LD) {
+  return tile_from<Lout>(buf, 1, LD);
 }
 
 // x in layout Lout; the caller's barrier discipline: scratch may be rewritten only after a
@@ -555,14 +560,7 @@ template <class Lout, class T, class Lin, int BYTES> __device__ Tile<T, Lout> co
   constexpr int LD = smem_ld(Lin::C);
   write_tile(x, buf, LD);
   __syncthreads();
-  Tile<T, Lout> y;
-#pragma unroll
-  for (int i = 0; i < Lout::N; ++i) {
-    int r, c;
-    Lout::coord(threadIdx.x, i, r, c);
-    y.v[i] = in_tile<Lout>(r, c) ? buf[r * LD + c] : T(0);
-  }
-  return y;
+  return tile_from<Lout>(buf, LD, 1);
 }
 
 // The elements of x in row-major order under Lout's shape (the same element count): staged densely,

@@ -185,7 +185,7 @@ fn line_stores_compile_to_one_store_a_window() {
 /// runs it (`strided transposed store` in gpu_diff).
 #[test]
 fn strided_regions_take_the_fused_stores_and_compile() {
-    use common::rowwise_cases::{strided_transpose_kernel, STRIDED_TRANSPOSE};
+    use common::store_cases::{strided_transpose_kernel, STRIDED_TRANSPOSE};
     let dims = [
         ("M".to_string(), 99),
         ("N".to_string(), 77),

@@ -11,6 +11,7 @@ pub mod gpu_run;
 pub mod mma_cases;
 pub mod randk;
 pub mod rowwise_cases;
+pub mod store_cases;
 pub mod whole_rows;
 
 use phobos_ir::Kernel;
