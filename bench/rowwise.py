@@ -476,8 +476,7 @@ def main():
     for dt in ("f32", "bf16"):
         types = "" if dt == "f32" else "T=bf16"
         for m, n in ((32768, 4096), (8192, 8000), (16384, 1024), (2048, 8192)):
-            if dt == "f32":
-                cases.append(dict(op="softmax", file="softmax.ph", dims=f"M={m},N={n}", dtype=dt))
+            cases.append(dict(op="softmax", file="softmax.ph", dims=f"M={m},N={n}", dtype=dt, types=types))
         for m, n in ((2048, 50257), (4096, 32000), (16384, 16384)):
             cases.append(dict(op="softmax_online", file="softmax_online.ph", dims=f"M={m},N={n}", dtype=dt, types=types))
             # The same rows read once (the whole row in registers; PACK=1 packs bf16 rows).
@@ -489,8 +488,10 @@ def main():
                               args=["eps=1e-6"]))
         for m, v in ((4096, 50257), (16384, 32000)):
             cases.append(dict(op="cross_entropy", file="cross_entropy.ph", dims=f"M={m},V={v}", dtype=dt, types=types))
-    for m, n in ((8191, 8193), (8192, 8192), (4096, 16384)):
-        cases.append(dict(op="transpose", file="transpose.ph", dims=f"M={m},N={n}", dtype="f32"))
+    for dt in ("f32", "bf16"):
+        for m, n in ((8191, 8193), (8192, 8192), (4096, 16384)):
+            cases.append(dict(op="transpose", file="transpose.ph", dims=f"M={m},N={n}", dtype=dt,
+                              types="" if dt == "f32" else "T=bf16"))
     for c in cases:
         c["name"] = c["op"]
     only = [s for s in a.only.split(",") if s]

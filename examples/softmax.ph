@@ -1,16 +1,16 @@
-// Row softmax of an M x N matrix, each row one BLOCK-wide tile (N <= BLOCK) held in registers
-// between its reductions and its store, so X is read once. Each block takes ROWS rows; the tile
-// is masked past the runtime column count N (out-of-bounds loads read 0, so the mask sets them
-// to -inf before the max and to 0 before the sum). Rows wider than 8192: softmax_online.ph.
+// Row softmax of an M x N matrix of T (f32, bf16, f16): each row one BLOCK-wide f32 tile (N <=
+// BLOCK) in registers from its load to its store, so X is read once; ROWS rows a block; the tile
+// masked past the runtime column count N (-inf before the max, 0 before the sum); Y rounded to
+// T once. Rows wider than 8192: softmax_row.ph (read once) or softmax_online.ph (in chunks).
 @autotune(ROWS in [1, 8], BLOCK in [256, 8192], THREADS in [128, 512], MIN_BLOCKS in [1, 2])
 @where(N <= BLOCK)
 @where(ROWS * BLOCK <= 32 * THREADS)
 @launch(THREADS, MIN_BLOCKS)
-@bytes(8 * M * N)
-kernel softmax(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {
+@bytes(2 * sizeof(T) * M * N)
+kernel softmax<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x * ROWS
   let valid = arange(BLOCK) < N
-  let x = where(valid, X[r :+ ROWS, 0 :+ BLOCK], -inf)
+  let x = where(valid, f32(X[r :+ ROWS, 0 :+ BLOCK]), -inf)
   let e = where(valid, exp(x - rowmax(x)), 0.0)
-  Y[r :+ ROWS, 0 :+ BLOCK] = e / rowsum(e)
+  Y[r :+ ROWS, 0 :+ BLOCK] = T(e / rowsum(e))
 }

@@ -1,28 +1,28 @@
-// Y = Xᵀ, TILES tiles of TILE_R x TILE_C a block, consecutive along X's rows (a block writes
-// TILES * TILE_R consecutive elements of each Y row it touches), each through the scratch of
-// `transpose`; the next tile's load is issued before the current tile's store (AHEAD=2: the next
-// two tiles). THREADS is searched with the tiles. Rows known unaligned (odd M or N): VEC_COPY=0,
-// element accesses; 1, 16-byte groups: X read by aligned 16-byte loads, each group's words
-// selected at its row's shift, Y written by aligned 16-byte stores, the shared tile read at each
-// output row's shift (bench/NOTES.md r19). At aligned sizes VEC_COPY=1 is VEC_COPY=0's code.
+// Y = Xᵀ of T (f32, bf16, f16), TILES tiles of TILE_R x TILE_C a block, consecutive along X's
+// rows (a block writes TILES * TILE_R consecutive elements of each Y row it touches), each through
+// the scratch of `transpose`; the next tile's load is issued before the current tile's store
+// (AHEAD=2: the next two). THREADS is searched with the tiles. Rows known unaligned (odd M or N):
+// VEC_COPY=0, element accesses; 1 (f32), 16-byte groups: X read by aligned 16-byte loads, each
+// group's words selected at its row's shift, Y written by aligned 16-byte stores, the shared tile
+// read at each output row's shift (bench/NOTES.md r19). At aligned sizes VEC_COPY=1 is VEC_COPY=0.
 // At odd sizes every Y row segment a tile writes shares its end sectors with its neighbours', so
 // longer segments cost less a byte: 128-row tiles (up to 1024 threads) won 8191x8193 (r25).
-// STORE_LINES=1 (with VEC_COPY=0) stores such segments a warp a row, by windows on 128-byte
-// lines, so that only a segment's two end sectors are partial (r37c, r40); at aligned sizes it is
-// VEC_COPY=0's code.
+// STORE_LINES=1 (f32, with VEC_COPY=0) stores such segments a warp a row, by windows on 128-byte
+// lines, so that only a segment's two end sectors are partial (r37c, r40); at aligned sizes, and
+// for 2-byte T, both knobs emit VEC_COPY=0's code.
 @autotune(TILE_R in [16, 128], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 1024], AHEAD in {1, 2}, VEC_COPY in {0, 1}, STORE_LINES in {0, 1})
 @where(TILE_R * TILE_C >= 2 * THREADS)
 @where(AHEAD == 1 || TILES >= 2)
 @where(STORE_LINES == 0 || VEC_COPY == 0)
 @launch(THREADS)
 @grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))
-@bytes(8 * M * N)
-kernel transpose(X: tensor<f32>[M, N], Y: tensor<f32>[N, M]) {
+@bytes(2 * sizeof(T) * M * N)
+kernel transpose<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[N, M]) {
   let r0 = ctx.block.x * (TILE_R * TILES)
   let c = ctx.block.y * TILE_C
   var next = X[r0 :+ TILE_R, c :+ TILE_C]
   // AHEAD=2: the tile after `next` in flight too (loads past M are masked).
-  var after: tile<f32>[TILE_R, TILE_C] = 0.0
+  var after: tile<T>[TILE_R, TILE_C] = T(0.0)
   if AHEAD == 2 {
     after = X[r0 + TILE_R :+ TILE_R, c :+ TILE_C]
   }

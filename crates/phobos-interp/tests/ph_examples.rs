@@ -32,43 +32,76 @@ fn saxpy_matches_the_host() {
     }
 }
 
+/// f32, and 2-byte elements (`T=bf16`, `T=f16`): a transpose moves bits, so equality.
 #[test]
 fn transpose_matches_the_host() {
-    for (pins, (m, n)) in [
-        (None, (37, 53)),
-        (Some("TILE_R=64 TILE_C=16"), (100, 7)),
-        (Some("TILE_R=32 TILE_C=64"), (64, 128)),
+    for (pins, types, (m, n)) in [
+        (None, None, (37, 53)),
+        (Some("TILE_R=64 TILE_C=16"), None, (100, 7)),
+        (Some("TILE_R=32 TILE_C=64"), None, (64, 128)),
         // Several tiles a block: the last block's tiles past M, a partial tile, whole tiles.
-        (Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256"), (301, 77)),
-        (Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128"), (100, 45)),
-        (Some("TILE_R=32 TILE_C=32 TILES=4 THREADS=512"), (256, 64)),
+        (
+            Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256"),
+            None,
+            (301, 77),
+        ),
+        (
+            Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128"),
+            None,
+            (100, 45),
+        ),
+        (
+            Some("TILE_R=32 TILE_C=32 TILES=4 THREADS=512"),
+            None,
+            (256, 64),
+        ),
         // Two tiles in flight: past M in the last block, and a block of two tiles.
         (
             Some("TILE_R=64 TILE_C=16 TILES=4 THREADS=256 AHEAD=2"),
+            None,
             (301, 77),
         ),
         (
             Some("TILE_R=16 TILE_C=32 TILES=2 THREADS=128 AHEAD=2"),
+            None,
             (100, 45),
         ),
         // VEC_COPY=1 changes only the code generator's accesses: the same values.
         (
             Some("TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2 VEC_COPY=1"),
+            None,
             (131, 67),
         ),
+        // 2-byte elements: 8-element groups, odd rows by the shifted loads.
+        (None, Some("T=bf16"), (37, 53)),
+        (
+            Some("TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2"),
+            Some("T=bf16"),
+            (131, 67),
+        ),
+        (
+            Some("TILE_R=128 TILE_C=64 TILES=1 THREADS=1024 STORE_LINES=1"),
+            Some("T=f16"),
+            (201, 77),
+        ),
     ] {
-        let k = kernel(&example("transpose.ph"), None, pins, None);
-        let x = random_tensor(DType::F32, &[m, n], 3);
-        let out = run_ok(
-            &k,
-            Args::new()
-                .push(x.clone())
-                .push(sentinel(DType::F32, &[n, m])),
-        );
+        let dt = match types {
+            None => DType::F32,
+            Some("T=bf16") => DType::BF16,
+            Some(_) => DType::F16,
+        };
+        let k = kernel(&example("transpose.ph"), None, pins, types);
+        let x = random_tensor(dt, &[m, n], 3);
+        let out = run_ok(&k, Args::new().push(x.clone()).push(sentinel(dt, &[n, m])));
         let y = out.get("Y").unwrap();
+        assert_eq!(y.dtype, dt);
         for i in 0..m {
             for j in 0..n {
-                assert_eq!(y.data[j * m + i], x.data[i * n + j], "{pins:?} ({i}, {j})");
+                assert_eq!(
+                    y.data[j * m + i],
+                    x.data[i * n + j],
+                    "{pins:?} {types:?} ({i}, {j})"
+                );
             }
         }
     }
@@ -89,28 +122,40 @@ fn host_softmax(x: &HostTensor) -> Vec<f64> {
     out
 }
 
+/// f32 rows, and 2-byte rows (`T=bf16`, `T=f16`: computed in f32, each output rounded once, so
+/// within the output type's half unit).
 #[test]
 fn softmax_matches_the_host() {
-    for (pins, (m, n)) in [
-        (None, (5, 200)),
-        (Some("ROWS=8 BLOCK=256"), (19, 256)),
-        (Some("ROWS=2 BLOCK=1024"), (3, 1000)),
+    for (pins, types, (m, n)) in [
+        (None, None, (5, 200)),
+        (Some("ROWS=8 BLOCK=256"), None, (19, 256)),
+        (Some("ROWS=2 BLOCK=1024"), None, (3, 1000)),
+        (None, Some("T=bf16"), (5, 200)),
+        (Some("ROWS=8 BLOCK=256"), Some("T=bf16"), (19, 250)),
+        (
+            Some("ROWS=1 BLOCK=8192 THREADS=512"),
+            Some("T=bf16"),
+            (2, 8000),
+        ),
+        (Some("ROWS=2 BLOCK=1024"), Some("T=f16"), (3, 1001)),
     ] {
-        let k = kernel(&example("softmax.ph"), None, pins, None);
+        let (dt, tol) = match types {
+            None => (DType::F32, 1e-6),
+            Some("T=bf16") => (DType::BF16, 8e-3),
+            Some(_) => (DType::F16, 1e-3),
+        };
+        let k = kernel(&example("softmax.ph"), None, pins, types);
         let x = random_tensor(DType::F32, &[m, n], 4);
         let x = HostTensor::from_f64(
-            DType::F32,
+            dt,
             &[m, n],
             &x.data.iter().map(|v| v * 8.0).collect::<Vec<_>>(),
         );
-        let out = run_ok(
-            &k,
-            Args::new()
-                .push(x.clone())
-                .push(sentinel(DType::F32, &[m, n])),
-        );
-        let err = relative_error(&out.get("Y").unwrap().data, &host_softmax(&x));
-        assert!(err < 1e-6, "{pins:?} {m}x{n}: {err}");
+        let out = run_ok(&k, Args::new().push(x.clone()).push(sentinel(dt, &[m, n])));
+        let y = out.get("Y").unwrap();
+        assert_eq!(y.dtype, dt);
+        let err = relative_error(&y.data, &host_softmax(&x));
+        assert!(err < tol, "{pins:?} {types:?} {m}x{n}: {err}");
     }
 }
 

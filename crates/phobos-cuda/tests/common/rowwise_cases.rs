@@ -91,6 +91,16 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ),
         ("rms_norm.ph", "BLOCK=1024 THREADS=32 RPB=2", "M=5,N=1021"),
         ("softmax_online.ph", "BLOCK=1024 THREADS=256", "M=3,N=2600"),
+        // softmax.ph's rows of up to 8k in one tile: several rows a block (a row narrower than
+        // the tile), aligned rows, odd rows (every shift among the 9), the widest tile.
+        ("softmax.ph", "ROWS=8 BLOCK=256 THREADS=256", "M=19,N=250"),
+        ("softmax.ph", "ROWS=2 BLOCK=1024 THREADS=128", "M=5,N=1024"),
+        ("softmax.ph", "ROWS=1 BLOCK=4096 THREADS=512", "M=9,N=4001"),
+        (
+            "softmax.ph",
+            "ROWS=1 BLOCK=8192 THREADS=512 MIN_BLOCKS=2",
+            "M=3,N=8000",
+        ),
         ("cross_entropy.ph", "BLOCK=2048 THREADS=256", "M=5,V=5000"),
         // Odd row lengths: rows known unaligned, shifted 16-byte loads (every row's shift
         // 0..7 among the 9 or 11 rows), the ragged last chunk element by element.
@@ -384,6 +394,33 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
             "transpose.ph",
             pins,
             None,
+            &[("M", m), ("N", n)],
+        ));
+    }
+    // 2-byte elements (8-element groups): odd M and N (rows of every shift 0..7, by the shifted
+    // loads and element stores), aligned rows (16-byte loads and stores), two tiles in flight
+    // past M, a tile wider than the problem; bf16 and f16.
+    for (pins, types, m, n) in [
+        ("TILE_R=64 TILE_C=64 TILES=2 THREADS=256", "T=bf16", 131, 67),
+        (
+            "TILE_R=128 TILE_C=64 TILES=4 THREADS=1024 AHEAD=2",
+            "T=bf16",
+            301,
+            77,
+        ),
+        ("TILE_R=32 TILE_C=32 TILES=1 THREADS=128", "T=bf16", 64, 128),
+        (
+            "TILE_R=16 TILE_C=64 TILES=2 THREADS=128 AHEAD=2",
+            "T=f16",
+            99,
+            203,
+        ),
+        ("TILE_R=64 TILE_C=16 TILES=1 THREADS=256", "T=f16", 3, 1),
+    ] {
+        cases.push(example_case(
+            "transpose.ph",
+            pins,
+            Some(types),
             &[("M", m), ("N", n)],
         ));
     }

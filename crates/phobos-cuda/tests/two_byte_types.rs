@@ -1,0 +1,175 @@
+//! The row-wise examples generic over their element type at 2-byte types (`T=bf16`, `T=f16`):
+//! examples/softmax.ph (the row loaded into an f32 tile by `f32(X[..])`, reduced and normalized
+//! in f32, the output rounded once at the store by `T(..)`) and examples/transpose.ph (the bits
+//! moved through the f32 scratch of `transpose`). Which accesses the code generator chooses
+//! (emitted code), and that the points at bench/rowwise.py's bf16 shapes compile without spills
+//! to 16-byte global accesses (offline NVRTC and ptxas). On the GPU: gpu_diff's bf16 and f16
+//! `softmax.ph` and `transpose.ph` cases (`cargo test -p phobos-cuda --release --test gpu_diff
+//! -- --ignored`).
+
+mod common;
+
+const FILE: &str = "examples/softmax.ph";
+const TRANSPOSE: &str = "examples/transpose.ph";
+
+fn emitted(pins: &str, types: &str, m: i64, n: i64) -> phobos_cuda::Emitted {
+    common::specialized(common::source(FILE), pins, types, &[("M", m), ("N", n)])
+}
+
+/// Rows of 8 two-byte elements a 16-byte vector: the tile's layout groups 8, aligned rows load
+/// and store by whole vectors, odd rows by the shifted loads; f32 keeps its 4-element groups.
+#[test]
+fn two_byte_rows_take_8_element_groups() {
+    let aligned = emitted("ROWS=1 BLOCK=4096 THREADS=512", "T=bf16", 32768, 4096).source;
+    assert!(
+        aligned.contains("using Blk1x4096 = ph::Blocked<1, 4096, 512, 8>;"),
+        "{aligned}"
+    );
+    assert!(
+        aligned.contains(
+            "ph::Tile<float, Blk1x4096> ph_t1 = ph::load_tile<Blk1x4096>(ph::Region<const ph::bf16>{X, "
+        ),
+        "{aligned}"
+    );
+    assert!(aligned.contains("ph::rn_bf16("), "{aligned}");
+    assert!(
+        aligned.contains("ph::store_tile(ph::Region<ph::bf16>{Y, "),
+        "{aligned}"
+    );
+    let odd = emitted("ROWS=2 BLOCK=1024 THREADS=256", "T=bf16", 9, 1001).source;
+    assert!(
+        odd.contains("ph::load_tile_shifted<Blk2x1024>(ph::Region<const ph::bf16>{X, "),
+        "{odd}"
+    );
+    let half = emitted("ROWS=1 BLOCK=4096 THREADS=512", "T=f16", 32768, 4096).source;
+    assert!(half.contains("ph::Region<const ph::f16>{X, "), "{half}");
+    assert!(half.contains("ph::rn_f16("), "{half}");
+    let f32 = emitted("ROWS=1 BLOCK=4096 THREADS=512", "", 32768, 4096).source;
+    assert!(
+        f32.contains("using Blk1x4096 = ph::Blocked<1, 4096, 512, 4>;"),
+        "{f32}"
+    );
+    // The casts of an f32 row are no code: no rounding, the tile loaded as before.
+    assert!(!f32.contains("ph::rn_"), "{f32}");
+    assert!(
+        f32.contains("ph::load_tile<Blk1x4096>(ph::Region<const float>{X, "),
+        "{f32}"
+    );
+}
+
+/// Every point whose `@where` holds at the aligned bf16 shapes of bench/rowwise.py's softmax
+/// rows of 4096 and 8000 (rows of 8k and less in one tile): the row read by 128-bit loads and
+/// written by 128-bit stores, and no spills wherever the f32 row at the same point has none
+/// (32 f32 elements a thread at two 512-thread blocks, a 64-register cap, spill in either type).
+#[test]
+fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
+    let mut emitted_all = Vec::new();
+    let mut labels = Vec::new();
+    for (m, n) in [(32768, 4096), (8192, 8000)] {
+        let points = common::points_where(FILE, &[("M", m), ("N", n)]);
+        assert!(points.len() >= 6, "{m}x{n}: {} points", points.len());
+        for p in points {
+            let pins = p.to_pins();
+            for types in ["T=bf16", ""] {
+                emitted_all.push(emitted(&pins, types, m, n));
+                labels.push(format!("{pins} {types} at M={m},N={n}"));
+            }
+        }
+    }
+    let Some(out) = common::compiled(&emitted_all, &labels) else {
+        return;
+    };
+    let mut clean = 0;
+    for (pair, label) in out.chunks(2).zip(labels.chunks(2)) {
+        let ((bf16, bf16_res), (_, f32_res)) = (&pair[0], &pair[1]);
+        let vectors = |op: &str| {
+            (bf16.ptx.lines())
+                .filter(|l| l.contains(op) && l.contains(".v4."))
+                .count()
+        };
+        let label = &label[0];
+        assert!(vectors("ld.global") >= 1, "{label}: no 128-bit load");
+        assert!(vectors("st.global") >= 1, "{label}: no 128-bit store");
+        if f32_res.spill_store_bytes == 0 && f32_res.spill_load_bytes == 0 {
+            clean += 1;
+            assert_eq!(
+                (bf16_res.spill_store_bytes, bf16_res.spill_load_bytes),
+                (0, 0),
+                "{label}: spills where f32 does not"
+            );
+        }
+    }
+    assert!(clean >= 12, "{clean} points without f32 spills");
+}
+
+fn transposed(pins: &str, types: &str, m: i64, n: i64) -> phobos_cuda::Emitted {
+    common::specialized(
+        common::source(TRANSPOSE),
+        pins,
+        types,
+        &[("M", m), ("N", n)],
+    )
+}
+
+/// A 2-byte transpose keeps its tiles in 8-element groups (16-byte loads, and 16-byte stores
+/// where Y's rows are aligned) and transposes through the f32 scratch; odd rows load by the
+/// shifted 16-byte loads. Its f32 code is unchanged by the type parameter (4-element groups).
+#[test]
+fn two_byte_transposes_take_8_element_groups() {
+    let pins = "TILE_R=64 TILE_C=64 TILES=2 THREADS=256";
+    let aligned = transposed(pins, "T=bf16", 8192, 8192).source;
+    assert!(
+        aligned.contains("using Blk64x64 = ph::Blocked<64, 64, 256, 8>;"),
+        "{aligned}"
+    );
+    assert!(
+        aligned.contains("ph::load_tile<Blk64x64>(ph::Region<const ph::bf16>{X, "),
+        "{aligned}"
+    );
+    assert!(
+        aligned.contains("= ph::transpose<Blk64x64>(t, ph_scratch);"),
+        "{aligned}"
+    );
+    assert!(
+        aligned.contains("ph::store_tile(ph::Region<ph::bf16>{Y, "),
+        "{aligned}"
+    );
+    let odd = transposed(pins, "T=bf16", 8191, 8193).source;
+    assert!(
+        odd.contains("ph::load_tile_shifted<Blk64x64>(ph::Region<const ph::bf16>{X, "),
+        "{odd}"
+    );
+    let f32 = transposed(pins, "", 8192, 8192).source;
+    assert!(
+        f32.contains("using Blk64x64 = ph::Blocked<64, 64, 256, 4>;"),
+        "{f32}"
+    );
+}
+
+/// bf16 transposes at bench/rowwise.py's shapes, odd and aligned, at tiles of each size the
+/// f32 winners use: no spills, 16-byte loads.
+#[test]
+fn bf16_transposes_compile_without_spills() {
+    let mut all = Vec::new();
+    let mut labels = Vec::new();
+    for pins in [
+        "TILE_R=128 TILE_C=64 TILES=4 THREADS=1024 AHEAD=2",
+        "TILE_R=128 TILE_C=32 TILES=2 THREADS=512",
+        "TILE_R=64 TILE_C=64 TILES=4 THREADS=256 AHEAD=2",
+        "TILE_R=32 TILE_C=32 TILES=1 THREADS=128",
+    ] {
+        for (m, n) in [(8191, 8193), (8192, 8192), (4096, 16384)] {
+            all.push(transposed(pins, "T=bf16", m, n));
+            labels.push(format!("{pins} at M={m},N={n}"));
+        }
+    }
+    let Some(out) = common::assert_no_spills(&all, &labels) else {
+        return;
+    };
+    for ((c, _), label) in out.iter().zip(&labels) {
+        let v4_loads = (c.ptx.lines())
+            .filter(|l| l.contains("ld.global") && l.contains(".v4."))
+            .count();
+        assert!(v4_loads >= 1, "{label}: no 128-bit load");
+    }
+}
