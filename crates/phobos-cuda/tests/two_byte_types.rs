@@ -9,11 +9,23 @@
 
 mod common;
 
-const FILE: &str = "examples/softmax.ph";
+const SOFTMAX: &str = "examples/softmax.ph";
 const TRANSPOSE: &str = "examples/transpose.ph";
 
+/// The example at `path` at `pins` with `types` (the defaults when empty), specialized on M x N.
+fn at(path: &str, pins: &str, types: &str, m: i64, n: i64) -> phobos_cuda::Emitted {
+    common::specialized(common::source(path), pins, types, &[("M", m), ("N", n)])
+}
+
 fn emitted(pins: &str, types: &str, m: i64, n: i64) -> phobos_cuda::Emitted {
-    common::specialized(common::source(FILE), pins, types, &[("M", m), ("N", n)])
+    at(SOFTMAX, pins, types, m, n)
+}
+
+/// The PTX's 128-bit accesses of kind `op` (`ld.global`, `st.global`).
+fn vectors(ptx: &str, op: &str) -> usize {
+    (ptx.lines())
+        .filter(|l| l.contains(op) && l.contains(".v4."))
+        .count()
 }
 
 /// Rows of 8 two-byte elements a 16-byte vector: the tile's layout groups 8, aligned rows load
@@ -66,7 +78,7 @@ fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
     let mut emitted_all = Vec::new();
     let mut labels = Vec::new();
     for (m, n) in [(32768, 4096), (8192, 8000)] {
-        let points = common::points_where(FILE, &[("M", m), ("N", n)]);
+        let points = common::points_where(SOFTMAX, &[("M", m), ("N", n)]);
         assert!(points.len() >= 6, "{m}x{n}: {} points", points.len());
         for p in points {
             let pins = p.to_pins();
@@ -82,14 +94,15 @@ fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
     let mut clean = 0;
     for (pair, label) in out.chunks(2).zip(labels.chunks(2)) {
         let ((bf16, bf16_res), (_, f32_res)) = (&pair[0], &pair[1]);
-        let vectors = |op: &str| {
-            (bf16.ptx.lines())
-                .filter(|l| l.contains(op) && l.contains(".v4."))
-                .count()
-        };
         let label = &label[0];
-        assert!(vectors("ld.global") >= 1, "{label}: no 128-bit load");
-        assert!(vectors("st.global") >= 1, "{label}: no 128-bit store");
+        assert!(
+            vectors(&bf16.ptx, "ld.global") >= 1,
+            "{label}: no 128-bit load"
+        );
+        assert!(
+            vectors(&bf16.ptx, "st.global") >= 1,
+            "{label}: no 128-bit store"
+        );
         if f32_res.spill_store_bytes == 0 && f32_res.spill_load_bytes == 0 {
             clean += 1;
             assert_eq!(
@@ -103,12 +116,7 @@ fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
 }
 
 fn transposed(pins: &str, types: &str, m: i64, n: i64) -> phobos_cuda::Emitted {
-    common::specialized(
-        common::source(TRANSPOSE),
-        pins,
-        types,
-        &[("M", m), ("N", n)],
-    )
+    at(TRANSPOSE, pins, types, m, n)
 }
 
 /// A 2-byte transpose keeps its tiles in 8-element groups (16-byte loads, and 16-byte stores
@@ -167,9 +175,9 @@ fn bf16_transposes_compile_without_spills() {
         return;
     };
     for ((c, _), label) in out.iter().zip(&labels) {
-        let v4_loads = (c.ptx.lines())
-            .filter(|l| l.contains("ld.global") && l.contains(".v4."))
-            .count();
-        assert!(v4_loads >= 1, "{label}: no 128-bit load");
+        assert!(
+            vectors(&c.ptx, "ld.global") >= 1,
+            "{label}: no 128-bit load"
+        );
     }
 }

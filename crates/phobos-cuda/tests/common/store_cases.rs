@@ -26,13 +26,8 @@ kernel strided(X: tensor<f32>[M, N], Y: tensor<f32>[N, M, K]) {
 /// [`STRIDED_TRANSPOSE`] at `pins`, specialized on `dims` (M, N, K) as the tuner compiles it.
 pub fn strided_transpose_kernel(pins: &str, dims: &[(String, i64)]) -> phobos_ir::Kernel {
     let src = SourceFile::new("strided.ph", STRIDED_TRANSPOSE);
-    let module = phobos_check::load(src).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let variant = info.variant(Some(pins), None, None).expect("variant");
-    let mut k =
-        phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
-    phobos_cuda::specialize_alignment(&mut k, dims);
-    k
+    let dims: Vec<(&str, i64)> = dims.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    super::specialized_kernel(src, pins, None, &dims)
 }
 
 /// [`STRIDED_TRANSPOSE`] at both fused stores and neither: ragged tiles, K of 3 and 5 (Y's
@@ -76,8 +71,6 @@ kernel shifted<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, P]) {
 }
 ";
     let src = SourceFile::new("shifted.ph", text);
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
     let mut cases = Vec::new();
     for (pins, types, n) in [
         ("BLOCK=57344 THREADS=1024", "T=bf16", 50257),
@@ -85,11 +78,8 @@ kernel shifted<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, P]) {
         ("BLOCK=8192 THREADS=256", "T=f16", 1001),
     ] {
         let label = format!("shifted store, ROW_SMEM=2, {pins} {types} N={n}");
-        let variant = info
-            .variant(Some(pins), Some(types), None)
-            .expect("variant");
-        let k =
-            phobos_check::instantiate(&module, info, &variant).unwrap_or_else(|d| panic!("{d:?}"));
+        // Not specialized (no dims): the rows' alignment is found at run time.
+        let k = super::specialized_kernel(src.clone(), pins, Some(types), &[]);
         let dims = [
             ("M".to_string(), 9),
             ("N".to_string(), n),
