@@ -7,9 +7,9 @@
 // read at each output row's shift (bench/NOTES.md r19). At aligned sizes VEC_COPY=1 is VEC_COPY=0.
 // At odd sizes every Y row segment a tile writes shares its end sectors with its neighbours', so
 // longer segments cost less a byte: 128-row tiles (up to 1024 threads) won 8191x8193 (r25).
-// STORE_LINES=1 (f32, with VEC_COPY=0) stores such segments a warp a row, by windows on 128-byte
-// lines, so that only a segment's two end sectors are partial (r37c, r40); at aligned sizes, and
-// for 2-byte T, both knobs emit VEC_COPY=0's code.
+// STORE_LINES=1 (with VEC_COPY=0) stores such segments a warp a row, by windows on 128-byte
+// lines, so that only a segment's two end sectors are partial (r37c, r40; 2-byte T a pair a lane,
+// r43); at aligned sizes both knobs, and for 2-byte T VEC_COPY=1, emit VEC_COPY=0's code.
 @autotune(TILE_R in [16, 128], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 1024], AHEAD in {1, 2}, VEC_COPY in {0, 1}, STORE_LINES in {0, 1})
 @where(TILE_R * TILE_C >= 2 * THREADS)
 @where(AHEAD == 1 || TILES >= 2)

@@ -248,24 +248,28 @@ __device__ void transpose_store_shifted(const Region<S>& g, const Tile<T, Lin>& 
   }
 }
 
-// g[..] = transpose(x) for 4-byte rows known not to start on 16 bytes, by warp windows on
-// 128-byte lines (STORE_LINES=1, bench/NOTES.md r37c, r40). x goes to the scratch at the odd
-// stride R + 1 as in `transpose`. Warp w stores the tile's rows w, w + WARPS, ...: with sh the row
-// segment's first element's word in its 128-byte line (computed once a row), window j covers the
-// segment's elements 32j - sh .. 32j - sh + 31, one whole line, so the only partial sectors are the
-// segment's two ends, where the layout's own stores (a warp's 32 consecutive elements from any
-// word) touch two lines a warp. A segment of C elements takes at most (C + 62) / 32 windows; the
-// lanes outside the segment or the tensor store nothing. Lout's layout is not used beyond its
-// shape and thread count: no registers are shuffled, the shared tile absorbs the shift.
+// g[..] = transpose(x) for rows known not to start on 16 bytes, by warp windows on 128-byte lines
+// (STORE_LINES=1, bench/NOTES.md r37c, r40, r43). x goes to the scratch at the odd stride R + 1
+// as in `transpose`. Warp w stores the tile's rows w, w + WARPS, ...: with PER = 128 / sizeof(S)
+// elements a line and sh the row segment's first element's index in its 128-byte line (computed
+// once a row), window j covers the segment's elements PER*j - sh .. PER*j - sh + PER - 1, one whole
+// line, so the only partial sectors are the segment's two ends, where the layout's own stores
+// touch two lines a warp. 4-byte elements: a lane an element. 2-byte elements: a lane a pair, one
+// 4-byte store where both lie in the segment and the tensor (the pair's address is the line's
+// plus 4 * lane), a 2-byte store where one does. A segment of C elements takes at most
+// (C + 2 * PER - 2) / PER windows; the lanes outside the segment or the tensor store nothing.
+// Lout's layout is not used beyond its shape and thread count: no registers are shuffled, the
+// shared tile absorbs the shift.
 template <class Lout, class S, class T, class Lin, int BYTES>
 __device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x, Scratch<BYTES> s) {
   static_assert(Lout::R == Lin::C && Lout::C == Lin::R, "transpose shape");
-  static_assert(sizeof(S) == 4, "stores by line windows: 4-byte elements");
+  static_assert(sizeof(S) == 4 || sizeof(S) == 2, "stores by line windows: 4- or 2-byte elements");
   static_assert(Lout::THREADS % 32 == 0, "stores by line windows: whole warps");
   constexpr int LD = Lin::C + 1;  // odd stride: a window's column reads hit distinct banks
   static_assert((Lin::R * LD * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for transpose");
   constexpr int R = Lout::R, C = Lout::C, WARPS = Lout::THREADS / 32;
-  constexpr int WIN = (C + 62) / 32, ROWS = (R + WARPS - 1) / WARPS;
+  constexpr int PER = 128 / (int)sizeof(S);
+  constexpr int WIN = (C + 2 * PER - 2) / PER, ROWS = (R + WARPS - 1) / WARPS;
   T* buf = reinterpret_cast<T*>(s.p);
   write_tile(x, buf, LD);
   __syncthreads();
@@ -284,11 +288,26 @@ __device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x,
     const int r = warp + WARPS * i;
     if ((R % WARPS != 0 && r >= R) || warp >= WARPS || (unsigned)(g.r0 + r) >= (unsigned)g.rn) continue;
     S* row = elem_ptr(g, r, 0);
-    const int sh = (int)(((unsigned long long)row >> 2) & 31);
+    const int sh = (int)(((unsigned long long)row / sizeof(S)) & (PER - 1));
 #pragma unroll
     for (int j = 0; j < WIN; ++j) {
-      const int c = lane - sh + 32 * j;
-      if (c >= lo && c < hi) sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
+      if constexpr (sizeof(S) == 4) {
+        const int c = lane - sh + 32 * j;
+        if (c >= lo && c < hi) sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
+      } else {
+        const int c = 2 * lane - sh + 64 * j;
+        const bool a = c >= lo && c < hi, b = c + 1 >= lo && c + 1 < hi;
+        if (a && b) {
+          const typename Bare<S>::T v[2] = {Reg<S>::store(buf[c * LD + r]), Reg<S>::store(buf[(c + 1) * LD + r])};
+          unsigned w;
+          memcpy(&w, v, 4);
+          sth<EVICT_NORMAL>(reinterpret_cast<unsigned*>(row + c), w, pol);
+        } else if (a) {
+          sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
+        } else if (b) {
+          sth<EVICT_NORMAL>(row + c + 1, Reg<S>::store(buf[(c + 1) * LD + r]), pol);
+        }
+      }
     }
   }
 }

@@ -1,10 +1,12 @@
 //! The odd transpose's stores by warp windows on 128-byte lines (`STORE_LINES=1`,
-//! bench/NOTES.md r37c, r40): a transposed 4-byte tile stored to a tensor whose rows are known not
-//! to start on 16 bytes goes through `ph::transpose_store_lines`, a warp a row segment, each
-//! window one whole line. Which tensors take it (the layout function the plan records), that
-//! STORE_LINES=0, VEC_COPY=1 and aligned problems keep the code of before, the emitted code (a
-//! snapshot), and that the kernels compile to one element store a window, no spills (offline
-//! NVRTC). On the GPU: gpu_diff's `transpose.ph ... STORE_LINES=1` cases at ragged shapes.
+//! bench/NOTES.md r37c, r40, r43): a transposed 4- or 2-byte tile stored to a tensor whose rows
+//! are known not to start on 16 bytes goes through `ph::transpose_store_lines`, a warp a row
+//! segment, each window one whole line. Which tensors take it (the layout function the plan
+//! records), that STORE_LINES=0, VEC_COPY=1 and aligned problems keep the code of before, the
+//! emitted code (a snapshot), and that the kernels compile to one store a window (4-byte
+//! elements) or one 4-byte store and two 2-byte edge stores a window (2-byte elements), no spills
+//! (offline NVRTC). On the GPU: gpu_diff's `transpose.ph ... STORE_LINES=1` cases at ragged
+//! shapes, in f32, bf16 and f16.
 
 mod common;
 
@@ -14,28 +16,41 @@ use phobos_cuda::{emit, EmitOptions, Emitted};
 /// r25's winner at 8191x8193 (bench/NOTES.md r37).
 const WINNER: &str = "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024 AHEAD=1";
 
-/// examples/transpose.ph at `pins`, specialized on M and N when given. Its `@where` that keeps
-/// STORE_LINES=1 from VEC_COPY=1 is dropped, so that tests can ask for both.
-fn kernel(pins: &str, dims: Option<(i64, i64)>) -> phobos_ir::Kernel {
+/// examples/transpose.ph at `pins` and the type binding `types` (`T=bf16`; None: f32),
+/// specialized on M and N when given. Its `@where` that keeps STORE_LINES=1 from VEC_COPY=1 is
+/// dropped, so that tests can ask for both.
+fn kernel(pins: &str, types: Option<&str>, dims: Option<(i64, i64)>) -> phobos_ir::Kernel {
     let path = "examples/transpose.ph";
     let full = common::source(path);
     let rule = "@where(STORE_LINES == 0 || VEC_COPY == 0)\n";
     assert!(full.text.contains(rule));
     let src = phobos_syntax::SourceFile::new(path, full.text.replace(rule, ""));
     let dims = dims.map(|(m, n)| [("M", m), ("N", n)]);
-    common::specialized_kernel(src, pins, None, dims.as_ref().map_or(&[], |d| &d[..]))
+    common::specialized_kernel(src, pins, types, dims.as_ref().map_or(&[], |d| &d[..]))
 }
 
 fn emitted(pins: &str, dims: Option<(i64, i64)>) -> Emitted {
+    typed_emitted(pins, None, dims)
+}
+
+fn typed_emitted(pins: &str, types: Option<&str>, dims: Option<(i64, i64)>) -> Emitted {
     let opts = EmitOptions {
         source: Some(common::source("examples/transpose.ph")),
     };
-    emit(&kernel(pins, dims), &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
+    emit(&kernel(pins, types, dims), &opts).unwrap_or_else(|e| panic!("{pins}: {e}"))
 }
 
 /// The names of the tensors stored by line windows, and of those stored shifted.
 fn decisions(pins: &str, dims: Option<(i64, i64)>) -> (Vec<String>, Vec<String>) {
-    let k = kernel(pins, dims);
+    typed_decisions(pins, None, dims)
+}
+
+fn typed_decisions(
+    pins: &str,
+    types: Option<&str>,
+    dims: Option<(i64, i64)>,
+) -> (Vec<String>, Vec<String>) {
+    let k = kernel(pins, types, dims);
     let names = |s: std::collections::BTreeSet<usize>| -> Vec<String> {
         s.into_iter().map(|t| k.params[t].name.clone()).collect()
     };
@@ -235,4 +250,119 @@ fn strided_regions_take_the_fused_stores_and_compile() {
     }
     let labels: Vec<String> = points.iter().map(|(p, _)| p.to_string()).collect();
     common::assert_no_spills(&emitted, &labels);
+}
+
+/// 2-byte elements (r43): Y's rows take the windows wherever they are known not to start on 16
+/// bytes (M not a multiple of 8: odd, or rows aligned to 4 or 8 bytes only), never the shifted
+/// 16-byte stores (those are for 4-byte elements), and aligned rows keep `store_tile`'s vectors.
+#[test]
+fn unaligned_two_byte_rows_take_line_windows_at_store_lines_1() {
+    let on = format!("{WINNER} STORE_LINES=1");
+    let none: Vec<String> = Vec::new();
+    let y = vec!["Y".to_string()];
+    for types in ["T=bf16", "T=f16"] {
+        let at = |pins: &str, m, n| typed_decisions(pins, Some(types), Some((m, n)));
+        assert_eq!(at(&on, 8191, 8193), (y.clone(), none.clone()), "{types}");
+        // Rows aligned to 4 (M ≡ 2 mod 4) or 8 bytes (M ≡ 4 mod 8) only.
+        assert_eq!(at(&on, 130, 94), (y.clone(), none.clone()), "{types}");
+        assert_eq!(at(&on, 132, 77), (y.clone(), none.clone()), "{types}");
+        // Aligned rows (M a multiple of 8), and only X's rows unaligned.
+        assert_eq!(at(&on, 136, 77), (none.clone(), none.clone()), "{types}");
+        assert_eq!(at(&on, 8192, 8192), (none.clone(), none.clone()), "{types}");
+        // STORE_LINES=0, and VEC_COPY=1 (a 4-byte form: nothing fused at 2-byte elements).
+        assert_eq!(
+            at(&format!("{WINNER} STORE_LINES=0"), 8191, 8193),
+            (none.clone(), none.clone()),
+            "{types}"
+        );
+        assert_eq!(
+            at(&format!("{WINNER} VEC_COPY=1 STORE_LINES=1"), 8191, 8193),
+            (none.clone(), none.clone()),
+            "{types}"
+        );
+    }
+}
+
+/// 2-byte elements: a window is one 4-byte store (the pair both inside the segment and the
+/// tensor; PTX `st.global.v2.u16`, one `STG.E`) and two 2-byte stores (a pair with one element
+/// outside), so a thread stores
+/// `rows a warp × windows a row` = ROWS × (C + 126) / 64 windows, three `st.global` each; no
+/// vector stores, no spills. r25's winner and tiles with idle warps, rows shorter than a line and
+/// several tiles a block, in bf16 and f16.
+#[test]
+fn two_byte_line_stores_compile_to_a_pair_store_a_window() {
+    // (pins, types, M, N, windows a thread)
+    let points = [
+        (WINNER, "T=bf16", 8191, 8193, 2 * 3),
+        (
+            "TILE_R=128 TILE_C=16 TILES=1 THREADS=1024",
+            "T=f16",
+            77,
+            131,
+            3,
+        ),
+        (
+            "TILE_R=16 TILE_C=16 TILES=1 THREADS=128",
+            "T=bf16",
+            35,
+            67,
+            4 * 2,
+        ),
+        (
+            "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
+            "T=f16",
+            130,
+            94,
+            4 * 4 * 2,
+        ),
+        (
+            "TILE_R=64 TILE_C=64 TILES=1 THREADS=512",
+            "T=bf16",
+            1001,
+            3001,
+            4 * 2,
+        ),
+    ];
+    let emitted: Vec<(Emitted, usize)> = (points.iter())
+        .map(|(pins, types, m, n, windows)| {
+            let e = typed_emitted(
+                &format!("{pins} STORE_LINES=1"),
+                Some(types),
+                Some((*m, *n)),
+            );
+            assert!(e.source.contains("ph::transpose_store_lines<"), "{pins}");
+            (e, *windows)
+        })
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|(e, _)| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
+    for ((e, windows), r) in emitted.iter().zip(&results) {
+        let c = (r.as_ref()).unwrap_or_else(|err| panic!("{}: {}", e.entry, err.log));
+        let st: Vec<&str> = (c.ptx.lines())
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("st.global"))
+            .collect();
+        // A pair is 4 bytes, written as one 32-bit or one 2 x 16-bit vector store (one `STG.E`).
+        let count = |forms: &[&str]| {
+            (st.iter())
+                .filter(|l| forms.iter().any(|f| l.starts_with(f)))
+                .count()
+        };
+        let pairs = count(&[
+            "st.global.v2.u16 ",
+            "st.global.v2.b16 ",
+            "st.global.b32 ",
+            "st.global.u32 ",
+        ]);
+        let edges = count(&["st.global.u16 ", "st.global.b16 "]);
+        assert_eq!(pairs, *windows, "{}: {st:?}", e.entry);
+        assert_eq!(edges, 2 * windows, "{}: {st:?}", e.entry);
+        assert_eq!(st.len(), 3 * windows, "{}: {st:?}", e.entry);
+        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
+        assert_eq!(res.spill_store_bytes, 0, "{}: spills", e.entry);
+    }
 }

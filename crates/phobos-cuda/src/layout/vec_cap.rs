@@ -100,34 +100,39 @@ pub fn shifted_store_tensors(
     if vec_cap != 4 || !shifted_f32(k) {
         return std::collections::BTreeSet::new();
     }
-    unaligned_transposed_stores(k)
+    unaligned_transposed_stores(k, &[4])
 }
 
 /// The tensors whose transposed tile stores (`t[..] = transpose(x)`) go by warp windows on
 /// 128-byte lines (`ph::transpose_store_lines`): at `STORE_LINES=1` without `VEC_COPY=1`,
-/// 4-byte elements whose rows are known not to start on 16 bytes. A warp stores a whole row
-/// segment of the tile, window w covering the row's elements 32w − sh .. 32w − sh + 31 where sh
-/// is the segment's first element's word in its line: every window one line, so only the
-/// segment's two end sectors are partial, where a warp of the element layout's stores touches
-/// two lines and two partial sectors (bench/NOTES.md r37c, r40).
+/// 4- or 2-byte elements whose rows are known not to start on 16 bytes. A warp stores a whole
+/// row segment of the tile, window w covering the row's elements P·w − sh .. P·w − sh + P − 1
+/// (P = 128 / element size: 32 or 64) where sh is the segment's first element's index in its
+/// line: every window one line, so only the segment's two end sectors are partial, where a warp
+/// of the element layout's stores touches two lines and two partial sectors (bench/NOTES.md
+/// r37c, r40). 2-byte elements go a pair a lane, one 4-byte store where both are written (r43).
 pub fn line_store_tensors(k: &phobos_ir::Kernel) -> std::collections::BTreeSet<usize> {
     if phobos_ir::knobs::Knob::StoreLines.get(&k.point) != Some(1) || shifted_f32(k) {
         return std::collections::BTreeSet::new();
     }
-    unaligned_transposed_stores(k)
+    unaligned_transposed_stores(k, &[4, 2])
 }
 
-/// The 4-byte tensors stored a 4-byte `transpose(x)` whose rows are known not to start on 16
-/// bytes (an outer stride with no factor 4): the stores the fused transposed forms can take.
-fn unaligned_transposed_stores(k: &phobos_ir::Kernel) -> std::collections::BTreeSet<usize> {
+/// The tensors of an element size in `sizes` (bytes) stored a `transpose(x)` of the same size
+/// whose rows are known not to start on 16 bytes (an outer stride in elements times the size
+/// with no factor 16): the stores the fused transposed forms can take.
+fn unaligned_transposed_stores(
+    k: &phobos_ir::Kernel,
+    sizes: &[usize],
+) -> std::collections::BTreeSet<usize> {
     use phobos_ir::{ExprKind, ParamKind};
     let mut out = std::collections::BTreeSet::new();
     each_store(&k.body, &mut |t, value| {
         if let ParamKind::Tensor { dtype, dims, .. } = &k.params[t].kind {
             if matches!(value.kind, ExprKind::Transpose(_))
-                && dtype.size_bytes() == 4
-                && value.ty.dtype().size_bytes() == 4
-                && outer_stride_align(k, t, dims.len()) < 4
+                && sizes.contains(&dtype.size_bytes())
+                && value.ty.dtype().size_bytes() == dtype.size_bytes()
+                && outer_stride_align(k, t, dims.len()) * (dtype.size_bytes() as i64) < 16
             {
                 out.insert(t);
             }
