@@ -33,6 +33,18 @@ s = s.replace(a, "pf_put_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n    
 open(sys.argv[2], "w").write(s)
 PY
 done
+# r44: the direct store through the buffer, then stored from it by warps on whole 128-byte lines
+# (startl, v2l: the staged copy's too).
+for f in start v2; do
+  python3 - "$G/srow_$f.cu" "$G/srow_${f}l.cu" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+a = "ph::smem_row_store_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n"
+assert s.count(a) == 1
+s = s.replace(a, "pf_put_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n      pf_line_store(x_2_landed, ph_out);\n")
+open(sys.argv[2], "w").write(s)
+PY
+done
 # r36d: a third and a sixth of the row a block, as if split (rows of 25129, 16753, 12565), and the
 # half row's kernel launched in clusters of two that never speak (b28c).
 srow b28 25129 28672 512

@@ -67,3 +67,24 @@ __device__ __forceinline__ void pf_bulk_store(const ph::SmemRow<U, L, SL>& x, co
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
   }
 }
+
+// bench/NOTES.md r44: after pf_put_direct (every whole chunk of the value written over the staged
+// row's buffer, in place), the whole chunks stored from the buffer by warps on 128-byte lines:
+// with q the row's first aligned vector's index in its line, thread t stores chunks
+// t - q + THREADS * i, so that a warp's 32 `STG.E.128` cover four whole lines (the direct store's
+// warps start q vectors into a line: five lines, two partly). The row's two partial chunks were
+// stored by pf_put_direct.
+template <class S, class U, class L, bool SL>
+__device__ __forceinline__ void pf_line_store(const ph::SmemRow<U, L, SL>& x, const ph::RowOut<S>& o) {
+  __syncthreads();
+  const int k0 = x.sh > 0 ? 1 : 0;
+  const int k1 = (o.lim + x.sh) / 8;
+  const int q = (int)(((unsigned long long)o.row0 >> 4) & 7);
+  const uint4* ch = reinterpret_cast<const uint4*>(x.v.w);
+  for (int k = (int)threadIdx.x - q; k < k1; k += L::THREADS) {
+    if (k < k0) continue;
+    const uint4 v = ch[k];
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(o.row0 + 8 * k), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+  }
+}
