@@ -168,7 +168,7 @@ impl Knob {
                 "1: 16-bit mma.sync GEMM operands aligned to 2 bytes read by shifted 16-byte vectors, and 4-byte tiles of rows known unaligned loaded (and stored transposed) by them; 0: element accesses"
             }
             Knob::StoreLines => {
-                "1: a transposed 4-byte tile stored to rows known unaligned (without VEC_COPY=1) by warp windows on 128-byte lines, a warp a row; 0: the layout's element stores"
+                "1: a transposed 4- or 2-byte tile stored to rows known unaligned (without VEC_COPY=1) by warp windows on 128-byte lines, a warp a row (2-byte elements a pair a lane); 0: the layout's element stores"
             }
         }
     }
