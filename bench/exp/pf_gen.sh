@@ -22,28 +22,23 @@ sed '/x_2 = ph::load_row_smem_fill/{n;d}' "$G/srow_start.cu" | sed '/const auto 
 sed "$no_exp" "$G/srow_start.cu" > "$G/srow_v1.cu"
 sed "$no_exp; $no_pass" "$G/srow_start.cu" > "$G/srow_v2.cu"
 sed "$no_pass" "$G/srow_start.cu" > "$G/srow_v3.cu"
-# r36c: the direct store through the buffer and bulk stores (startb, v2b).
-for f in start v2; do
-  python3 - "$G/srow_$f.cu" "$G/srow_${f}b.cu" <<'PY'
+# through SRC DST STORE: the direct store's groups written over the staged buffer in place
+# (pf_put_direct), then the buffer stored by pf_hook.cuh's STORE after the group loop.
+through() {
+  python3 - "$1" "$2" "$3" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 a = "ph::smem_row_store_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n"
 assert s.count(a) == 1
-s = s.replace(a, "pf_put_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n      pf_bulk_store(x_2_landed, ph_out);\n")
+s = s.replace(a, "pf_put_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n      " + sys.argv[3] + "(x_2_landed, ph_out);\n")
 open(sys.argv[2], "w").write(s)
 PY
-done
-# r44: the direct store through the buffer, then stored from it by warps on whole 128-byte lines
-# (startl, v2l: the staged copy's too).
+}
 for f in start v2; do
-  python3 - "$G/srow_$f.cu" "$G/srow_${f}l.cu" <<'PY'
-import sys
-s = open(sys.argv[1]).read()
-a = "ph::smem_row_store_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n"
-assert s.count(a) == 1
-s = s.replace(a, "pf_put_direct<ph::bf16>(x_2_landed, ph_j, ph_g, ph_out);\n      }\n      pf_line_store(x_2_landed, ph_out);\n")
-open(sys.argv[2], "w").write(s)
-PY
+  # r36c: by bulk stores (startb, v2b).
+  through "$G/srow_$f.cu" "$G/srow_${f}b.cu" pf_bulk_store
+  # r44: by warps on whole 128-byte lines (startl, v2l).
+  through "$G/srow_$f.cu" "$G/srow_${f}l.cu" pf_line_store
 done
 # r36d: a third and a sixth of the row a block, as if split (rows of 25129, 16753, 12565), and the
 # half row's kernel launched in clusters of two that never speak (b28c).

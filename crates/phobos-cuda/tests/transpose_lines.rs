@@ -161,35 +161,49 @@ fn line_stores_compile_to_one_store_a_window() {
         ),
         ("TILE_R=64 TILE_C=32 TILES=1 THREADS=512", 1001, 3001, 2 * 3),
     ];
-    let emitted: Vec<(Emitted, usize)> = (points.iter())
-        .map(|(pins, m, n, stores)| {
-            let e = emitted(&format!("{pins} STORE_LINES=1"), Some((*m, *n)));
-            assert!(e.source.contains("ph::transpose_store_lines<"), "{pins}");
-            (e, *stores)
-        })
+    let at: Vec<_> = (points.iter())
+        .map(|&(p, m, n, _)| (p, None, m, n))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|(e, _)| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let Some(compiled) = line_store_ptx(&at) else {
         return;
     };
-    for ((e, stores), r) in emitted.iter().zip(&results) {
-        let c = (r.as_ref()).unwrap_or_else(|err| panic!("{}: {}", e.entry, err.log));
-        let st: Vec<&str> = (c.ptx.lines())
-            .map(str::trim_start)
-            .filter(|l| l.starts_with("st.global"))
-            .collect();
-        assert_eq!(st.len(), *stores, "{}: stores\n{}", e.entry, c.ptx);
+    for ((entry, st), (.., stores)) in compiled.iter().zip(&points) {
+        assert_eq!(st.len(), *stores, "{entry}: stores {st:?}");
         assert!(
             st.iter()
                 .all(|l| !l.contains(".v2.") && !l.contains(".v4.")),
-            "{}: vector stores {st:?}",
-            e.entry
+            "{entry}: vector stores {st:?}"
         );
+    }
+}
+
+/// Each point (pins, types, M, N) at STORE_LINES=1, emitted through `ph::transpose_store_lines`
+/// and compiled offline with no spill: its entry and its PTX's global stores (None without
+/// NVRTC, where the compile tests skip).
+fn line_store_ptx(points: &[(&str, Option<&str>, i64, i64)]) -> Option<Vec<(String, Vec<String>)>> {
+    let emitted: Vec<Emitted> = (points.iter())
+        .map(|&(pins, types, m, n)| {
+            let e = typed_emitted(&format!("{pins} STORE_LINES=1"), types, Some((m, n)));
+            assert!(e.source.contains("ph::transpose_store_lines<"), "{pins}");
+            e
+        })
+        .collect();
+    let jobs: Vec<_> = (emitted.iter())
+        .map(|e| (e.source.clone(), common::compile_options(e)))
+        .collect();
+    let results = common::compile_or_skip(&jobs, 2)?;
+    let out = emitted.iter().zip(&results).map(|(e, r)| {
+        let c = (r.as_ref()).unwrap_or_else(|err| panic!("{}: {}", e.entry, err.log));
         let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
         assert_eq!(res.spill_store_bytes, 0, "{}: spills", e.entry);
-    }
+        let st = (c.ptx.lines())
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("st.global"))
+            .map(String::from)
+            .collect();
+        (e.entry.clone(), st)
+    });
+    Some(out.collect())
 }
 
 /// The fused transposed stores' strided-region path: a transpose stored into a 3-axis tensor at
@@ -323,29 +337,13 @@ fn two_byte_line_stores_compile_to_a_pair_store_a_window() {
             4 * 2,
         ),
     ];
-    let emitted: Vec<(Emitted, usize)> = (points.iter())
-        .map(|(pins, types, m, n, windows)| {
-            let e = typed_emitted(
-                &format!("{pins} STORE_LINES=1"),
-                Some(types),
-                Some((*m, *n)),
-            );
-            assert!(e.source.contains("ph::transpose_store_lines<"), "{pins}");
-            (e, *windows)
-        })
+    let at: Vec<_> = (points.iter())
+        .map(|&(p, t, m, n, _)| (p, Some(t), m, n))
         .collect();
-    let jobs: Vec<_> = (emitted.iter())
-        .map(|(e, _)| (e.source.clone(), common::compile_options(e)))
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+    let Some(compiled) = line_store_ptx(&at) else {
         return;
     };
-    for ((e, windows), r) in emitted.iter().zip(&results) {
-        let c = (r.as_ref()).unwrap_or_else(|err| panic!("{}: {}", e.entry, err.log));
-        let st: Vec<&str> = (c.ptx.lines())
-            .map(str::trim_start)
-            .filter(|l| l.starts_with("st.global"))
-            .collect();
+    for ((entry, st), (.., windows)) in compiled.iter().zip(&points) {
         // A pair is 4 bytes, written as one 32-bit or one 2 x 16-bit vector store (one `STG.E`).
         let count = |forms: &[&str]| {
             (st.iter())
@@ -359,10 +357,8 @@ fn two_byte_line_stores_compile_to_a_pair_store_a_window() {
             "st.global.u32 ",
         ]);
         let edges = count(&["st.global.u16 ", "st.global.b16 "]);
-        assert_eq!(pairs, *windows, "{}: {st:?}", e.entry);
-        assert_eq!(edges, 2 * windows, "{}: {st:?}", e.entry);
-        assert_eq!(st.len(), 3 * windows, "{}: {st:?}", e.entry);
-        let res = phobos_gpu::resources::of_compiled(c, &e.entry).expect("ptxas report");
-        assert_eq!(res.spill_store_bytes, 0, "{}: spills", e.entry);
+        assert_eq!(pairs, *windows, "{entry}: {st:?}");
+        assert_eq!(edges, 2 * windows, "{entry}: {st:?}");
+        assert_eq!(st.len(), 3 * windows, "{entry}: {st:?}");
     }
 }

@@ -453,65 +453,94 @@ kernel rows(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], S: tensor<f32>[M, 1], L:
         ));
     }
     // STORE_LINES=1 (bench/NOTES.md r37c, r40): Y's unaligned rows stored by warp windows on
-    // 128-byte lines. Odd M and N (every row shift 0..31 met), M ≡ 2 (mod 4), only X's rows
-    // unaligned (windows not taken), tiles with fewer Y rows than warps, rows shorter than a
-    // line, several tiles a block, one-row and one-column problems.
-    for (pins, m, n) in [
-        ("TILE_R=128 TILE_C=64 TILES=1 THREADS=1024", 1001, 3001),
-        ("TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2", 333, 45),
-        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", 77, 131),
-        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67),
-        ("TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2", 130, 94),
-        ("TILE_R=32 TILE_C=64 TILES=1 THREADS=256", 128, 77),
-        ("TILE_R=16 TILE_C=64 TILES=1 THREADS=128", 1, 37),
-        ("TILE_R=64 TILE_C=16 TILES=2 THREADS=256", 3, 1),
-    ] {
-        cases.push(example_case(
-            "transpose.ph",
-            &format!("{pins} STORE_LINES=1"),
-            None,
-            &[("M", m), ("N", n)],
-        ));
-    }
-    // STORE_LINES=1 in 2-byte types (r43): a lane a pair, one 4-byte store where both lie in
-    // the segment. Odd M (row shifts 0..63), M ≡ 2 (mod 8) and ≡ 4 (mod 8) (rows aligned to 4
-    // or 8 bytes only), only X's rows unaligned (windows not taken), fewer Y rows than warps,
-    // rows shorter than a line, several tiles a block, one-row and one-column problems.
+    // 128-byte lines. f32: odd M and N (every row shift 0..31 met), M ≡ 2 (mod 4), only X's
+    // rows unaligned (windows not taken), tiles with fewer Y rows than warps, rows shorter than a
+    // line, several tiles a block, one-row and one-column problems. 2-byte types (r43: a lane a
+    // pair, one 4-byte store where both lie in the segment): the same, row shifts 0..63, and
+    // M ≡ 4 (mod 8) (rows aligned to 8 bytes only).
     for (pins, types, m, n) in [
         (
             "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024",
-            "T=bf16",
+            None,
             1001,
             3001,
         ),
         (
             "TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2",
-            "T=bf16",
+            None,
+            333,
+            45,
+        ),
+        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", None, 77, 131),
+        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", None, 35, 67),
+        (
+            "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
+            None,
+            130,
+            94,
+        ),
+        ("TILE_R=32 TILE_C=64 TILES=1 THREADS=256", None, 128, 77),
+        ("TILE_R=16 TILE_C=64 TILES=1 THREADS=128", None, 1, 37),
+        ("TILE_R=64 TILE_C=16 TILES=2 THREADS=256", None, 3, 1),
+        (
+            "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024",
+            Some("T=bf16"),
+            1001,
+            3001,
+        ),
+        (
+            "TILE_R=64 TILE_C=32 TILES=2 THREADS=512 AHEAD=2",
+            Some("T=bf16"),
             333,
             45,
         ),
         (
             "TILE_R=128 TILE_C=16 TILES=1 THREADS=1024",
-            "T=f16",
+            Some("T=f16"),
             77,
             131,
         ),
-        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", "T=bf16", 35, 67),
+        (
+            "TILE_R=16 TILE_C=16 TILES=1 THREADS=128",
+            Some("T=bf16"),
+            35,
+            67,
+        ),
         (
             "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
-            "T=f16",
+            Some("T=f16"),
             130,
             94,
         ),
-        ("TILE_R=64 TILE_C=64 TILES=1 THREADS=512", "T=bf16", 132, 77),
-        ("TILE_R=32 TILE_C=64 TILES=1 THREADS=256", "T=bf16", 128, 77),
-        ("TILE_R=16 TILE_C=64 TILES=1 THREADS=128", "T=f16", 1, 37),
-        ("TILE_R=64 TILE_C=16 TILES=2 THREADS=256", "T=bf16", 3, 1),
+        (
+            "TILE_R=64 TILE_C=64 TILES=1 THREADS=512",
+            Some("T=bf16"),
+            132,
+            77,
+        ),
+        (
+            "TILE_R=32 TILE_C=64 TILES=1 THREADS=256",
+            Some("T=bf16"),
+            128,
+            77,
+        ),
+        (
+            "TILE_R=16 TILE_C=64 TILES=1 THREADS=128",
+            Some("T=f16"),
+            1,
+            37,
+        ),
+        (
+            "TILE_R=64 TILE_C=16 TILES=2 THREADS=256",
+            Some("T=bf16"),
+            3,
+            1,
+        ),
     ] {
         cases.push(example_case(
             "transpose.ph",
             &format!("{pins} STORE_LINES=1"),
-            Some(types),
+            types,
             &[("M", m), ("N", n)],
         ));
     }
