@@ -5,7 +5,9 @@
 #   row   bench/rowwise.py's bf16 softmax_row
 #   bf16  bench/rowwise.py's bf16 softmax and transposes (r42, r43)
 #   f32t  bench/rowwise.py's f32 transposes (r43 keeps their code: the same winners expected)
-# each table in $OUT/<part>.txt (and the rows in $OUT/<part>.json).
+#   allbf16, allf32  bench/rowwise.py's whole bf16 or f32 table (issue 16's cases of that type)
+# each table in $OUT/<part>.txt; the rows (<part>.json) and the tuner's records of every point
+# (<part>.sqlite) packed in $OUT/records.tgz (the device returns few files).
 #   bash bench/exp/s50_run.sh r44 row bf16 f32t
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,13 +28,19 @@ for part in "$@"; do
     row) args="--only softmax_row --dtype bf16" ;;
     bf16) args="--only softmax,transpose --dtype bf16" ;;
     f32t) args="--only transpose --dtype f32" ;;
-    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t)" >&2; rc=2; continue ;;
+    allbf16) args="--dtype bf16" ;;
+    allf32) args="--dtype f32" ;;
+    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32)" >&2; rc=2; continue ;;
   esac
   mkdir -p "$out/$part"
   # shellcheck disable=SC2086
   OUT=$out/$part python3 -u bench/rowwise.py $args 2>&1 | tee "$out/$part.txt"
   ((PIPESTATUS[0] == 0)) || rc=1
-  cp "$out/$part/rowwise.json" "$out/$part.json" 2>/dev/null
+  mkdir -p "$out/records"
+  cp "$out/$part/rowwise.json" "$out/records/$part.json" 2>/dev/null
+  cp "$out/$part/rowwise.sqlite" "$out/records/$part.sqlite" 2>/dev/null
   rm -rf "${out:?}/$part"
+  tar czf "$out/records.tgz" -C "$out" records
 done
+rm -rf "${out:?}/records"
 exit "$rc"

@@ -184,9 +184,16 @@ pub fn compile_options(e: &phobos_cuda::Emitted) -> phobos_gpu::CompileOptions {
 
 /// The points of the first kernel of the example at `path` whose `@where` holds for a problem.
 pub fn points_where(path: &str, dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
+    points_where_typed(path, "", dims)
+}
+
+/// [`points_where`] at `types` (`"T=bf16"`; the defaults when empty): a `@where` may read
+/// `sizeof(T)`.
+pub fn points_where_typed(path: &str, types: &str, dims: &[(&str, i64)]) -> Vec<phobos_ir::Point> {
     let module = phobos_check::load(source(path)).unwrap();
     let info = &module.kernels[0];
-    let base = info.default_variant().unwrap();
+    let types = (!types.is_empty()).then_some(types);
+    let base = info.variant(None, types, None).unwrap();
     let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     info.space
         .points()
