@@ -200,7 +200,7 @@ fn emit_refuses_a_problem_the_point_cannot_run() {
         err.contains("error[E0207]: the problem violates @where(N <= 8192)"),
         "{err}"
     );
-    assert!(err.contains("examples/softmax.ph:6:8"), "{err}");
+    assert!(err.contains("examples/softmax.ph:7:8"), "{err}");
     assert!(err.contains("false for N=9000"), "{err}");
     // A problem that fits, and dims that leave the constraint unread, emit.
     for dims in ["M=64,N=8192", "M=64"] {
