@@ -12,6 +12,8 @@ kernel softmax<T = f32>(X: tensor<T>[M, N], Y: tensor<T>[M, N]) {
   let r = ctx.block.x * ROWS
   let valid = arange(BLOCK) < N
   let x = where(valid, f32(X[r :+ ROWS, 0 :+ BLOCK]), -inf)
-  let e = where(valid, exp(x - rowmax(x)), 0.0)
-  Y[r :+ ROWS, 0 :+ BLOCK] = T(e / rowsum(e))
+  // exp(x - max) as exp2(x * log2(e) - max * log2(e)): one FFMA and one MUFU an element; the
+  // masked -inf give 0. One division a row: the reciprocal of the sum, a multiply an element.
+  let e = exp2(x * 1.4426950408889634 - rowmax(x) * 1.4426950408889634)
+  Y[r :+ ROWS, 0 :+ BLOCK] = T(e * (1.0 / rowsum(e)))
 }

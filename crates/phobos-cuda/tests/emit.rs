@@ -351,3 +351,44 @@ fn vector_groups_follow_the_rows_alignment() {
     assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50257)]), 8);
     assert_eq!(typed_cap(ce, bf16, &[("M", 4096), ("V", 50256)]), 8);
 }
+
+/// `[R, 1]` expressions of row totals broadcast over the columns, as a softmax writes them
+/// (`exp2(x * c - rowmax(x) * c)`, `e * (1.0 / rowsum(e))`): computed in the wide tile's layout
+/// on `ph::reduce_rows_bcast`'s registers, no `[R, 1]` tile and no `ph::broadcast` through
+/// shared memory. A row total bound to a local and a column total keep their own tiles and the
+/// broadcast. The whole body is blessed; it compiles (offline NVRTC where present).
+#[test]
+fn row_total_expressions_stay_in_the_wide_layout() {
+    let text = "@launch(128)
+kernel totals(X: tensor<f32>[M, 256], Y: tensor<f32>[M, 256], Z: tensor<f32>[M, 256]) {
+  let r = ctx.block.x * 4
+  let x = X[r :+ 4, 0 :+ 256]
+  let e = exp2(x * 1.5 - rowmax(x) * 1.5)
+  Y[r :+ 4, 0 :+ 256] = e * (1.0 / rowsum(e)) + (rowmax(x) - rowmin(x)) * 0.25
+  let m = rowmax(x) * 2.0
+  Z[r :+ 4, 0 :+ 256] = x - m + sum(x, axis=0)
+}
+";
+    let src = phobos_syntax::SourceFile::new("totals.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
+    let body = prelude_free(&e.source);
+    // Lines 5 and 6 (e and Y): four row totals in the wide layout; lines 7 and 8 (m and Z):
+    // m's [4, 1] tile and the column total, each broadcast.
+    let (y_part, z_part) = body.split_at(body.find("#line 7 ").expect("line 7"));
+    assert_eq!(
+        y_part.matches("ph::reduce_rows_bcast<").count(),
+        4,
+        "{body}"
+    );
+    assert!(!y_part.contains("ph::broadcast<"), "{body}");
+    assert_eq!(z_part.matches("ph::broadcast<").count(), 2, "{body}");
+    insta::assert_snapshot!(body);
+    let jobs = [(e.source.clone(), common::compile_options(&e))];
+    if let Some([Err(err)]) = common::compile_or_skip(&jobs, 1).as_deref() {
+        panic!("{}\n{}", err.log, e.source);
+    }
+}

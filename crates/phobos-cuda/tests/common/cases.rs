@@ -463,7 +463,45 @@ pub fn extra_cases() -> Vec<Result<Case, String>> {
         ];
         cases.push(build(label, k, src.clone(), &dims, 3, false));
     }
+    cases.extend(row_total_cases());
     cases
+}
+
+/// `[R, 1]` expressions of row totals broadcast over the columns (computed in the wide tile's
+/// layout, emit.rs `row_total_expressions_stay_in_the_wide_layout`) beside a row total bound to a
+/// local and a column total (the `[R, 1]` and `[1, C]` tiles and their broadcasts), at ragged
+/// rows and columns: 4 rows a block over 9 or 4 rows, 200 of 256 columns.
+fn row_total_cases() -> Vec<Result<Case, String>> {
+    let text = "@launch(128)
+@grid(cdiv(M, 4))
+kernel totals(X: tensor<f32>[M, N], Y: tensor<f32>[M, N], Z: tensor<f32>[M, N]) {
+  let r = ctx.block.x * 4
+  let x = where(arange(256) < N, X[r :+ 4, 0 :+ 256], -inf)
+  let e = exp2(x * 1.5 - rowmax(x) * 1.5)
+  Y[r :+ 4, 0 :+ 256] = e * (1.0 / rowsum(e)) + (rowmax(e) - rowmin(e)) * 0.25
+  let m = rowmax(x) * 2.0
+  Z[r :+ 4, 0 :+ 256] = where(arange(256) < N, x - m + sum(x, axis=0) * 0.001, 0.0)
+}
+";
+    let src = SourceFile::new("row_totals.ph", text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let k = phobos_check::instantiate(&module, info, &info.default_variant().expect("variant"))
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    [(9, 200), (4, 256)]
+        .into_iter()
+        .map(|(m, n)| {
+            let dims = [("M".to_string(), m), ("N".to_string(), n)];
+            build(
+                format!("row totals, M={m} N={n}"),
+                k.clone(),
+                src.clone(),
+                &dims,
+                7,
+                false,
+            )
+        })
+        .collect()
 }
 
 /// An example kernel (examples/FILE) at pins and types, checked on the problem `dims` (the
