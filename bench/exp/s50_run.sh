@@ -6,8 +6,9 @@
 #   bf16  bench/rowwise.py's bf16 softmax and transposes (r42, r43)
 #   f32t  bench/rowwise.py's f32 transposes (r43 keeps their code: the same winners expected)
 #   allbf16, allf32  bench/rowwise.py's whole bf16 or f32 table (issue 16's cases of that type)
+#   soft  bench/rowwise.py's softmax.ph rows in both types (NOTES r46)
 # each table in $OUT/<part>.txt; the rows (<part>.json) and the tuner's records of every point
-# (<part>.sqlite) packed in $OUT/records.tgz (the device returns few files).
+# (<part>.tsv, every measurement) packed in $OUT/records.tgz (the device returns few files).
 #   bash bench/exp/s50_run.sh r44 row bf16 f32t
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +31,8 @@ for part in "$@"; do
     f32t) args="--only transpose --dtype f32" ;;
     allbf16) args="--dtype bf16" ;;
     allf32) args="--dtype f32" ;;
-    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32)" >&2; rc=2; continue ;;
+    soft) args="--only softmax" ;;
+    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32, soft)" >&2; rc=2; continue ;;
   esac
   mkdir -p "$out/$part"
   # shellcheck disable=SC2086
@@ -38,7 +40,14 @@ for part in "$@"; do
   ((PIPESTATUS[0] == 0)) || rc=1
   mkdir -p "$out/records"
   cp "$out/$part/rowwise.json" "$out/records/$part.json" 2>/dev/null
-  cp "$out/$part/rowwise.sqlite" "$out/records/$part.sqlite" 2>/dev/null
+  # The measurements alone: the whole store can pass the device's file size limit.
+  python3 - "$out/$part/rowwise.sqlite" >"$out/records/$part.tsv" <<'PY'
+import sqlite3, sys
+cols = "kernel_name, dims, dtypes, point, phase, status, median_ms, registers, spill_store_bytes"
+print(cols.replace(", ", "\t"))
+for row in sqlite3.connect(sys.argv[1]).execute(f"select {cols} from measurements"):
+    print("\t".join(map(str, row)))
+PY
   rm -rf "${out:?}/$part"
   tar czf "$out/records.tgz" -C "$out" records
 done
