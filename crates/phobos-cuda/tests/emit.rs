@@ -76,16 +76,22 @@ fn prelude_free(s: &str) -> String {
         .join("\n")
 }
 
+/// The first kernel of source `text` (named `name`) at its default point, and the source.
+fn kernel_of(name: &str, text: &str) -> (phobos_ir::Kernel, phobos_syntax::SourceFile) {
+    let src = phobos_syntax::SourceFile::new(name, text);
+    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
+    let info = &module.kernels[0];
+    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    (k, src)
+}
+
 /// Element access to tensors of rank above 3 goes through `ph::Idx`; it must compile.
 #[test]
 fn rank4_element_access_compiles() {
     let text = "@launch(64)\n@grid(1)\nkernel r4(X: tensor<f32>[A, B, C, D], Y: tensor<f32>[A, B, C, D]) {\n  \
                 let t = ctx.thread\n  Y[t % A, 1, 0, t] = X[t % A, 1, 0, t] * 2.0\n}\n";
-    let src = phobos_syntax::SourceFile::new("r4.ph", text);
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
-        .unwrap_or_else(|d| panic!("{d:?}"));
+    let (k, src) = kernel_of("r4.ph", text);
     let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     assert!(e.source.contains("ph::load_n<true, 4>"), "{}", e.source);
     let jobs = [(e.source.clone(), common::compile_options(&e))];
@@ -175,12 +181,7 @@ kernel atomics(
 ";
 
 fn atomics_kernel() -> (phobos_ir::Kernel, phobos_syntax::SourceFile) {
-    let src = phobos_syntax::SourceFile::new("atomics.ph", ATOMICS_ALL_TYPES);
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
-        .unwrap_or_else(|d| panic!("{d:?}"));
-    (k, src)
+    kernel_of("atomics.ph", ATOMICS_ALL_TYPES)
 }
 
 #[test]
@@ -369,11 +370,7 @@ kernel totals(X: tensor<f32>[M, 256], Y: tensor<f32>[M, 256], Z: tensor<f32>[M, 
   Z[r :+ 4, 0 :+ 256] = x - m + sum(x, axis=0)
 }
 ";
-    let src = phobos_syntax::SourceFile::new("totals.ph", text);
-    let module = phobos_check::load(src.clone()).unwrap_or_else(|d| panic!("{d:?}"));
-    let info = &module.kernels[0];
-    let k = phobos_check::instantiate(&module, info, &info.default_variant().unwrap())
-        .unwrap_or_else(|d| panic!("{d:?}"));
+    let (k, src) = kernel_of("totals.ph", text);
     let e = emit(&k, &EmitOptions { source: Some(src) }).unwrap();
     let body = prelude_free(&e.source);
     // Lines 5 and 6 (e and Y): four row totals in the wide layout; lines 7 and 8 (m and Z):

@@ -80,14 +80,19 @@ fn two_byte_rows_take_8_element_groups() {
 #[test]
 fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
     struct Case {
-        label: String,
-        /// Where the f32 twin's compile is in the list; `None` for a point only bf16 has.
+        /// Where the bf16 compile is in the list.
+        bf16: usize,
+        /// Where the f32 twin's compile is; `None` for a point only bf16 has.
         f32_twin: Option<usize>,
         cap: i64,
         wide_row: bool,
     }
-    let mut emitted_all = Vec::new();
-    let mut cases = Vec::new();
+    let (mut emitted_all, mut labels, mut cases) = (Vec::new(), Vec::new(), Vec::new());
+    let mut add = |e, label: String| {
+        emitted_all.push(e);
+        labels.push(label);
+        labels.len() - 1
+    };
     for (m, n) in [(32768, 4096), (8192, 8000)] {
         let dims = [("M", m), ("N", n)];
         let points = common::points_where_typed(SOFTMAX, "T=bf16", &dims);
@@ -110,31 +115,27 @@ fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
         for p in points {
             let pins = p.to_pins();
             let v = |k| p.get(k).unwrap();
-            emitted_all.push(emitted(&pins, "T=bf16", m, n));
-            let f32_twin = f32_points.contains(&p).then(|| {
-                emitted_all.push(emitted(&pins, "", m, n));
-                emitted_all.len() - 1
+            let label = format!("{pins} at M={m},N={n}");
+            let bf16 = add(emitted(&pins, "T=bf16", m, n), label.clone());
+            let f32_twin = f32_points
+                .contains(&p)
+                .then(|| add(emitted(&pins, "", m, n), format!("{label} (f32)")));
+            cases.push(Case {
+                bf16,
+                f32_twin,
+                cap: (65536 / (v("THREADS") * v("MIN_BLOCKS"))).min(255),
+                wide_row: (v("ROWS"), v("BLOCK"), v("THREADS")) == (1, 8192, 128),
             });
-            let wide_row = (v("ROWS"), v("BLOCK"), v("THREADS")) == (1, 8192, 128);
-            cases.push((
-                emitted_all.len() - 1 - usize::from(f32_twin.is_some()),
-                Case {
-                    label: format!("{pins} at M={m},N={n}"),
-                    f32_twin,
-                    cap: (65536 / (v("THREADS") * v("MIN_BLOCKS"))).min(255),
-                    wide_row,
-                },
-            ));
         }
     }
-    let labels: Vec<String> = (0..emitted_all.len()).map(|i| format!("#{i}")).collect();
     let Some(out) = common::compiled(&emitted_all, &labels) else {
         return;
     };
     let spills = |i: usize| (out[i].1.spill_store_bytes, out[i].1.spill_load_bytes);
     let (mut clean, mut only_bf16, mut wide_rows) = (0, 0, 0);
-    for (i, c) in &cases {
-        let (bf16, label) = (&out[*i].0, &c.label);
+    for c in &cases {
+        let (i, label) = (c.bf16, &labels[c.bf16]);
+        let bf16 = &out[i].0;
         assert!(
             vectors(&bf16.ptx, "ld.global") >= 1,
             "{label}: no 128-bit load"
@@ -146,13 +147,13 @@ fn bf16_points_at_the_bench_shapes_compile_to_vectors_without_spills() {
         match c.f32_twin {
             Some(t) if spills(t) == (0, 0) => {
                 clean += 1;
-                assert_eq!(spills(*i), (0, 0), "{label}: spills where f32 does not");
+                assert_eq!(spills(i), (0, 0), "{label}: spills where f32 does not");
             }
             Some(_) => {}
             None if c.cap >= 128 => {
                 only_bf16 += 1;
                 assert_eq!(
-                    spills(*i),
+                    spills(i),
                     (0, 0),
                     "{label}: spills under {} registers",
                     c.cap

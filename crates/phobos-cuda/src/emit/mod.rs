@@ -19,6 +19,7 @@ pub(crate) mod ops;
 mod persistent;
 mod pipe;
 mod producer;
+mod row_totals;
 mod rowpack;
 mod rows_ahead;
 mod stmt;
