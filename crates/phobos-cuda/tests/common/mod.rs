@@ -12,6 +12,7 @@ pub mod mma_cases;
 pub mod randk;
 pub mod rowwise_cases;
 pub mod store_cases;
+pub mod transpose_cases;
 pub mod whole_rows;
 
 use phobos_ir::Kernel;
