@@ -7,6 +7,7 @@
 #   f32t  bench/rowwise.py's f32 transposes (r43 keeps their code: the same winners expected)
 #   allbf16, allf32  bench/rowwise.py's whole bf16 or f32 table (issue 16's cases of that type)
 #   soft  bench/rowwise.py's softmax.ph rows in both types (NOTES r46)
+#   tr    bench/rowwise.py's transposes in both types (NOTES r47)
 # each table in $OUT/<part>.txt; the rows (<part>.json) and the tuner's records of every point
 # (<part>.tsv, every measurement) packed in $OUT/records.tgz (the device returns few files).
 #   bash bench/exp/s50_run.sh r44 row bf16 f32t
@@ -32,7 +33,8 @@ for part in "$@"; do
     allbf16) args="--dtype bf16" ;;
     allf32) args="--dtype f32" ;;
     soft) args="--only softmax" ;;
-    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32, soft)" >&2; rc=2; continue ;;
+    tr) args="--only transpose" ;;
+    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32, soft, tr)" >&2; rc=2; continue ;;
   esac
   mkdir -p "$out/$part"
   # shellcheck disable=SC2086

@@ -248,16 +248,75 @@ __device__ void transpose_store_shifted(const Region<S>& g, const Tile<T, Lin>& 
   }
 }
 
+// One window of `transpose_store_lines`: the lane's elements c (4-byte S) or c and c + 1 (2-byte
+// S, one 4-byte store when both are stored), element c at p and read from q (the next element at
+// p + 1 and q + LD), those in [lo, hi) only. TEST_LO / TEST_HI false: the window is known to lie on
+// that side of the bound, and no test is made (the arguments are constants after unrolling).
+template <class S, class T, int LD>
+__device__ __forceinline__ void line_window(S* p, const T* q, int c, int lo, int hi, bool test_lo, bool test_hi,
+                                            unsigned long long pol) {
+  if constexpr (sizeof(S) == 4) {
+    if ((!test_lo || c >= lo) && (!test_hi || c < hi)) sth<EVICT_NORMAL>(p, Reg<S>::store(q[0]), pol);
+  } else {
+    const bool a = (!test_lo || c >= lo) && (!test_hi || c < hi);
+    const bool b = (!test_lo || c + 1 >= lo) && (!test_hi || c + 1 < hi);
+    if (a && b) {
+      const typename Bare<S>::T v[2] = {Reg<S>::store(q[0]), Reg<S>::store(q[LD])};
+      unsigned w;
+      memcpy(&w, v, 4);
+      sth<EVICT_NORMAL>(reinterpret_cast<unsigned*>(p), w, pol);
+    } else if (a) {
+      sth<EVICT_NORMAL>(p, Reg<S>::store(q[0]), pol);
+    } else if (b) {
+      sth<EVICT_NORMAL>(p + 1, Reg<S>::store(q[LD]), pol);
+    }
+  }
+}
+
+// The rows of `transpose_store_lines` warp `warp` stores. INSIDE: the tile's columns all lie in
+// the tensor (lo = 0, hi = C, block-uniform). Window j then covers PER * j - sh .. PER * j - sh +
+// PER - 1 with 0 <= sh < PER: past column 0 when j >= 1, before column C when PER * (j + 1) <= C,
+// so the windows between store with no test, each a fixed offset from the row's first (bench/
+// NOTES.md r47).
+template <bool INSIDE, class Lout, class S, class T, int LD>
+__device__ __forceinline__ void line_rows(const Region<S>& g, const T* buf, int warp, int lane, int lo, int hi) {
+  constexpr int R = Lout::R, C = Lout::C, WARPS = Lout::THREADS / 32;
+  constexpr int PER = 128 / (int)sizeof(S), EPL = 4 / (int)sizeof(S);
+  constexpr int WIN = (C + 2 * PER - 2) / PER, ROWS = (R + WARPS - 1) / WARPS;
+  const unsigned long long pol = l2_policy<EVICT_NORMAL>();
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) {
+    const int r = warp + WARPS * i;
+    if ((R % WARPS != 0 && r >= R) || (unsigned)(g.r0 + r) >= (unsigned)g.rn) continue;
+    S* row = elem_ptr(g, r, 0);
+    const int sh = (int)(((unsigned long long)row / sizeof(S)) & (PER - 1));
+    // Window 0's element of the lane; window j's is PER * j further, in the row and in the
+    // scratch (immediate offsets from these).
+    const int c0 = EPL * lane - sh;
+    S* p = row + c0;
+    const T* q = buf + c0 * LD + r;
+#pragma unroll
+    for (int j = 0; j < WIN; ++j) {
+      const int c = c0 + PER * j;
+      if (INSIDE)
+        line_window<S, T, LD>(p + PER * j, q + PER * j * LD, c, 0, C, j == 0, PER * (j + 1) > C, pol);
+      else
+        line_window<S, T, LD>(p + PER * j, q + PER * j * LD, c, lo, hi, true, true, pol);
+    }
+  }
+}
+
 // g[..] = transpose(x) for rows known not to start on 16 bytes, by warp windows on 128-byte lines
-// (STORE_LINES=1, bench/NOTES.md r37c, r40, r43). x goes to the scratch at the odd stride R + 1
-// as in `transpose`. Warp w stores the tile's rows w, w + WARPS, ...: with PER = 128 / sizeof(S)
+// (STORE_LINES=1, bench/NOTES.md r37c, r40, r43, r47). x goes to the scratch at the odd stride R +
+// 1 as in `transpose`. Warp w stores the tile's rows w, w + WARPS, ...: with PER = 128 / sizeof(S)
 // elements a line and sh the row segment's first element's index in its 128-byte line (computed
 // once a row), window j covers the segment's elements PER*j - sh .. PER*j - sh + PER - 1, one whole
 // line, so the only partial sectors are the segment's two ends, where the layout's own stores
 // touch two lines a warp. 4-byte elements: a lane an element. 2-byte elements: a lane a pair, one
 // 4-byte store where both lie in the segment and the tensor (the pair's address is the line's
 // plus 4 * lane), a 2-byte store where one does. A segment of C elements takes at most
-// (C + 2 * PER - 2) / PER windows; the lanes outside the segment or the tensor store nothing.
+// (C + 2 * PER - 2) / PER windows; the lanes outside the segment or the tensor store nothing, and
+// a tile inside the tensor's columns tests only its first and last windows (`line_rows`).
 // Lout's layout is not used beyond its shape and thread count: no registers are shuffled, the
 // shared tile absorbs the shift.
 template <class Lout, class S, class T, class Lin, int BYTES>
@@ -267,14 +326,11 @@ __device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x,
   static_assert(Lout::THREADS % 32 == 0, "stores by line windows: whole warps");
   constexpr int LD = Lin::C + 1;  // odd stride: a window's column reads hit distinct banks
   static_assert((Lin::R * LD * (int)sizeof(T) + 15) / 16 * 16 <= BYTES, "scratch too small for transpose");
-  constexpr int R = Lout::R, C = Lout::C, WARPS = Lout::THREADS / 32;
-  constexpr int PER = 128 / (int)sizeof(S);
-  constexpr int WIN = (C + 2 * PER - 2) / PER, ROWS = (R + WARPS - 1) / WARPS;
+  constexpr int C = Lout::C;
   T* buf = reinterpret_cast<T*>(s.p);
   write_tile(x, buf, LD);
   __syncthreads();
   const int tid = threadIdx.x;
-  const unsigned long long pol = l2_policy<EVICT_NORMAL>();
   if (!(g.ok && g.cs == 1)) {
     store_tile(g, transposed_from<Lout>(buf, LD));
     return;
@@ -283,33 +339,10 @@ __device__ void transpose_store_lines(const Region<S>& g, const Tile<T, Lin>& x,
   // The tile's columns inside the tensor: [lo, hi).
   const int lo = g.c0 < 0 ? -g.c0 : 0;
   const int hi = g.cn - g.c0 < C ? g.cn - g.c0 : C;
-#pragma unroll
-  for (int i = 0; i < ROWS; ++i) {
-    const int r = warp + WARPS * i;
-    if ((R % WARPS != 0 && r >= R) || warp >= WARPS || (unsigned)(g.r0 + r) >= (unsigned)g.rn) continue;
-    S* row = elem_ptr(g, r, 0);
-    const int sh = (int)(((unsigned long long)row / sizeof(S)) & (PER - 1));
-#pragma unroll
-    for (int j = 0; j < WIN; ++j) {
-      if constexpr (sizeof(S) == 4) {
-        const int c = lane - sh + 32 * j;
-        if (c >= lo && c < hi) sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
-      } else {
-        const int c = 2 * lane - sh + 64 * j;
-        const bool a = c >= lo && c < hi, b = c + 1 >= lo && c + 1 < hi;
-        if (a && b) {
-          const typename Bare<S>::T v[2] = {Reg<S>::store(buf[c * LD + r]), Reg<S>::store(buf[(c + 1) * LD + r])};
-          unsigned w;
-          memcpy(&w, v, 4);
-          sth<EVICT_NORMAL>(reinterpret_cast<unsigned*>(row + c), w, pol);
-        } else if (a) {
-          sth<EVICT_NORMAL>(row + c, Reg<S>::store(buf[c * LD + r]), pol);
-        } else if (b) {
-          sth<EVICT_NORMAL>(row + c + 1, Reg<S>::store(buf[(c + 1) * LD + r]), pol);
-        }
-      }
-    }
-  }
+  if (lo == 0 && hi == C)
+    line_rows<true, Lout, S, T, LD>(g, buf, warp, lane, lo, hi);
+  else
+    line_rows<false, Lout, S, T, LD>(g, buf, warp, lane, lo, hi);
 }
 
 // SHIFT (the knob): 0, each group computes its own shift and shifts at run time (r8); 1, a row

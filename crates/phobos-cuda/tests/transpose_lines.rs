@@ -4,8 +4,9 @@
 //! segment, each window one whole line. Which tensors take it (the layout function the plan
 //! records), that STORE_LINES=0, VEC_COPY=1 and aligned problems keep the code of before, the
 //! emitted code (a snapshot), and that the kernels compile to one store a window (4-byte
-//! elements) or one 4-byte store and two 2-byte edge stores a window (2-byte elements), no spills
-//! (offline NVRTC). On the GPU: gpu_diff's `transpose.ph ... STORE_LINES=1` cases at ragged
+//! elements) or one 4-byte store and a 2-byte edge store for each bound the window tests (2-byte
+//! elements), on two paths (a tile inside the tensor's columns tests only its end windows), no
+//! spills (offline NVRTC). On the GPU: gpu_diff's `transpose.ph ... STORE_LINES=1` cases at ragged
 //! shapes, in f32, bf16 and f16.
 
 mod common;
@@ -143,37 +144,75 @@ fn odd_transpose_by_lines_snapshot() {
     insta::assert_snapshot!(e.source);
 }
 
-/// One 4-byte store a window (`ROWS` rows a warp, `(C + 62) / 32` windows a row, unrolled), no
-/// vector stores and no spills: r25's winner, a tile with fewer Y rows than warps (warps left
-/// idle), rows shorter than a line, and several tiles a block.
+/// The global stores of one window of `ph::transpose_store_lines` at window index `j` of a row
+/// segment of `c` elements, `per` elements a 128-byte line, on each of its two paths: (pair or
+/// element stores, edge stores). A tile inside the tensor's columns tests window j's first
+/// element only for j = 0 and its last only when per * (j + 1) > c, and a bound not tested
+/// leaves no edge store; a tile at the tensor's edge tests both in every window.
+fn window_stores(j: i64, c: i64, per: i64, two_byte: bool) -> (usize, usize) {
+    let edges = |tests: usize| if two_byte { tests } else { 0 };
+    let inside = usize::from(j == 0) + usize::from(per * (j + 1) > c);
+    (2, edges(inside) + edges(2))
+}
+
+/// What a thread's stores in the PTX must be at a point storing `rows` row segments of `c`
+/// elements: (pair or element stores, edge stores, distinct base registers). Each row segment's
+/// windows store at immediate offsets from one address, on each path.
+fn expected_stores(rows: i64, c: i64, two_byte: bool) -> (usize, usize, usize) {
+    let per = if two_byte { 64 } else { 32 };
+    let (mut whole, mut edges) = (0, 0);
+    for j in 0..(c + 2 * per - 2) / per {
+        let (w, e) = window_stores(j, c, per, two_byte);
+        whole += w;
+        edges += e;
+    }
+    let rows = rows as usize;
+    (rows * whole, rows * edges, 2 * rows)
+}
+
+/// The base register of a PTX store (`st.global.f32 \t[%rd10+128], %f36;` → `%rd10`).
+fn base(store: &str) -> &str {
+    let at = store.split('[').nth(1).unwrap_or("");
+    at.split(['+', ']']).next().unwrap_or("")
+}
+
+/// One 4-byte store a window on each of the two paths (a tile inside the tensor's columns, one
+/// at its edge), `ROWS` rows a warp, `(C + 62) / 32` windows a row, unrolled, each row's at
+/// immediate offsets from one address; no vector stores and no spills: r25's winner, a tile
+/// with fewer Y rows than warps (warps left idle), rows shorter than a line, and several tiles a
+/// block.
 #[test]
 fn line_stores_compile_to_one_store_a_window() {
-    // (pins, M, N, stores a thread)
+    // (pins, M, N, row segments a thread, their length C = TILE_R)
     let points = [
-        (WINNER, 8191, 8193, 2 * 5),
-        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", 77, 131, 5),
-        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67, 4 * 2),
+        (WINNER, 8191, 8193, 2, 128),
+        ("TILE_R=128 TILE_C=16 TILES=1 THREADS=1024", 77, 131, 1, 128),
+        ("TILE_R=16 TILE_C=16 TILES=1 THREADS=128", 35, 67, 4, 16),
         (
             "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
             130,
             94,
-            4 * 4 * 2,
+            4 * 4,
+            32,
         ),
-        ("TILE_R=64 TILE_C=32 TILES=1 THREADS=512", 1001, 3001, 2 * 3),
+        ("TILE_R=64 TILE_C=32 TILES=1 THREADS=512", 1001, 3001, 2, 64),
     ];
     let at: Vec<_> = (points.iter())
-        .map(|&(p, m, n, _)| (p, None, m, n))
+        .map(|&(p, m, n, ..)| (p, None, m, n))
         .collect();
     let Some(compiled) = line_store_ptx(&at) else {
         return;
     };
-    for ((entry, st), (.., stores)) in compiled.iter().zip(&points) {
-        assert_eq!(st.len(), *stores, "{entry}: stores {st:?}");
+    for ((entry, st), &(.., rows, c)) in compiled.iter().zip(&points) {
+        let (stores, edges, bases) = expected_stores(rows, c, false);
+        assert_eq!((st.len(), edges), (stores, 0), "{entry}: stores {st:?}");
         assert!(
             st.iter()
                 .all(|l| !l.contains(".v2.") && !l.contains(".v4.")),
             "{entry}: vector stores {st:?}"
         );
+        let distinct: std::collections::BTreeSet<_> = st.iter().map(|l| base(l)).collect();
+        assert_eq!(distinct.len(), bases, "{entry}: {st:?}");
     }
 }
 
@@ -298,52 +337,58 @@ fn unaligned_two_byte_rows_take_line_windows_at_store_lines_1() {
 }
 
 /// 2-byte elements: a window is one 4-byte store (the pair both inside the segment and the
-/// tensor; PTX `st.global.v2.u16`, one `STG.E`) and two 2-byte stores (a pair with one element
-/// outside), so a thread stores
-/// `rows a warp × windows a row` = ROWS × (C + 126) / 64 windows, three `st.global` each; no
-/// vector stores, no spills. r25's winner and tiles with idle warps, rows shorter than a line and
-/// several tiles a block, in bf16 and f16.
+/// tensor; PTX `st.global.v2.u16`, one `STG.E`) and a 2-byte store for each bound it tests (a
+/// pair with one element outside): at a tile inside the tensor's columns the middle windows test
+/// neither, the first window the first element and the last windows the last; at the tensor's
+/// edge every window tests both (`window_stores`). Each row's windows store at immediate
+/// offsets from one address; no vector stores, no spills. r25's winner and tiles with idle
+/// warps, rows shorter than a line and several tiles a block, in bf16 and f16.
 #[test]
 fn two_byte_line_stores_compile_to_a_pair_store_a_window() {
-    // (pins, types, M, N, windows a thread)
+    // (pins, types, M, N, row segments a thread, their length C = TILE_R)
     let points = [
-        (WINNER, "T=bf16", 8191, 8193, 2 * 3),
+        (WINNER, "T=bf16", 8191, 8193, 2, 128),
         (
             "TILE_R=128 TILE_C=16 TILES=1 THREADS=1024",
             "T=f16",
             77,
             131,
-            3,
+            1,
+            128,
         ),
         (
             "TILE_R=16 TILE_C=16 TILES=1 THREADS=128",
             "T=bf16",
             35,
             67,
-            4 * 2,
+            4,
+            16,
         ),
         (
             "TILE_R=32 TILE_C=32 TILES=4 THREADS=256 AHEAD=2",
             "T=f16",
             130,
             94,
-            4 * 4 * 2,
+            4 * 4,
+            32,
         ),
         (
             "TILE_R=64 TILE_C=64 TILES=1 THREADS=512",
             "T=bf16",
             1001,
             3001,
-            4 * 2,
+            4,
+            64,
         ),
     ];
     let at: Vec<_> = (points.iter())
-        .map(|&(p, t, m, n, _)| (p, Some(t), m, n))
+        .map(|&(p, t, m, n, ..)| (p, Some(t), m, n))
         .collect();
     let Some(compiled) = line_store_ptx(&at) else {
         return;
     };
-    for ((entry, st), (.., windows)) in compiled.iter().zip(&points) {
+    for ((entry, st), &(.., rows, c)) in compiled.iter().zip(&points) {
+        let (windows, edge_stores, bases) = expected_stores(rows, c, true);
         // A pair is 4 bytes, written as one 32-bit or one 2 x 16-bit vector store (one `STG.E`).
         let count = |forms: &[&str]| {
             (st.iter())
@@ -357,8 +402,10 @@ fn two_byte_line_stores_compile_to_a_pair_store_a_window() {
             "st.global.u32 ",
         ]);
         let edges = count(&["st.global.u16 ", "st.global.b16 "]);
-        assert_eq!(pairs, *windows, "{entry}: {st:?}");
-        assert_eq!(edges, 2 * windows, "{entry}: {st:?}");
-        assert_eq!(st.len(), 3 * windows, "{entry}: {st:?}");
+        assert_eq!(pairs, windows, "{entry}: {st:?}");
+        assert_eq!(edges, edge_stores, "{entry}: {st:?}");
+        assert_eq!(st.len(), windows + edge_stores, "{entry}: {st:?}");
+        let distinct: std::collections::BTreeSet<_> = st.iter().map(|l| base(l)).collect();
+        assert_eq!(distinct.len(), bases, "{entry}: {st:?}");
     }
 }
