@@ -10,13 +10,13 @@
 // STORE_LINES=1 (with VEC_COPY=0) stores such segments a warp a row, by windows on 128-byte
 // lines, so that only a segment's two end sectors are partial (r37c, r40; 2-byte T a pair a lane,
 // r43); at aligned sizes both knobs, and for 2-byte T VEC_COPY=1, emit VEC_COPY=0's code.
-// 256-row tiles only with STORE_LINES=1 and at most two tiles a block: their Y row segments are
-// 512 bytes in bf16, as f32's 128-row ones (r48).
+// 256-row tiles only with STORE_LINES=1, at most two tiles a block and 64 elements a thread: their
+// Y row segments are 512 bytes in bf16, as f32's 128-row ones (r48).
 @autotune(TILE_R in [16, 256], TILE_C in [16, 64], TILES in [1, 4], THREADS in [128, 1024], AHEAD in {1, 2}, VEC_COPY in {0, 1}, STORE_LINES in {0, 1})
 @where(TILE_R * TILE_C >= 2 * THREADS)
 @where(AHEAD == 1 || TILES >= 2)
 @where(STORE_LINES == 0 || VEC_COPY == 0)
-@where(TILE_R <= 128 || (STORE_LINES == 1 && TILES <= 2))
+@where(TILE_R <= 128 || (STORE_LINES == 1 && TILES <= 2 && TILE_R * TILE_C <= 64 * THREADS))
 @launch(THREADS)
 @grid(cdiv(M, TILE_R * TILES), cdiv(N, TILE_C))
 @bytes(2 * sizeof(T) * M * N)

@@ -8,6 +8,7 @@
 #   allbf16, allf32  bench/rowwise.py's whole bf16 or f32 table (issue 16's cases of that type)
 #   soft  bench/rowwise.py's softmax.ph rows in both types (NOTES r46)
 #   tr    bench/rowwise.py's transposes in both types (NOTES r47)
+#   trodd the same at 8191x8193 only (NOTES r48)
 # each table in $OUT/<part>.txt; the rows (<part>.json) and the tuner's records of every point
 # (<part>.tsv, every measurement) packed in $OUT/records.tgz (the device returns few files).
 #   bash bench/exp/s50_run.sh r44 row bf16 f32t
@@ -34,7 +35,8 @@ for part in "$@"; do
     allf32) args="--dtype f32" ;;
     soft) args="--only softmax" ;;
     tr) args="--only transpose" ;;
-    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32, soft, tr)" >&2; rc=2; continue ;;
+    trodd) args="--only transpose --shape 8191" ;;
+    *) echo "s50_run: unknown part $part (r44, row, bf16, f32t, allbf16, allf32, soft, tr, trodd)" >&2; rc=2; continue ;;
   esac
   mkdir -p "$out/$part"
   # shellcheck disable=SC2086
