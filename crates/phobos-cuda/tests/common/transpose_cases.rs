@@ -81,7 +81,7 @@ pub fn transpose_cases() -> Vec<Result<Case, String>> {
     // rows unaligned (windows not taken), tiles with fewer Y rows than warps, rows shorter than a
     // line, several tiles a block, one-row and one-column problems. 2-byte types (r43: a lane a
     // pair, one 4-byte store where both lie in the segment): the same, row shifts 0..63, and
-    // M ≡ 4 (mod 8) (rows aligned to 8 bytes only).
+    // M ≡ 4 (mod 8) (rows aligned to 8 bytes only). 256-row tiles in both types (r48).
     for (pins, types, m, n) in [
         (
             "TILE_R=128 TILE_C=64 TILES=1 THREADS=1024",
@@ -160,6 +160,14 @@ pub fn transpose_cases() -> Vec<Result<Case, String>> {
             3,
             1,
         ),
+        // 256-row tiles (r48), two a block: a tile inside Y's columns and one at its edge.
+        (
+            "TILE_R=256 TILE_C=64 TILES=2 THREADS=1024 AHEAD=2",
+            Some("T=bf16"),
+            601,
+            77,
+        ),
+        ("TILE_R=256 TILE_C=32 TILES=1 THREADS=512", None, 601, 77),
     ] {
         cases.push(example_case(
             "transpose.ph",
