@@ -276,8 +276,8 @@ __device__ __forceinline__ void line_window(S* p, const T* q, int c, int lo, int
 // The rows of `transpose_store_lines` warp `warp` stores. INSIDE: the tile's columns all lie in
 // the tensor (lo = 0, hi = C, block-uniform). Window j then covers PER * j - sh .. PER * j - sh +
 // PER - 1 with 0 <= sh < PER: past column 0 when j >= 1, before column C when PER * (j + 1) <= C,
-// so the windows between store with no test, each a fixed offset from the row's first (bench/
-// NOTES.md r47).
+// so the windows between store with no test, each a fixed offset from the row's first
+// (bench/NOTES.md r47).
 template <bool INSIDE, class Lout, class S, class T, int LD>
 __device__ __forceinline__ void line_rows(const Region<S>& g, const T* buf, int warp, int lane, int lo, int hi) {
   constexpr int R = Lout::R, C = Lout::C, WARPS = Lout::THREADS / 32;
