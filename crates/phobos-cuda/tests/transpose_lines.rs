@@ -144,30 +144,28 @@ fn odd_transpose_by_lines_snapshot() {
     insta::assert_snapshot!(e.source);
 }
 
-/// The global stores of one window of `ph::transpose_store_lines` at window index `j` of a row
-/// segment of `c` elements, `per` elements a 128-byte line, on each of its two paths: (pair or
-/// element stores, edge stores). A tile inside the tensor's columns tests window j's first
-/// element only for j = 0 and its last only when per * (j + 1) > c, and a bound not tested
-/// leaves no edge store; a tile at the tensor's edge tests both in every window.
-fn window_stores(j: i64, c: i64, per: i64, two_byte: bool) -> (usize, usize) {
-    let edges = |tests: usize| if two_byte { tests } else { 0 };
-    let inside = usize::from(j == 0) + usize::from(per * (j + 1) > c);
-    (2, edges(inside) + edges(2))
+/// The 2-byte edge stores of window `j` of a row segment of `c` elements (`per` elements a
+/// 128-byte line), over both paths: a tile inside the tensor's columns tests the window's first
+/// element only for j = 0 and its last only when per * (j + 1) > c, an edge store for each test;
+/// a tile at the tensor's edge tests both in every window.
+fn window_edge_stores(j: i64, c: i64, per: i64) -> usize {
+    usize::from(j == 0) + usize::from(per * (j + 1) > c) + 2
 }
 
 /// What a thread's stores in the PTX must be at a point storing `rows` row segments of `c`
-/// elements: (pair or element stores, edge stores, distinct base registers). Each row segment's
-/// windows store at immediate offsets from one address, on each path.
+/// elements: (pair or element stores, edge stores, distinct base registers). Each window is one
+/// pair or element store on each of the two paths, and each row segment's windows store at
+/// immediate offsets from one address, on each path.
 fn expected_stores(rows: i64, c: i64, two_byte: bool) -> (usize, usize, usize) {
     let per = if two_byte { 64 } else { 32 };
-    let (mut whole, mut edges) = (0, 0);
-    for j in 0..(c + 2 * per - 2) / per {
-        let (w, e) = window_stores(j, c, per, two_byte);
-        whole += w;
-        edges += e;
-    }
+    let windows = (c + 2 * per - 2) / per;
+    let edges: usize = if two_byte {
+        (0..windows).map(|j| window_edge_stores(j, c, per)).sum()
+    } else {
+        0
+    };
     let rows = rows as usize;
-    (rows * whole, rows * edges, 2 * rows)
+    (rows * 2 * windows as usize, rows * edges, 2 * rows)
 }
 
 /// The base register of a PTX store (`st.global.f32 \t[%rd10+128], %f36;` → `%rd10`).
@@ -340,7 +338,7 @@ fn unaligned_two_byte_rows_take_line_windows_at_store_lines_1() {
 /// tensor; PTX `st.global.v2.u16`, one `STG.E`) and a 2-byte store for each bound it tests (a
 /// pair with one element outside): at a tile inside the tensor's columns the middle windows test
 /// neither, the first window the first element and the last windows the last; at the tensor's
-/// edge every window tests both (`window_stores`). Each row's windows store at immediate
+/// edge every window tests both (`window_edge_stores`). Each row's windows store at immediate
 /// offsets from one address; no vector stores, no spills. r25's winner and tiles with idle
 /// warps, rows shorter than a line and several tiles a block, in bf16 and f16.
 #[test]
