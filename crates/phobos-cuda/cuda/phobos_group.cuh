@@ -40,8 +40,7 @@ __device__ __forceinline__ void load_group(const Region<S>& g, int tid, int j,
       V x = src[w];
       memcpy(reinterpret_cast<unsigned char*>(s) + w * W, &x, W);
     }
-#pragma unroll
-    for (int v = 0; v < L::VEC; ++v) out[v] = Reg<S>::load(s[v]);
+    load_elems<S, L::VEC>(s, out);
   } else {
 #pragma unroll
     for (int v = 0; v < L::VEC; ++v)
@@ -105,10 +104,7 @@ __device__ __forceinline__ GroupRaw<L, S> load_group_raw(const Region<S>& g, int
 // The registers of a packed group.
 template <class L, class S>
 __device__ __forceinline__ void unpack_group(const GroupRaw<L, S>& x, typename Reg<S>::T (&out)[L::VEC]) {
-  typename Bare<S>::T s[L::VEC];
-  memcpy(s, x.v, GroupRaw<L, S>::BYTES);
-#pragma unroll
-  for (int v = 0; v < L::VEC; ++v) out[v] = Reg<S>::load(s[v]);
+  load_elems<S, L::VEC>(x.v, out);
 }
 
 }  // namespace ph

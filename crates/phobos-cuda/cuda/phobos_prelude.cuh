@@ -136,8 +136,32 @@ template <> struct Reg<f8e5m2> {
   __device__ static f8e5m2 store(float t) { return f8e5m2{f32_to_e5m2(t)}; }
 };
 template <class S> struct Reg<const S> : Reg<S> {};
+
 template <class S> struct Bare { typedef S T; };
 template <class S> struct Bare<const S> { typedef S T; };
+template <class S> struct IsBf16 { static constexpr bool value = false; };
+template <> struct IsBf16<bf16> { static constexpr bool value = true; };
+// The registers of VEC consecutive elements of S read whole (a vector group's bytes at `raw`):
+// Reg<S>::load each. bf16 pairs by their 32-bit words, the low element shifted up and the high
+// one masked in place (one instruction each, where the element-wise form extracts the high
+// half and then shifts it: bench/NOTES.md r49); the same values.
+template <class S, int VEC> __device__ __forceinline__ void load_elems(const void* raw, typename Reg<S>::T (&out)[VEC]) {
+  typedef typename Bare<S>::T B;
+  if constexpr (IsBf16<B>::value && VEC % 2 == 0) {
+    unsigned w[VEC / 2];
+    memcpy(w, raw, sizeof(w));
+#pragma unroll
+    for (int u = 0; u < VEC / 2; ++u) {
+      out[2 * u] = __uint_as_float(w[u] << 16);
+      out[2 * u + 1] = __uint_as_float(w[u] & 0xffff0000u);
+    }
+  } else {
+    B s[VEC];
+    memcpy(s, raw, sizeof(s));
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) out[v] = Reg<S>::load(s[v]);
+  }
+}
 
 // ---- scalar arithmetic with the IR's semantics ---------------------------------------------------
 // Signed integers wrap (computed in unsigned: signed overflow is undefined in C++); division
@@ -374,6 +398,34 @@ template <int R, int C, int T, int V> struct ColRel<Blocked<R, C, T, V>> {
   }
 };
 template <class L> __device__ __forceinline__ int col_rel(int i) { return ColRel<L>::at(i); }
+
+// The least and greatest column and row among this thread's registers of a blocked layout whose
+// register step divides a row or a row divides it: the thread's first register's plus constants
+// (thread 0's offsets), for the per-thread mask tests (plan/masks.rs, MaskScope::Thread).
+// Padding registers (rows past R) count too: the test only gets stricter.
+template <class L> struct ThreadSpan;
+template <int R, int C, int T, int V> struct ThreadSpan<Blocked<R, C, T, V>> {
+  typedef Blocked<R, C, T, V> L;
+  static_assert(C % (T * V) == 0 || (T * V) % C == 0, "per-thread mask tests need constant register offsets");
+  // The least (HIGH false) or greatest offset of a register's column (COL) or row from register 0's.
+  template <bool COL, bool HIGH> __device__ static int offset() {
+    int r0, c0;
+    L::coord(0, 0, r0, c0);
+    int m = 0;
+#pragma unroll
+    for (int i = 0; i < L::N; ++i) {
+      int r, c;
+      L::coord(0, i, r, c);
+      const int d = COL ? c - c0 : r - r0;
+      m = HIGH ? (d > m ? d : m) : (d < m ? d : m);
+    }
+    return m;
+  }
+  __device__ static int col_lo() { return col_of<L>(0) + offset<true, false>(); }
+  __device__ static int col_hi() { return col_of<L>(0) + offset<true, true>(); }
+  __device__ static int row_lo() { return row_of<L>(0) + offset<false, false>(); }
+  __device__ static int row_hi() { return row_of<L>(0) + offset<false, true>(); }
+};
 
 // The scratch area of dynamic shared memory for conversions, broadcasts, reductions; BYTES is its
 // size, so every user checks at compile time that it fits.

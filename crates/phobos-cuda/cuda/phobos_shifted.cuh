@@ -25,10 +25,15 @@ __device__ __forceinline__ void unpack_shifted(const uint4& lo, const uint4& hi,
 #pragma unroll
   for (int e = 0; e < L::VEC; ++e) {
     const int k = SH + e;
-    const unsigned short bits = (unsigned short)((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xffffu));
-    typename Bare<S>::T x;
-    memcpy(&x, &bits, 2);
-    out[e] = Reg<S>::load(x);
+    if constexpr (IsBf16<typename Bare<S>::T>::value) {
+      // The half in place: masked (high) or shifted up (low), one instruction (load_elems).
+      out[e] = __uint_as_float((k & 1) ? (w[k >> 1] & 0xffff0000u) : (w[k >> 1] << 16));
+    } else {
+      const unsigned short bits = (unsigned short)((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xffffu));
+      typename Bare<S>::T x;
+      memcpy(&x, &bits, 2);
+      out[e] = Reg<S>::load(x);
+    }
   }
 }
 
@@ -391,10 +396,10 @@ __device__ Tile<typename Reg<S>::T, L> load_tile_shifted(const Region<S>& g) {
       const int i = j * L::VEC;
       if (whole[j]) {
         const uint4 v = shift_group(lo[j], hi[j], sh[j]);
-        typename Bare<S>::T s[L::VEC];
-        memcpy(s, &v, 16);
+        T e8[L::VEC];
+        load_elems<S, L::VEC>(&v, e8);
 #pragma unroll
-        for (int e = 0; e < L::VEC; ++e) t.v[i + e] = Reg<S>::load(s[e]);
+        for (int e = 0; e < L::VEC; ++e) t.v[i + e] = e8[e];
       } else {
         int r, c;
         L::coord(tid, i, r, c);

@@ -40,11 +40,12 @@ pub use gemm_fast::{
 pub use gemm_split::{NoClusterSplit, NoSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
-    MaskRecord, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist, NoPingPong, NoProducer,
-    NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoTmaStore, NoWgmma, Overlap, Persist,
-    PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord, Schedule,
-    StagedRow, SumExpRecord, TensorDot, TmaStore, Walk, WgOperand, WgmmaForm, PINGPONG_BARRIER,
+    reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, IndexAxis, KeptA,
+    LoopRecord, MaskRecord, MaskScope, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist,
+    NoPingPong, NoProducer, NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoTmaStore, NoWgmma,
+    Overlap, Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord,
+    RowsAheadRecord, Schedule, StagedRow, SumExpRecord, TensorDot, TmaStore, Walk, WgOperand,
+    WgmmaForm, PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

@@ -1,13 +1,13 @@
 //! Masks skipped on the tiles that need none (plan/masks.rs): which `where` statements the plan
-//! puts under a block-uniform test (typed records, rendered among the notes), the code each form
-//! emits, and, on a GPU, attention at ragged N and causal (both paths of each test taken)
-//! against the interpreter.
+//! puts under a block-uniform test in loops and a per-thread test outside them (typed records,
+//! rendered among the notes), the code each form emits, and, on a GPU, attention at ragged N and
+//! causal (both paths of each test taken) against the interpreter.
 
 mod common;
 
 use common::gpu_run::run_on_gpu;
 use common::mma_cases::typed_cases_of;
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, MaskRecord};
+use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, IndexAxis, MaskRecord, MaskScope};
 use phobos_ir::{BinOp, ExprKind, Kernel};
 use phobos_syntax::SourceFile;
 
@@ -140,9 +140,98 @@ fn masks_that_are_not_index_comparisons_stay_per_element() {
         let e = emit(&kernel_text(body));
         assert!(e.masks.is_empty(), "{body}: {:?}", e.masks);
     }
-    // Outside a loop a mask runs once: left as it is.
+    // A store's `where` is no assignment: no record.
     let e = emit(&load(
-        "@launch(128)\n@grid(cdiv(N, 128))\nkernel once(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  let c = ctx.block.x * 128\n  let cols = c + arange(128)\n  Y[c :+ 128] = where(cols < N, X[c :+ 128], 0.0)\n  let y = where(cols < N, X[c :+ 128], 1.0)\n  Y[c :+ 128] = y\n}\n",
+        "@launch(128)\n@grid(cdiv(N, 128))\nkernel once(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  let c = ctx.block.x * 128\n  let cols = c + arange(128)\n  Y[c :+ 128] = where(cols < N, X[c :+ 128], 0.0)\n}\n",
+    ));
+    assert!(e.masks.is_empty(), "{:?}", e.masks);
+}
+
+/// A kernel outside any loop: `let y = <value>` over a `[R, C]` tile at `threads` threads.
+fn once(threads: u32, r: i64, c: i64, value: &str) -> Kernel {
+    load(&format!(
+        "@launch({threads})\n@grid(cdiv(N, {c}))\nkernel once(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {{\n  let c = ctx.block.x * {c}\n  let cols = c + arange({c})\n  let rows = arange({r})[:, None]\n  let x = X[0 :+ {r}, c :+ {c}]\n  let y = {value}\n  Y[0 :+ {r}, c :+ {c}] = y\n}}\n"
+    ))
+}
+
+/// Outside loops a mask runs once over a tile that may reach past the tensor: each thread
+/// tests the extremes of the elements it holds (`ph::ThreadSpan`), takes the unmasked value,
+/// and only the threads holding an element the test cannot vouch for run the select, in place.
+#[test]
+fn outside_loops_each_thread_tests_its_own_elements() {
+    let k = once(128, 4, 128, "where(cols < N && rows < M, x, 1.0)");
+    let e = emit(&k);
+    assert_eq!(e.masks.len(), 1, "{:?}", e.masks);
+    let r = &e.masks[0];
+    assert_eq!(r.scope, MaskScope::Thread);
+    assert!(!r.keeps_local);
+    assert_eq!(k.locals[r.local].name, "y");
+    assert_eq!(
+        bounds(&k, r),
+        vec![
+            ("c".into(), 127, BinOp::Lt, "N".into(), 0),
+            ("".into(), 3, BinOp::Lt, "M".into(), 0),
+        ]
+    );
+    let axes: Vec<_> = r.bounds.iter().map(|b| b.lhs.axis).collect();
+    assert_eq!(axes, vec![Some(IndexAxis::Cols), Some(IndexAxis::Rows)]);
+    assert!(e.notes.contains(&r.to_string()), "{:?}", e.notes);
+    assert!(
+        r.to_string()
+            .ends_with("in the threads whose every element has c + col < N && row < M"),
+        "{r}"
+    );
+    let alias = e
+        .source
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("using ")?
+                .split_once(" = ph::Blocked<4, 128,")
+        })
+        .map(|(a, _)| a.to_string())
+        .unwrap_or_else(|| panic!("{}", e.source));
+    // The unmasked value first, then the test and the select in place.
+    let test = format!(
+        "if (!(((long long)(c) + (long long)ph::ThreadSpan<{alias}>::col_hi()) < (long long)(N) && ((long long)(c) + 127LL) <= 2147483647LL && (long long)ph::ThreadSpan<{alias}>::row_hi() < (long long)(M))) {{"
+    );
+    let at = e
+        .source
+        .find(&test)
+        .unwrap_or_else(|| panic!("{test}\n{}", e.source));
+    let before = &e.source[..at];
+    assert!(before.trim_end().ends_with("y = x;"), "{}", e.source);
+    let after = &e.source[at..];
+    assert!(after.contains(") y.v[ph_i] = 1.0f;\n  }"), "{}", e.source);
+
+    // `y = where(cond, y, ..)` (the local kept) runs only the guarded select.
+    let k = load(
+        "@launch(128)\n@grid(cdiv(N, 128))\nkernel keep(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  let c = ctx.block.x * 128\n  var y = X[c :+ 128]\n  y = where(c + arange(128) < N, y, 0.0)\n  Y[c :+ 128] = y\n}\n",
+    );
+    let e = emit(&k);
+    assert_eq!(e.masks.len(), 1, "{:?}", e.masks);
+    assert!(e.masks[0].keeps_local);
+    assert_eq!(e.masks[0].scope, MaskScope::Thread);
+}
+
+/// No per-thread record where the thread extremes are not constants of the layout, where the
+/// index tile's axis is lost, or where the select in place would read the local it writes.
+#[test]
+fn per_thread_masks_need_constant_offsets_and_an_unread_local() {
+    // A 40-column tile at 128 threads: the register step neither divides a row nor a row it.
+    let e = emit(&once(128, 4, 40, "where(cols < N, x, 1.0)"));
+    assert!(e.masks.is_empty(), "{:?}", e.masks);
+    // The masked value reads the local.
+    let k = load(
+        "@launch(128)\n@grid(cdiv(N, 128))\nkernel self_read(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  let c = ctx.block.x * 128\n  var y = X[c :+ 128]\n  y = where(c + arange(128) < N, y + 1.0, y)\n  Y[c :+ 128] = y\n}\n",
+    );
+    let e = emit(&k);
+    assert!(e.masks.is_empty(), "{:?}", e.masks);
+    // An arange reshaped to a tile of another shape: its elements' places are not an axis.
+    let e = emit(&once(
+        128,
+        4,
+        32,
+        "where(reshape(arange(128), [4, 32]) < N, x, 1.0)",
     ));
     assert!(e.masks.is_empty(), "{:?}", e.masks);
 }
@@ -239,6 +328,92 @@ fn gpu_masked_attention_matches_interpreter() {
     let gpu = phobos_gpu::Gpu::new(0).expect("a CUDA device");
     let mut errors = Vec::new();
     for c in &masked_attention_cases() {
+        if let Err(e) = run_on_gpu(&gpu, c) {
+            errors.push(format!("{}: {e}", c.label));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The per-thread masks at ragged shapes, so that in each launch some threads pass their test
+/// and some run the select: a `[4, 128]` tile masked by columns and rows (3 rows: a warp of
+/// each block holds only the padding row; 300 columns: the last block's threads straddle N),
+/// the local kept (`y = where(.., y, ..)`), and a 2-row tile of 256 columns in bf16 (the
+/// masked value -inf, as softmax.ph's).
+fn thread_mask_cases() -> Vec<common::cases::Case> {
+    let texts = [
+        (
+            "thread masks: cols and rows",
+            "@launch(128)\n@grid(cdiv(N, 128))\nkernel once(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {\n  let c = ctx.block.x * 128\n  let cols = c + arange(128)\n  let rows = arange(4)[:, None]\n  let x = X[0 :+ 4, c :+ 128]\n  let y = where(cols < N && rows < M, x, 1.0)\n  Y[0 :+ 4, c :+ 128] = y + 1.0\n}\n",
+            vec![("M", 3), ("N", 300)],
+        ),
+        (
+            "thread masks: the local kept",
+            "@launch(128)\n@grid(cdiv(N, 512))\nkernel keep(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  let c = ctx.block.x * 512\n  var y = X[c :+ 512] * 2.0\n  y = where(c + arange(512) < N - 3, y, 5.0)\n  Y[c :+ 512] = y\n}\n",
+            vec![("N", 1301)],
+        ),
+        (
+            "thread masks: bf16 rows",
+            "@launch(64)\n@grid(cdiv(M, 2))\nkernel rows(X: tensor<bf16>[M, N], Y: tensor<f32>[M, N]) {\n  let r = ctx.block.x * 2\n  let x = where(arange(256) < N, f32(X[r :+ 2, 0 :+ 256]), -inf)\n  Y[r :+ 2, 0 :+ 256] = exp2(x - rowmax(x))\n}\n",
+            vec![("M", 5), ("N", 201)],
+        ),
+    ];
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, text, dims))| {
+            let k = load(text);
+            assert_eq!(
+                emit(&k)
+                    .masks
+                    .iter()
+                    .filter(|m| m.scope == MaskScope::Thread)
+                    .count(),
+                1,
+                "{label}"
+            );
+            let dims: Vec<(String, i64)> = dims.iter().map(|(d, v)| (d.to_string(), *v)).collect();
+            common::cases::build(
+                label.to_string(),
+                k,
+                SourceFile::new("t.ph", text),
+                &dims,
+                41 + i as u64,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect()
+}
+
+#[test]
+fn thread_mask_cases_build_offline() {
+    let cases = thread_mask_cases();
+    assert_eq!(cases.len(), 3);
+    let jobs: Vec<_> = (cases.iter())
+        .map(|c| {
+            (
+                c.emitted.source.clone(),
+                common::compile_options(&c.emitted),
+            )
+        })
+        .collect();
+    let Some(results) = common::compile_or_skip(&jobs, 2) else {
+        return;
+    };
+    for (c, r) in cases.iter().zip(&results) {
+        if let Err(e) = r {
+            panic!("{}: {}\n{}", c.label, e.summary(), e.log);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_thread_masks_match_interpreter() {
+    let gpu = phobos_gpu::Gpu::new(0).expect("a CUDA device");
+    let mut errors = Vec::new();
+    for c in &thread_mask_cases() {
         if let Err(e) = run_on_gpu(&gpu, c) {
             errors.push(format!("{}: {e}", c.label));
         }

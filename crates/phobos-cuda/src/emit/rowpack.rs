@@ -97,17 +97,17 @@ impl<'k> Emitter<'k> {
         ))))
     }
 
-    /// At `PACK=3`, the value a store of `value` into `tensor` takes: `e` for `T(e)` of an f32
-    /// `e` when `T` is the tensor's bf16 or f16 element type (the store rounds `e` to `T` itself,
-    /// the same value); `value` otherwise.
+    /// The value a store of `value` into `tensor` takes: `e` for `T(e)` of an f32 `e` when `T`
+    /// is the tensor's bf16 or f16 element type (the store rounds `e` to `T` itself, to nearest
+    /// even as the cast does, so the stored bits are the same; the cast's round trip through `T`
+    /// cost two instructions an element, bench/NOTES.md r49); `value` otherwise.
     pub(crate) fn store_rounds<'e>(&self, tensor: ParamId, value: &'e Expr) -> &'e Expr {
         let ParamKind::Tensor { dtype, .. } = &self.k.params[tensor].kind else {
             return value;
         };
         match &value.kind {
             ExprKind::Cast(inner)
-                if self.lean_elements()
-                    && matches!(dtype, DType::BF16 | DType::F16)
+                if matches!(dtype, DType::BF16 | DType::F16)
                     && value.ty.dtype() == *dtype
                     && inner.ty.dtype() == DType::F32 =>
             {

@@ -41,7 +41,7 @@ mod sum_exp;
 mod tma_store;
 pub use cluster::{cluster_blocker, NoCluster, NoProducerLoop};
 use dots::{a_operand_layouts, dot_records, resident_operands};
-pub use masks::{Bound, Extent, MaskRecord};
+pub use masks::{Bound, Extent, IndexAxis, MaskRecord, MaskScope};
 pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
 pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
@@ -383,10 +383,8 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
     let maps = producer::producer_maps(k, target, &loops, tma.len());
     tma.extend(maps);
     notes.extend(loops.iter().map(LoopRecord::to_string));
-    let masks = masks::mask_records(k);
-    notes.extend(masks.iter().map(MaskRecord::to_string));
+    let mut masks = masks::mask_records(k, &layouts);
     let row_smem = row_smem::row_smem_records(k, target, &layouts);
-    notes.extend(row_smem.values().map(RowSmemRecord::to_string));
     let remapped = persistent
         || group_m > 1
         || cluster > 1
@@ -394,6 +392,18 @@ pub fn plan(k: &Kernel, policy: GemmPolicy, target: &Target, extra_warp: Option<
         || extra_warp.is_some()
         || (loops.iter()).any(|r| matches!(&r.overlap, Ok(o) if o.persist.is_ok()));
     let rows_ahead = rows_ahead::rows_ahead(k, target, &layouts, &row_smem, remapped);
+    // A row landed a row ahead, staged in shared memory or held as a dot operand there is
+    // assigned by its own form, which writes its mask itself: no per-thread record for it.
+    let landed = (rows_ahead.iter())
+        .filter_map(|r| r.ahead.as_ref().ok())
+        .map(|a| a.local);
+    let own_form: BTreeSet<LocalId> = (resident.iter().copied())
+        .chain(row_smem.keys().copied())
+        .chain(landed)
+        .collect();
+    masks.retain(|m| m.scope == MaskScope::Block || !own_form.contains(&m.local));
+    notes.extend(masks.iter().map(MaskRecord::to_string));
+    notes.extend(row_smem.values().map(RowSmemRecord::to_string));
     notes.extend(rows_ahead.iter().map(RowsAheadRecord::to_string));
     let mut decl_inline = BTreeMap::new();
     for l in 0..k.locals.len() {
