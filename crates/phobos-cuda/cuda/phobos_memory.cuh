@@ -111,10 +111,12 @@ template <class L, int EV, class S> __device__ Tile<typename Reg<S>::T, L> load_
     for (int j = 0; j < G; ++j) {
       const int i = j * L::VEC;
       if (whole[j] || whole_tile) {
-        T e[L::VEC];
-        load_elems<S, L::VEC>(raw[j], e);
+        // Element by element (not `load_elems`'s words): the compiler can keep a group packed
+        // until its use, which the norms' 64-register points need (bench/NOTES.md r49).
+        typename Bare<S>::T s[L::VEC];
+        memcpy(s, raw[j], BYTES);
 #pragma unroll
-        for (int v = 0; v < L::VEC; ++v) t.v[i + v] = e[v];
+        for (int v = 0; v < L::VEC; ++v) t.v[i + v] = Reg<S>::load(s[v]);
       } else {
         int r, c;
         L::coord(tid, i, r, c);
