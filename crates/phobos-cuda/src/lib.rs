@@ -34,18 +34,19 @@ pub mod mainloop;
 pub mod names;
 mod plan;
 pub mod row_split;
+pub use emit::columns::Axis;
 pub use gemm_fast::{
     BIssue, CopyIssuer, NoClusterLoop, NoMainLoop, Pipeline, Release, SharedOperand,
 };
 pub use gemm_split::{NoClusterSplit, NoSplit, SplitRecord, SplitReduce};
 pub use mainloop::GemmRecord;
 pub use plan::{
-    reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, IndexAxis, KeptA,
-    LoopRecord, MaskRecord, MaskScope, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist,
-    NoPingPong, NoProducer, NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoTmaStore, NoWgmma,
-    Overlap, Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord,
-    RowsAheadRecord, Schedule, StagedRow, SumExpRecord, TensorDot, TmaStore, Walk, WgOperand,
-    WgmmaForm, PINGPONG_BARRIER,
+    reg_split, AheadForm, AheadRow, Blocker, Bound, DotRecord, Extent, KeptA, LoopRecord,
+    MaskRecord, MaskScope, MmaInstr, MmaType, NoCluster, NoMma, NoOverlap, NoPersist, NoPingPong,
+    NoProducer, NoProducerLoop, NoRing, NoRowSmem, NoRowsAhead, NoTmaStore, NoWgmma, Overlap,
+    Persist, PingPong, Producer, QByProducer, RegSplit, Ring, RowSmemRecord, RowsAheadRecord,
+    Schedule, StagedRow, SumExpRecord, TensorDot, TmaStore, Walk, WgOperand, WgmmaForm,
+    PINGPONG_BARRIER,
 };
 pub mod specialize;
 pub mod target;

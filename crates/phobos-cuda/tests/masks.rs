@@ -7,7 +7,7 @@ mod common;
 
 use common::gpu_run::run_on_gpu;
 use common::mma_cases::typed_cases_of;
-use phobos_cuda::{emit_for_arch, EmitOptions, Emitted, IndexAxis, MaskRecord, MaskScope};
+use phobos_cuda::{emit_for_arch, Axis, EmitOptions, Emitted, MaskRecord, MaskScope};
 use phobos_ir::{BinOp, ExprKind, Kernel};
 use phobos_syntax::SourceFile;
 
@@ -174,7 +174,7 @@ fn outside_loops_each_thread_tests_its_own_elements() {
         ]
     );
     let axes: Vec<_> = r.bounds.iter().map(|b| b.lhs.axis).collect();
-    assert_eq!(axes, vec![Some(IndexAxis::Cols), Some(IndexAxis::Rows)]);
+    assert_eq!(axes, vec![Some(Axis::Cols), Some(Axis::Rows)]);
     assert!(e.notes.contains(&r.to_string()), "{:?}", e.notes);
     assert!(
         r.to_string()

@@ -7,9 +7,9 @@
 use phobos_ir::{Ctx, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind, Ty};
 use std::collections::BTreeMap;
 
-/// Which index a tile is a function of.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Axis {
+/// Which index a tile is a function of (also where a mask's index tile runs: `Extent::axis`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
     /// `[1, C]` (or `[C]`) of the column index: leaves `arange(C)`.
     Cols,
     /// `[R, 1]` of the row index: leaves `arange(R)[:, None]` (a reshape of an arange).

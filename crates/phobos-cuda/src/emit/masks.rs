@@ -2,8 +2,9 @@
 //! tiles whose every element passes the condition skip the per-element select.
 
 use super::{Emitter, Result};
+use crate::emit::columns::Axis;
 use crate::layout::Layout;
-use crate::plan::{Extent, IndexAxis, MaskRecord, MaskScope};
+use crate::plan::{Extent, MaskRecord, MaskScope};
 use phobos_ir::{BinOp, Expr, ExprKind};
 
 impl<'k> Emitter<'k> {
@@ -98,8 +99,8 @@ impl<'k> Emitter<'k> {
     /// A side's greatest (`high`) or least element over this thread's registers, in 64 bits.
     fn thread_extreme(&mut self, x: &Extent, high: bool, alias: &str) -> Result<String> {
         let index = match (x.axis, x.span > 0) {
-            (Some(IndexAxis::Cols), true) => Some(if high { "col_hi" } else { "col_lo" }),
-            (Some(IndexAxis::Rows), true) => Some(if high { "row_hi" } else { "row_lo" }),
+            (Some(Axis::Cols), true) => Some(if high { "col_hi" } else { "col_lo" }),
+            (Some(Axis::Rows), true) => Some(if high { "row_hi" } else { "row_lo" }),
             _ => None,
         };
         let index = index.map(|f| format!("(long long)ph::ThreadSpan<{alias}>::{f}()"));

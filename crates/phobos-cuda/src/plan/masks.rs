@@ -38,14 +38,7 @@ pub struct Extent {
     pub span: i64,
     /// Where the index part runs in the tile: along its columns (`arange(n)`, `[1, n]`), its
     /// rows (`arange(n)[:, None]`), or None for a scalar or a reshape that is neither.
-    pub axis: Option<IndexAxis>,
-}
-
-/// The tile axis an index tile runs along.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IndexAxis {
-    Cols,
-    Rows,
+    pub axis: Option<Axis>,
 }
 
 /// Who decides that a mask is skipped.
@@ -246,7 +239,7 @@ fn extent(k: &Kernel, e: &Expr, defs: &BTreeMap<LocalId, Expr>) -> Option<Extent
         ExprKind::Arange(n) => Some(Extent {
             base: None,
             span: n - 1,
-            axis: Some(IndexAxis::Cols),
+            axis: Some(Axis::Cols),
         }),
         // `arange(n)[:, None]` runs along the rows; `[n]` to `[1, n]` and broadcasts keep the
         // axis; another reshape keeps the elements but not where they sit.
@@ -254,7 +247,7 @@ fn extent(k: &Kernel, e: &Expr, defs: &BTreeMap<LocalId, Expr>) -> Option<Extent
             let x = extent(k, a, defs)?;
             let shape = e.ty.shape().unwrap_or(&[]);
             let axis = if is_row_index(e, a) {
-                Some(IndexAxis::Rows)
+                Some(Axis::Rows)
             } else if a.ty.shape().unwrap_or(&[]).len() == 1 && shape.len() == 2 && shape[0] == 1 {
                 x.axis
             } else {
@@ -358,8 +351,8 @@ impl fmt::Display for MaskRecord {
             // The condition on each element, by its column or row.
             let side = |x: &Extent| {
                 let index = match x.axis {
-                    Some(IndexAxis::Cols) if x.span > 0 => Some("col"),
-                    Some(IndexAxis::Rows) if x.span > 0 => Some("row"),
+                    Some(Axis::Cols) if x.span > 0 => Some("col"),
+                    Some(Axis::Rows) if x.span > 0 => Some("row"),
                     _ => None,
                 };
                 match (&x.base, index) {

@@ -41,7 +41,7 @@ mod sum_exp;
 mod tma_store;
 pub use cluster::{cluster_blocker, NoCluster, NoProducerLoop};
 use dots::{a_operand_layouts, dot_records, resident_operands};
-pub use masks::{Bound, Extent, IndexAxis, MaskRecord, MaskScope};
+pub use masks::{Bound, Extent, MaskRecord, MaskScope};
 pub use overlap::{KeptA, LoopRecord, NoOverlap, Overlap};
 pub use persist::{NoPersist, Persist, QByProducer, Walk};
 use phobos_ir::{BinOp, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind};
