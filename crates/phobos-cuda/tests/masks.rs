@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::gpu_run::run_on_gpu;
+use common::gpu_run::run_all;
 use common::mma_cases::typed_cases_of;
 use phobos_cuda::{emit_for_arch, Axis, EmitOptions, Emitted, MaskRecord, MaskScope};
 use phobos_ir::{BinOp, ExprKind, Kernel};
@@ -306,32 +306,26 @@ fn masked_attention_cases_build_offline() {
         );
     }
     // Each compiles (NVRTC, as the GPU would get it), when NVRTC is here.
-    let jobs: Vec<_> = (cases.iter())
-        .map(|c| {
-            let opts = common::compile_options(&c.emitted);
-            (c.emitted.source.clone(), opts)
-        })
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
-        return;
-    };
-    for (c, r) in cases.iter().zip(&results) {
-        if let Err(e) = r {
-            panic!("{}: {}\n{}", c.label, e.summary(), e.log);
-        }
-    }
+    compiles(&cases);
+}
+
+/// Compiles every case's kernel with NVRTC (a compile error panics with its label), when NVRTC
+/// is here.
+fn compiles(cases: &[common::cases::Case]) {
+    let emitted: Vec<_> = cases.iter().map(|c| c.emitted.clone()).collect();
+    let labels: Vec<_> = cases.iter().map(|c| c.label.clone()).collect();
+    common::compiled(&emitted, &labels);
 }
 
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_masked_attention_matches_interpreter() {
     let gpu = phobos_gpu::Gpu::new(0).expect("a CUDA device");
-    let mut errors = Vec::new();
-    for c in &masked_attention_cases() {
-        if let Err(e) = run_on_gpu(&gpu, c) {
-            errors.push(format!("{}: {e}", c.label));
-        }
-    }
+    let errors = run_all(
+        &gpu,
+        &masked_attention_cases(),
+        &phobos_ir::walk::output_tolerance,
+    );
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
@@ -390,33 +384,17 @@ fn thread_mask_cases() -> Vec<common::cases::Case> {
 fn thread_mask_cases_build_offline() {
     let cases = thread_mask_cases();
     assert_eq!(cases.len(), 3);
-    let jobs: Vec<_> = (cases.iter())
-        .map(|c| {
-            (
-                c.emitted.source.clone(),
-                common::compile_options(&c.emitted),
-            )
-        })
-        .collect();
-    let Some(results) = common::compile_or_skip(&jobs, 2) else {
-        return;
-    };
-    for (c, r) in cases.iter().zip(&results) {
-        if let Err(e) = r {
-            panic!("{}: {}\n{}", c.label, e.summary(), e.log);
-        }
-    }
+    compiles(&cases);
 }
 
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_thread_masks_match_interpreter() {
     let gpu = phobos_gpu::Gpu::new(0).expect("a CUDA device");
-    let mut errors = Vec::new();
-    for c in &thread_mask_cases() {
-        if let Err(e) = run_on_gpu(&gpu, c) {
-            errors.push(format!("{}: {e}", c.label));
-        }
-    }
+    let errors = run_all(
+        &gpu,
+        &thread_mask_cases(),
+        &phobos_ir::walk::output_tolerance,
+    );
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }

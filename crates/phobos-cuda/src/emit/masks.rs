@@ -23,7 +23,7 @@ impl<'k> Emitter<'k> {
         if rec.scope == MaskScope::Thread {
             return self.thread_masked_assign(dst, lay, (cond, a, b), rec);
         }
-        let test = self.mask_test(rec)?;
+        let test = self.mask_test(rec, lay)?;
         let (dirty0, pending0) = (self.scratch_dirty, self.pending.clone());
         if rec.keeps_local {
             self.line(format!("if (!({test})) {{"));
@@ -62,7 +62,7 @@ impl<'k> Emitter<'k> {
         }
         let c = self.elem(cond, lay)?;
         let v = self.elem(b, lay)?;
-        let test = self.thread_mask_test(rec, lay)?;
+        let test = self.mask_test(rec, lay)?;
         let alias = self.alias(lay);
         self.line(format!("if (!({test})) {{"));
         self.line("#pragma unroll");
@@ -73,27 +73,6 @@ impl<'k> Emitter<'k> {
         ));
         self.line("}");
         Ok(())
-    }
-
-    /// The C test that every element this thread holds passes the record's condition: each
-    /// side's extreme over the thread's columns or rows (`ph::ThreadSpan`), in 64 bits, and the
-    /// largest element of each side over the whole tile within i32 (as the block test).
-    fn thread_mask_test(&mut self, rec: &MaskRecord, lay: &Layout) -> Result<String> {
-        let alias = self.alias(lay);
-        let mut terms = Vec::new();
-        for b in &rec.bounds {
-            let high_lhs = matches!(b.op, BinOp::Lt | BinOp::Le);
-            let lhs = self.thread_extreme(&b.lhs, high_lhs, &alias)?;
-            let rhs = self.thread_extreme(&b.rhs, !high_lhs, &alias)?;
-            terms.push(format!("{lhs} {} {rhs}", b.op.symbol()));
-            for side in [&b.lhs, &b.rhs] {
-                if side.base.is_some() && side.span > 0 {
-                    let top = self.extreme(side, side.span)?;
-                    terms.push(format!("{top} <= 2147483647LL"));
-                }
-            }
-        }
-        Ok(terms.join(" && "))
     }
 
     /// A side's greatest (`high`) or least element over this thread's registers, in 64 bits.
@@ -118,13 +97,24 @@ impl<'k> Emitter<'k> {
     }
 
     /// The C test that every element of the record's condition holds: the extremes of each
-    /// comparison in 64 bits, and the largest element of each side within i32.
-    fn mask_test(&mut self, rec: &MaskRecord) -> Result<String> {
+    /// comparison in 64 bits, over the whole tile (`MaskScope::Block`) or over the elements this
+    /// thread holds in `lay` (`MaskScope::Thread`, `ph::ThreadSpan`), and the largest element of
+    /// each side over the whole tile within i32.
+    fn mask_test(&mut self, rec: &MaskRecord, lay: &Layout) -> Result<String> {
+        let alias = (rec.scope == MaskScope::Thread).then(|| self.alias(lay));
         let mut terms = Vec::new();
         for b in &rec.bounds {
-            let (l, r) = b.offsets();
-            let lhs = self.extreme(&b.lhs, l)?;
-            let rhs = self.extreme(&b.rhs, r)?;
+            let (lhs, rhs) = match &alias {
+                None => {
+                    let (l, r) = b.offsets();
+                    (self.extreme(&b.lhs, l)?, self.extreme(&b.rhs, r)?)
+                }
+                Some(alias) => {
+                    let high_lhs = matches!(b.op, BinOp::Lt | BinOp::Le);
+                    let lhs = self.thread_extreme(&b.lhs, high_lhs, alias)?;
+                    (lhs, self.thread_extreme(&b.rhs, !high_lhs, alias)?)
+                }
+            };
             terms.push(format!("{lhs} {} {rhs}", b.op.symbol()));
             for side in [&b.lhs, &b.rhs] {
                 if side.base.is_some() && side.span > 0 {
