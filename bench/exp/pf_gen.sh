@@ -154,3 +154,6 @@ trh() { # name x_hint y_hint
 trh tr_ef evict_first evict_normal
 trh tr_el evict_normal evict_last
 trh tr_efl evict_first evict_last
+# r51: the bf16 odd transpose's winner, against bench/exp/tr16_pairs.cu (bench/exp/tr16_run.sh).
+"$P" emit examples/transpose.ph --types T=bf16 --dims M=8191,N=8193 \
+  --autotune "TILE_R=256 TILE_C=64 TILES=1 THREADS=1024 AHEAD=1 VEC_COPY=0 STORE_LINES=1" > "$G/tr16_gen.cu"
