@@ -15,17 +15,7 @@ const P3000: [(&str, i64); 3] = [("M", 3000), ("N", 2000), ("K", 1000)];
 
 /// gemm_small at `pins` with `types`, specialized on 3000x2000x1000 as the tuner compiles it.
 fn small_at(pins: &str, types: &str) -> Emitted {
-    let mut ks = common::kernels_at(SMALL, pins, Some(types));
-    let mut k = ks.remove(0);
-    let dims: Vec<(String, i64)> = P3000.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    emit(
-        &k,
-        &EmitOptions {
-            source: Some(common::source(SMALL)),
-        },
-    )
-    .unwrap()
+    common::specialized(common::source(SMALL), pins, types, &P3000)
 }
 
 fn pins(stages: u32, schedule: u32) -> String {

@@ -12,17 +12,7 @@ const SMALL: &str = "examples/gemm_small.ph";
 const P512: [(&str, i64); 3] = [("M", 512), ("N", 512), ("K", 4096)];
 
 fn small_at(pins: &str, types: &str, dims: &[(&str, i64)]) -> Emitted {
-    let mut ks = common::kernels_at(SMALL, pins, Some(types));
-    let mut k = ks.remove(0);
-    let dims: Vec<(String, i64)> = dims.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    phobos_cuda::specialize_alignment(&mut k, &dims);
-    emit(
-        &k,
-        &EmitOptions {
-            source: Some(common::source(SMALL)),
-        },
-    )
-    .unwrap()
+    common::specialized(common::source(SMALL), pins, types, dims)
 }
 
 /// A 160-thread point (one consumer warpgroup, a producer warp) reduced in a cluster.
