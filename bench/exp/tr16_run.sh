@@ -2,7 +2,7 @@
 # bench/NOTES.md r51 on the GPU machine: the emitted bf16 transpose winner (bench/exp/gen/tr16_gen.cu,
 # `phobos emit` of transpose.ph at TILE_R=256 TILE_C=64 THREADS=1024 STORE_LINES=1) against the
 # hand-written 16-bit one (bench/exp/tr16_pairs.cu), timed by bench/exp/tr16.cu at M x N
-# (SHAPES, default 8191x8193), two passes.
+# (SHAPES, default 8191x8193; M odd: tr16_pairs.cu does not handle an even M), two passes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-/tmp/tr16}
@@ -16,6 +16,9 @@ for f in $files; do
     bench/exp/tr16.cu -o "$B/${f#gen/}" &
 done
 wait
+for s in ${SHAPES:-8191x8193}; do
+  (( ${s%x*} % 2 == 1 )) || { echo "tr16_run: $s: M must be odd" >&2; exit 2; }
+done
 for pass in 1 2; do
   for s in ${SHAPES:-8191x8193}; do
     for f in $files; do "$B/${f#gen/}" "${s%x*}" "${s#*x}" | tail -1 || true; done
