@@ -7,8 +7,10 @@
 #   OUT=dir bash bench/profile.sh
 #
 # Environment: DTYPE=fp16 (fp16, bf16), SIZE=4096 (M = N = K) or DIMS=M,N,K, POINTS (`;`-separated
-# "file|pins" pairs, default the f16 winners of bench/NOTES.md). Writes $OUT/profile.txt (the
-# table) and $OUT/ncu_*.txt (every counter read, per kernel).
+# "file|pins" pairs, default the f16 winners of bench/NOTES.md), ALL=1 (every kernel cuBLAS
+# launches, a split-K reduction's included, each a row, not only the last GEMM-named one; torch's
+# input kernels left out). Writes $OUT/profile.txt (the table) and $OUT/ncu_*.txt (every counter
+# read, per kernel).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-target/profile}
@@ -35,11 +37,11 @@ sm__inst_executed.avg.per_cycle_active,lts__t_bytes.sum,lts__throughput.avg.pct_
 dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,\
 launch__cluster_dim_x,launch__cluster_dim_y,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio
 
-profile() {  # name, command...
-  local name=$1
-  shift
-  # The GEMM is the last launch whose name looks like one (torch makes its inputs first).
-  "$ncu" --clock-control none --metrics "$metrics" -k "regex:(gemm|nvjet|xmma|cutlass|sm90)" \
+gemm_names="(gemm|nvjet|xmma|cutlass|sm90)"
+profile() {  # name, kernel-name regex, command...
+  local name=$1 kernels=$2
+  shift 2
+  "$ncu" --clock-control none --metrics "$metrics" -k "regex:$kernels" \
     --csv --page raw "$@" >"$out/ncu_$name.txt" 2>&1
   echo "$name exit $?" >>"$out/progress.txt"
 }
@@ -50,20 +52,24 @@ for p in "${list[@]}"; do
   file=${p%%|*}
   pins=${p#*|}
   i=$((i + 1))
-  profile "phobos$i" "$bin/phobos" run "$file" --dims "M=$m,N=$n,K=$k" \
+  profile "phobos$i" "$gemm_names" "$bin/phobos" run "$file" --dims "M=$m,N=$n,K=$k" \
     --types "TA=$ph,TB=$ph,TC=$ph" --autotune "$pins"
   echo "phobos$i $file $pins" >>"$out/points.txt"
 done
-profile cublas python3 -c "
+# The GEMM is the last launch whose name looks like one (torch makes its inputs first); ALL=1:
+# every launch (the table leaves torch's input kernels out).
+cublas_kernels=$gemm_names
+[[ ${ALL:-0} == 1 ]] && cublas_kernels=.
+profile cublas "$cublas_kernels" python3 -c "
 import torch
 a = torch.randn($m, $k, device='cuda').to(torch.$( [[ $dtype == fp16 ]] && echo float16 || echo bfloat16 ))
 b = torch.randn($k, $n, device='cuda').to(a.dtype)
 for _ in range(3): c = a @ b
 torch.cuda.synchronize()
 "
-python3 - "$out" "$m" "$n" "$k" <<'EOF' | tee "$out/profile.txt"
+python3 - "$out" "$m" "$n" "$k" "${ALL:-0}" <<'EOF' | tee "$out/profile.txt"
 import csv, glob, os, sys
-out, m, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+out, m, n, k, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 cols = [("gpu__time_duration.sum", "us", 1e-3), ("sm__cycles_elapsed.avg.per_second", "MHz", 1e-6),
         ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor%", 1),
         ("sm__inst_executed.avg.per_cycle_active", "IPC", 1), ("lts__t_bytes.sum", "L2 MB", 1e-6),
@@ -77,14 +83,7 @@ if os.path.exists(f"{out}/points.txt"):
         run, rest = line.split(" ", 1)
         points[run] = rest.strip()
 print(f"{'run':<9}{'kernel':<44}" + "".join(f"{h:>11}" for _, h, _ in cols) + f"{'TFLOP/s':>9}")
-for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
-    name = os.path.basename(path)[4:-4]
-    lines = [l for l in open(path) if l.startswith('"')]
-    rows = list(csv.reader(lines))
-    if len(rows) < 3:
-        print(f"{name:<9}no kernel profiled (see {os.path.basename(path)})")
-        continue
-    head, data = rows[0], rows[-1]  # rows[1] holds the units; the last launch is the GEMM
+def row(name, head, data):
     get = lambda metric: data[head.index(metric)] if metric in head else ""
     cells = []
     for metric, _, scale in cols:
@@ -98,6 +97,21 @@ for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
     except ValueError:
         tf = float("nan")
     print(f"{name:<9}{get('Kernel Name')[:43]:<44}" + "".join(cells) + f"{tf:>9.1f}")
+for path in sorted(glob.glob(f"{out}/ncu_*.txt")):
+    name = os.path.basename(path)[4:-4]
+    lines = [l for l in open(path) if l.startswith('"')]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3:
+        print(f"{name:<9}no kernel profiled (see {os.path.basename(path)})")
+        continue
+    head, launches = rows[0], [rows[-1]]  # rows[1] holds the units; the last launch is the GEMM
+    if every and name == "cublas":
+        # Every kernel of the last of the three products; torch's input kernels left out.
+        at = head.index("Kernel Name")
+        ours = [r for r in rows[2:] if not any(w in r[at] for w in ("elementwise", "distribution"))]
+        launches = ours[len(ours) - len(ours) // 3:]
+    for data in launches:
+        row(name, head, data)
 for run, pins in points.items():
     print(f"  {run}: {pins}")
 EOF

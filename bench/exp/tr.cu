@@ -2,7 +2,8 @@
 // -Dtranspose=kern -DTHREADS_N -DSMEM_N from its `// launch:` line, TILE_R and TILE_C its tile)
 // run at any M x N (argv), checked element for element against X's transpose, and timed (CUDA
 // events, the median of 20 launches, L2 flushed before each as the tuner does) against a
-// device-to-device copy of the same bytes.
+// device-to-device copy of the same bytes. ELEM: the element type in memory (float by default;
+// `unsigned short` for 2-byte kernels, with KELEM the kernel's pointer type, ph::bf16, r51).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,24 +14,30 @@
 #include "harness.h"
 #include KERNEL_FILE
 
+#ifndef ELEM
+#define ELEM float
+#endif
+#ifndef KELEM
+#define KELEM ELEM
+#endif
 
 int main(int argc, char** argv) {
   const int M = atoi(argv[1]), N = atoi(argv[2]);
-  std::vector<float> hx((size_t)M * N);
-  for (size_t i = 0; i < hx.size(); ++i) hx[i] = (float)(i % 1000003);
-  const size_t bytes = hx.size() * 4;
-  float *dx, *dy;
+  std::vector<ELEM> hx((size_t)M * N);
+  for (size_t i = 0; i < hx.size(); ++i) hx[i] = (ELEM)(sizeof(ELEM) == 4 ? i % 1000003 : (i * 2654435761u) >> 7);
+  const size_t bytes = hx.size() * sizeof(ELEM);
+  ELEM *dx, *dy;
   CK(cudaMalloc(&dx, bytes));
   CK(cudaMalloc(&dy, bytes));
   CK(cudaMemcpy(dx, hx.data(), bytes, cudaMemcpyHostToDevice));
   CK(cudaMemset(dy, 0xff, bytes));
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_N));
+  if (SMEM_N > 0) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_N));
   const dim3 grid((M + TILE_R - 1) / TILE_R, (N + TILE_C - 1) / TILE_C);
-  auto run = [&]() { kern<<<grid, THREADS_N, SMEM_N>>>(dx, dy, M, N); };
+  auto run = [&]() { kern<<<grid, THREADS_N, SMEM_N>>>((const KELEM*)dx, (KELEM*)dy, M, N); };
   run();
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  std::vector<float> hy(hx.size());
+  std::vector<ELEM> hy(hx.size());
   CK(cudaMemcpy(hy.data(), dy, bytes, cudaMemcpyDeviceToHost));
   size_t bad = 0;
   for (int r = 0; r < M; ++r)

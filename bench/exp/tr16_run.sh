@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/NOTES.md r51 on the GPU machine: the emitted bf16 transpose winner (bench/exp/gen/tr16_gen.cu,
 # `phobos emit` of transpose.ph at TILE_R=256 TILE_C=64 THREADS=1024 STORE_LINES=1) against the
-# hand-written 16-bit one (bench/exp/tr16_pairs.cu), timed by bench/exp/tr16.cu at M x N
+# hand-written 16-bit one (bench/exp/tr16_pairs.cu), timed by bench/exp/tr.cu (2-byte elements) at M x N
 # (SHAPES, default 8191x8193; M odd: tr16_pairs.cu does not handle an even M), two passes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +13,7 @@ files="gen/tr16_gen tr16_pairs"
 for f in $files; do
   read -r t sm < <(sed -n '1s/^\/\/ launch: \([0-9]*\) threads, \([0-9]*\) bytes.*/\1 \2/p' "bench/exp/$f.cu")
   $NV -DKERNEL_FILE="\"$f.cu\"" -Dtranspose=kern -DTHREADS_N="$t" -DSMEM_N="$sm" -DTILE_R=256 -DTILE_C=64 \
-    bench/exp/tr16.cu -o "$B/${f#gen/}" &
+    -DELEM="unsigned short" -DKELEM=ph::bf16 bench/exp/tr.cu -o "$B/${f#gen/}" &
 done
 wait
 for s in ${SHAPES:-8191x8193}; do
