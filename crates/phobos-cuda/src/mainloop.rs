@@ -21,6 +21,8 @@ use phobos_ir::{BinOp, DType, Dim, Expr, ExprKind, Kernel, Lit, MemOrder, ParamK
 pub struct LoopArgs {
     /// The accumulator tile variable.
     pub acc: String,
+    /// The alias the kernel declares the accumulator's layout by (see `Emitter::alias`).
+    pub acc_alias: String,
     /// `ph::Operand<S>{..}` of A and of B.
     pub a: String,
     pub b: String,
@@ -431,7 +433,7 @@ impl MainLoop {
             MainLoop::Ffma(f) => format!(
                 "ph::FfmaGemm<{}, {}, {}, {}, {}>::run({}, {}, {}, {}, {}, {});",
                 crate::ctype::register(f.acc_dtype),
-                f.acc_layout.alias(),
+                args.acc_alias,
                 f.tile_k,
                 f.a_k_inner,
                 f.b_k_inner,

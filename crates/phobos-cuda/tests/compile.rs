@@ -112,3 +112,38 @@ fn code_key(e: &phobos_cuda::Emitted) -> String {
         body.join("\n")
     )
 }
+
+/// gemm_persistent.ph at 1-byte types on a problem no tensor-core main loop takes (K = 67: rows
+/// off 16 bytes; 288 threads: no mma.sync warp grid), so the FFMA loop runs: its f32
+/// accumulator and the f8 result tile share a shape but not a vector width, so two layouts of
+/// one shape are declared and each must get its own alias (found by a fuzzer: both were
+/// `Blk128x256`, which NVRTC rejects as a redeclaration). The declarations are compared whole,
+/// then the kernels compiled.
+#[test]
+fn same_shape_layouts_get_distinct_aliases() {
+    let (path, pins) = (
+        "examples/gemm_persistent.ph",
+        "TILE_M=128 TILE_N=256 TILE_K=64 STAGES=3 SCHEDULE=2 CLUSTER=2",
+    );
+    let dims = [("M", 77), ("N", 63), ("K", 67)];
+    let mut emitted = Vec::new();
+    let mut labels = Vec::new();
+    for t in ["f8e4m3", "f8e5m2"] {
+        let types = format!("TA={t},TB={t},TC={t}");
+        let e = common::specialized(common::source(path), pins, &types, &dims);
+        let usings: Vec<&str> = (e.source.lines())
+            .filter(|l| l.starts_with("using "))
+            .collect();
+        assert_eq!(
+            usings,
+            [
+                "using Blk128x256 = ph::Blocked<128, 256, 288, 4>;",
+                "using Blk128x256_2 = ph::Blocked<128, 256, 288, 16>;",
+            ],
+            "{path} {types}"
+        );
+        labels.push(format!("{path} {pins} {types}"));
+        emitted.push(e);
+    }
+    common::compiled(&emitted, &labels);
+}

@@ -144,7 +144,7 @@ impl Emitter<'_> {
         // mma.sync main loop's, which declares the accumulator.
         if self
             .layouts_used
-            .iter()
+            .keys()
             .any(|l| matches!(l, Layout::Mma(_) | Layout::MmaRows(_)))
         {
             for h in [
@@ -166,8 +166,8 @@ impl Emitter<'_> {
         out.push(String::new());
         // Two layouts may render alike (the same alias and type): declare each alias once.
         let mut aliases = BTreeSet::new();
-        for l in &self.layouts_used {
-            let line = format!("using {} = {};", l.alias(), l.cpp());
+        for (l, name) in &self.layouts_used {
+            let line = format!("using {name} = {};", l.cpp());
             if aliases.insert(line.clone()) {
                 out.push(line);
             }

@@ -78,7 +78,10 @@ pub(crate) struct Emitter<'k> {
     column_defs: std::collections::BTreeMap<phobos_ir::LocalId, phobos_ir::Expr>,
     /// Row-tile locals and their definitions (the same, for `[R, 1]` tiles of the row index).
     row_defs: std::collections::BTreeMap<phobos_ir::LocalId, phobos_ir::Expr>,
-    layouts_used: BTreeSet<Layout>,
+    /// Every layout the kernel names, with the alias it is declared by: its own
+    /// ([`Layout::alias`]) unless a layout of another C++ type holds that name (say two
+    /// `Blk128x256` tiles of 4- and 16-element vectors), then that name and a number.
+    layouts_used: std::collections::BTreeMap<Layout, String>,
     headers: BTreeSet<&'static str>,
     gemm_smem: u32,
     /// Shared memory of the TMA C store's staging buffer, after the main loop's.
@@ -289,7 +292,7 @@ fn emit_with(
         element_loaded,
         column_defs: columns::column_defs(k, columns::Axis::Cols),
         row_defs: columns::column_defs(k, columns::Axis::Rows),
-        layouts_used: BTreeSet::new(),
+        layouts_used: Default::default(),
         headers: BTreeSet::new(),
         gemm_smem: 0,
         c_smem: 0,
@@ -484,10 +487,24 @@ impl<'k> Emitter<'k> {
         "ph_scratch".into()
     }
 
-    /// The alias of a layout, recording it for the `using` lines.
+    /// The alias of a layout, recording it for the `using` lines. Layouts of one C++ type share
+    /// an alias; a name already declaring another type takes a number (`_2`, `_3`).
     pub(crate) fn alias(&mut self, l: &Layout) -> String {
-        self.layouts_used.insert(l.clone());
-        l.alias()
+        if let Some(name) = self.layouts_used.get(l) {
+            return name.clone();
+        }
+        let (base, cpp) = (l.alias(), l.cpp());
+        let free = |name: &str| {
+            self.layouts_used
+                .iter()
+                .all(|(other, n)| n != name || other.cpp() == cpp)
+        };
+        let name = std::iter::once(base.clone())
+            .chain((2..).map(|i| format!("{base}_{i}")))
+            .find(|name| free(name))
+            .expect("an unbounded sequence of names has a free one");
+        self.layouts_used.insert(l.clone(), name.clone());
+        name
     }
 
     pub(crate) fn tile_type(&mut self, t: phobos_ir::DType, l: &Layout) -> String {

@@ -475,7 +475,7 @@ impl<'k> Emitter<'k> {
         let mut k_start = self.scalar(&m.k_start)?.s;
         let mut k_end = self.scalar(&m.k_end)?.s;
         let acc_layout = ml.acc_layout().clone();
-        self.alias(&acc_layout);
+        let acc_alias = self.alias(&acc_layout);
         self.line(format!("// {}", ml.describe()));
         if let Some(split) = &self.plan.split {
             // The parts are whole steps of the main loop from k_start, so each of its tiles lies
@@ -494,6 +494,7 @@ impl<'k> Emitter<'k> {
         }
         let line = ml.emit(&LoopArgs {
             acc: self.names.locals[m.acc].clone(),
+            acc_alias,
             a,
             b,
             k_start,
