@@ -1,5 +1,7 @@
 //! Never panic: load + check_module + instantiate over random and mutated inputs, with random
 //! pins (any integer) and type bindings. Fixed seed, so a failure reproduces; a few seconds.
+//! To explore further locally: `PHOBOS_FUZZ_SEED=n` (added to each test's seed) and
+//! `PHOBOS_FUZZ_SCALE=k` (k times the cases), as phobos-syntax's fuzz reads them.
 
 use phobos_check::{check_module, instantiate, load, Variant};
 use phobos_ir::{DType, Point};
@@ -310,6 +312,9 @@ impl Tally {
 }
 
 fn runner(cases: u32, seed: u8) -> TestRunner {
+    let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u32>().ok());
+    let seed = seed.wrapping_add(env("PHOBOS_FUZZ_SEED").unwrap_or(0) as u8);
+    let cases = cases.saturating_mul(env("PHOBOS_FUZZ_SCALE").unwrap_or(1));
     let config = Config {
         cases,
         failure_persistence: None,
