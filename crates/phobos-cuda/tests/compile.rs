@@ -37,16 +37,11 @@ fn every_example_point_compiles() {
             source: Some(common::source(&path)),
         };
         for (n, (label, k)) in common::all_points(&path).into_iter().enumerate() {
-            let e = emit(&k, &opts).unwrap_or_else(|err| panic!("{path} {label}: {err}"));
-            let mut aligned = k.clone();
-            let dims: Vec<(String, i64)> = k.dims.iter().map(|d| (d.name.clone(), 4096)).collect();
-            phobos_cuda::specialize_alignment(&mut aligned, &dims);
-            let a = emit(&aligned, &opts).unwrap_or_else(|err| panic!("{path} {label}: {err}"));
+            let (e, a) = declared_and_aligned(&k, &opts, &format!("{path} {label}"));
             // all_points starts at the default point.
-            let variants = if n > 0 || a.source == e.source {
-                vec![(String::new(), e)]
-            } else {
-                vec![(String::new(), e), (" [aligned]".to_string(), a)]
+            let variants = match a {
+                Some(a) if n == 0 => vec![(String::new(), e), (" [aligned]".to_string(), a)],
+                _ => vec![(String::new(), e)],
             };
             for (suffix, e) in variants {
                 labels.push((
@@ -97,6 +92,22 @@ fn every_example_point_compiles() {
     insta::assert_snapshot!(report.join("\n"));
 }
 
+/// `k` emitted as declared, and specialized on an aligned problem (every dim 4096: the fast GEMM
+/// main loops, as `phobos run` and the tuner compile it) where that changes the code.
+fn declared_and_aligned(
+    k: &phobos_ir::Kernel,
+    opts: &EmitOptions,
+    label: &str,
+) -> (phobos_cuda::Emitted, Option<phobos_cuda::Emitted>) {
+    let e = emit(k, opts).unwrap_or_else(|err| panic!("{label}: {err}"));
+    let mut aligned = k.clone();
+    let dims: Vec<(String, i64)> = k.dims.iter().map(|d| (d.name.clone(), 4096)).collect();
+    phobos_cuda::specialize_alignment(&mut aligned, &dims);
+    let a = emit(&aligned, opts).unwrap_or_else(|err| panic!("{label}: {err}"));
+    let changed = a.source != e.source;
+    (e, changed.then_some(a))
+}
+
 /// What decides a compile's result: the source without the comment that names the point, the
 /// entry, the register cap and the headers' names.
 fn code_key(e: &phobos_cuda::Emitted) -> String {
@@ -145,8 +156,8 @@ fn same_shape_layouts_get_distinct_aliases() {
 
 /// Every example kernel with element-type parameters, at its default point, with every type
 /// parameter bound to each of f32, f16, bf16, f8e4m3 and f8e5m2 in turn (one type for all, as
-/// `dot` asks), as declared and specialized on an aligned problem (every dim 4096: the fast
-/// GEMM main loops): what the checker accepts is emitted and compiled for sm_90a. The list of
+/// `dot` asks), as declared and specialized on an aligned problem ([`declared_and_aligned`]):
+/// what the checker accepts is emitted and compiled for sm_90a. The list of
 /// what was compiled and what the checker refused (by code) is blessed whole.
 /// every_example_point_compiles covers every point at the default types; this covers the
 /// types, where an f8 result tile beside an f32 accumulator once declared one alias twice.
@@ -181,21 +192,14 @@ fn every_example_compiles_at_every_element_type() {
                         continue;
                     }
                 };
-                let mut aligned = k.clone();
-                let dims: Vec<(String, i64)> =
-                    k.dims.iter().map(|d| (d.name.clone(), 4096)).collect();
-                phobos_cuda::specialize_alignment(&mut aligned, &dims);
-                let e = emit(&k, &opts).unwrap_or_else(|err| panic!("{label}: {err}"));
-                let a = emit(&aligned, &opts).unwrap_or_else(|err| panic!("{label}: {err}"));
+                let (e, a) = declared_and_aligned(&k, &opts, &label);
                 report.push(format!("{label}: compiled"));
-                labels.push(label.clone());
-                if a.source != e.source {
+                if let Some(a) = a {
                     labels.push(format!("{label} [aligned]"));
-                    emitted.push(e);
                     emitted.push(a);
-                } else {
-                    emitted.push(e);
                 }
+                labels.push(label);
+                emitted.push(e);
             }
         }
     }
